@@ -1,0 +1,1 @@
+"""HTTP layer: one router per resource; no SQL, no numerics."""

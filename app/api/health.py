@@ -1,0 +1,16 @@
+"""Liveness."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.api.deps import SessionmakerDep
+from app.services.health import health
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz")
+def healthz(sm: SessionmakerDep) -> dict[str, str]:
+    """Report that the API is up and its database answers."""
+    return health(sm)

@@ -1,0 +1,24 @@
+"""Absolute ranks of metric values."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.api.deps import DispatcherDep, SessionmakerDep, SettingsDep
+from app.schemas.common import problem_responses
+from app.schemas.ranks import RankRequest, RankResponse
+from app.services.ranks import rank_values
+
+router = APIRouter(prefix="/v1", tags=["absolute ranks"])
+
+
+@router.post(
+    "/absolute-ranks",
+    response_model=RankResponse,
+    responses=problem_responses(404, 409, 413, 422),
+)
+def absolute_ranks(
+    body: RankRequest, sm: SessionmakerDep, settings: SettingsDep, dispatcher: DispatcherDep
+) -> RankResponse:
+    """Turn metric values into absolute ranks v (lower is better; log10_v is authoritative)."""
+    return RankResponse(**rank_values(sm, settings, dispatcher, body))

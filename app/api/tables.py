@@ -1,0 +1,93 @@
+"""v_f tables: request (built by workers), inspect, list."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from app.api.deps import ApiKeyDep, DispatcherDep, SessionmakerDep, SettingsDep
+from app.schemas.common import problem_responses
+from app.schemas.tables import Progress, TableCreate, TableList, TableRead
+from app.services import tables as service
+from app.services.errors import domain_errors_as_problems
+
+router = APIRouter(prefix="/v1/tables", tags=["tables"])
+
+
+def _read(view: service.TableView) -> TableRead:
+    return TableRead(
+        id=view.id,
+        location=view.location,
+        function_id=view.function_id,
+        status=view.status,
+        progress=Progress(**view.progress),
+        eta_seconds=view.eta_seconds,
+        error=view.error,
+        spec=view.spec,
+        spec_hash=view.spec_hash,
+        n=view.n,
+        seed=view.seed,
+        chunk_size=view.chunk_size,
+        n_chunks=view.n_chunks,
+        created_at=view.created_at,
+        started_at=view.started_at,
+        finished_at=view.finished_at,
+        data_sha256=view.data_sha256,
+        max_interp_error=view.max_interp_error,
+        summary=view.summary,
+        provenance=view.provenance,
+    )
+
+
+@router.post(
+    "",
+    response_model=TableRead,
+    status_code=202,
+    dependencies=[ApiKeyDep],
+    responses={200: {"model": TableRead, "description": "The table exists and is ready"}}
+    | problem_responses(401, 404, 422),
+)
+def create_table(
+    body: TableCreate,
+    response: Response,
+    sm: SessionmakerDep,
+    settings: SettingsDep,
+    dispatcher: DispatcherDep,
+) -> TableRead:
+    """Request a table; 202 + Location while it builds, 200 when the same spec is ready."""
+    with domain_errors_as_problems():
+        view, _ = service.request_table(
+            sm,
+            settings,
+            dispatcher,
+            function_id=body.function_id,
+            delta=body.delta,
+            log2n=body.log2n,
+            seed=body.seed,
+        )
+    view = service.get_table(sm, view.id)  # an inline dispatcher may have finished it already
+    response.headers["Location"] = view.location
+    response.status_code = 200 if view.ready else 202
+    return _read(view)
+
+
+@router.get("/{table_id}", response_model=TableRead, responses=problem_responses(404))
+def get_table(table_id: str, sm: SessionmakerDep) -> TableRead:
+    """Show a table: status, progress (chunks), ETA, spec, quantiles, provenance."""
+    return _read(service.get_table(sm, table_id))
+
+
+@router.get("", response_model=TableList, responses=problem_responses(422))
+def list_tables(
+    sm: SessionmakerDep,
+    function_id: Annotated[str | None, Query(examples=["bbob/f15/i1/d10"])] = None,
+    status: Annotated[str | None, Query(pattern="^(building|merging|ready|failed)$")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> TableList:
+    """List tables, newest first, filtered by function and status."""
+    views, total = service.list_tables(
+        sm, function_id=function_id, status=status, limit=limit, offset=offset
+    )
+    return TableList(total=total, items=[_read(v) for v in views])

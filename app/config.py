@@ -1,0 +1,82 @@
+"""Settings, validated once and injected everywhere (environment prefix ``ABSRANK_``)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_DATA_DIR = Path("var")
+
+
+class Settings(BaseSettings):
+    """All configuration of absrank. Every field can be set as ``ABSRANK_<FIELD>``."""
+
+    model_config = SettingsConfigDict(env_prefix="ABSRANK_", env_file=".env", extra="ignore")
+
+    environment: str = Field("dev", description="dev | test | production")
+    database_url: str = Field(
+        "sqlite:///var/absrank.db",
+        description="SQLAlchemy URL; SQLite by default, postgresql+psycopg://... in production",
+    )
+    queue_url: str = Field(
+        "sqlite:///var/queue.db",
+        description="huey storage: sqlite:///path (embedded), redis://host:port/db (distributed), "
+        "or memory:// (tasks run inline; tests only)",
+    )
+    queue_name: str = "absrank"
+    api_keys: list[str] = Field(
+        default_factory=list,
+        description="when non-empty, writes that cost compute (POST /v1/tables) need X-API-Key",
+    )
+    # tables
+    table_default_log2n: int = Field(16, ge=4, le=30)
+    table_max_log2n: int = Field(24, ge=4, le=30)
+    table_chunk_log2: int = Field(16, ge=4, le=24, description="log2 of the Sobol points per chunk")
+    table_k_exact: int = Field(4096, ge=16)
+    table_n_knots: int = Field(16384, ge=16)
+    chunk_lease_seconds: float = Field(300.0, gt=0)
+    redispatch_interval_seconds: float = Field(
+        30.0, ge=0, description="API-side re-dispatch of expired chunk leases; 0 disables"
+    )
+    # request limits
+    max_rank_values: int = Field(100_000, ge=1)
+    max_evaluate_points: int = Field(10_000, ge=1)
+    max_request_bytes: int = Field(8 * 1024 * 1024, ge=1024)
+    # serve
+    host: str = "127.0.0.1"
+    port: int = 8000
+    embedded_worker: bool = Field(True, description="absrank serve also runs a worker process")
+    embedded_workers: int = Field(1, ge=1, description="worker processes started by absrank serve")
+    default_tables: bool = Field(True, description="absrank serve queues the default tables")
+
+    @field_validator("database_url")
+    @classmethod
+    def _normalize_postgres(cls, v: str) -> str:
+        if v.startswith("postgresql://") or v.startswith("postgres://"):
+            return "postgresql+psycopg://" + v.split("://", 1)[1]
+        return v
+
+    @model_validator(mode="after")
+    def _check_limits(self) -> Settings:
+        if self.table_default_log2n > self.table_max_log2n:
+            raise ValueError("table_default_log2n must not exceed table_max_log2n")
+        if self.environment == "production" and any(k in {"", "changeme"} for k in self.api_keys):
+            raise ValueError("placeholder API key in production")
+        return self
+
+    def ensure_dirs(self) -> None:
+        """Create the folders of SQLite files named in the URLs."""
+        for url in (self.database_url, self.queue_url):
+            if url.startswith("sqlite:///"):
+                path = Path(url.removeprefix("sqlite:///"))
+                if str(path) not in ("", ":memory:"):
+                    path.parent.mkdir(parents=True, exist_ok=True)
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """Return the process-wide settings (tests override via ``app.dependency_overrides``)."""
+    return Settings()

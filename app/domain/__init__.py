@@ -1,0 +1,1 @@
+"""Pure numerical core of absrank: numpy, scipy, the standard library and cocoex only."""

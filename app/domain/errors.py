@@ -1,0 +1,36 @@
+"""Errors raised by the numerical core.
+
+Every error is a ``ValueError`` that names the offending request field, so services can
+translate it into an ``app.errors.AppError`` (rendered as RFC 9457 problem+json) without
+parsing messages.
+"""
+
+from __future__ import annotations
+
+
+class DomainError(ValueError):
+    """The numerical core cannot answer this request.
+
+    Parameters
+    ----------
+    message : str
+        Human-readable explanation, shown to the user as the problem ``detail``.
+    field : str or None, optional
+        Name of the request field at fault (for example ``"points"``), if any.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class UnknownFunction(DomainError):
+    """No benchmark function is registered under this id (HTTP 404)."""
+
+
+class InvalidInput(DomainError):
+    """A request value is malformed or out of range (HTTP 422); ``field`` names it."""
+
+
+class NotApplicable(DomainError):
+    """A valid request that the available data cannot answer (HTTP 409)."""

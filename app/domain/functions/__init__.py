@@ -1,0 +1,42 @@
+"""Benchmark-function registry (SPEC §2): pure, vectorised ``f(X: (n, d)) -> (n,)`` by id.
+
+Importing this package registers every suite (``classic``, ``bbob``).
+
+Examples
+--------
+>>> from app.domain.functions import get_function
+>>> sphere = get_function("classic/sphere/d3")
+>>> sphere.evaluate([[1.0, 2.0, 3.0]])
+array([14.])
+>>> sphere.local.beta
+1.5
+"""
+
+from app.domain.functions import bbob, classic
+from app.domain.functions.registry import (
+    SUPPORTED_DIMS,
+    BenchmarkFunction,
+    LocalStructure,
+    Suite,
+    format_id,
+    get_function,
+    list_functions,
+    local_degree,
+    power_law,
+    register_suite,
+)
+
+__all__ = [
+    "SUPPORTED_DIMS",
+    "BenchmarkFunction",
+    "LocalStructure",
+    "Suite",
+    "bbob",
+    "classic",
+    "format_id",
+    "get_function",
+    "list_functions",
+    "local_degree",
+    "power_law",
+    "register_suite",
+]

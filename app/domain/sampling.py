@@ -1,0 +1,351 @@
+"""Scrambled Sobol chunks and sampling regions for v tables (SPEC §3.2, §3.5).
+
+A table of ``N = 2^m`` samples is split into chunks of ``B = 2^b`` consecutive Sobol indices; chunk
+``j`` covers indices ``[j·B, (j+1)·B)`` of the sequence ``scipy.stats.qmc.Sobol(d, scramble=True,
+rng=seed)``. Every chunk is generated from a fresh engine (``fast_forward(j·B)`` for ``j > 0``), so
+any number of workers on any number of machines produce the same table bit for bit, in any order.
+
+The seed keyword is recorded (:data:`SOBOL_SEED_KEYWORD`): since SciPy 1.15 ``rng=seed`` seeds a
+``numpy.random.Generator`` while the legacy ``seed=`` keyword gives *different* points.
+
+References
+----------
+.. [1] Y. Jing, Q. Liu. Absolute Ranking: An Essential Normalization for Benchmarking Optimization
+       Algorithms (Eq. 28 is estimated from these samples; §V for the region ``[x* − δ, x* + δ]``).
+.. [2] scipy.stats.qmc.Sobol (``random_base2``, ``fast_forward``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import qmc
+
+from app.domain.errors import InvalidInput
+
+__all__ = [
+    "SOBOL_BITS",
+    "SOBOL_SEED_KEYWORD",
+    "ChunkResult",
+    "chunk_plan",
+    "evaluate_chunk",
+    "merge_chunk_results",
+    "region_box",
+    "scale_to_box",
+    "sobol_chunk",
+]
+
+#: Keyword under which the seed is passed to ``scipy.stats.qmc.Sobol`` (recorded in table specs).
+SOBOL_SEED_KEYWORD = "rng"
+#: Bits of the Sobol engine (SciPy's default): at most ``2**SOBOL_BITS`` points per sequence.
+SOBOL_BITS = 30
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def _check_int(value: object, field: str, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise InvalidInput(f"{field} must be an integer, got {value!r}", field=field)
+    if int(value) < minimum:
+        raise InvalidInput(f"{field} must be >= {minimum}, got {value}", field=field)
+    return int(value)
+
+
+def _check_power_of_two(value: object, field: str) -> int:
+    n = _check_int(value, field, minimum=1)
+    if not _is_power_of_two(n):
+        raise InvalidInput(f"{field} must be a power of 2, got {n}", field=field)
+    return n
+
+
+def chunk_plan(n: int, chunk_size: int) -> int:
+    """Number of chunks of a table.
+
+    Parameters
+    ----------
+    n : int
+        Total number of Sobol samples ``N``; a power of 2, at most ``2**SOBOL_BITS``.
+    chunk_size : int
+        Samples per chunk ``B``; a power of 2 with ``B <= N``.
+
+    Returns
+    -------
+    int
+        ``N // B``; chunk ``j`` covers Sobol indices ``[j·B, (j+1)·B)``.
+
+    Raises
+    ------
+    InvalidInput
+        ``n`` or ``chunk_size`` is not a power of 2, ``chunk_size > n`` or ``n`` exceeds the engine.
+    """
+    n = _check_power_of_two(n, "n")
+    size = _check_power_of_two(chunk_size, "chunk_size")
+    if n > 2**SOBOL_BITS:
+        raise InvalidInput(f"n must be <= 2**{SOBOL_BITS}, got {n}", field="n")
+    if size > n:
+        raise InvalidInput(f"chunk_size {size} exceeds n {n}", field="chunk_size")
+    return n // size
+
+
+def sobol_chunk(dim: int, seed: int, index: int, size: int) -> np.ndarray:
+    """Points ``[index·size, (index+1)·size)`` of the scrambled Sobol sequence.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension ``d >= 1``.
+    seed : int
+        Non-negative seed, passed as ``Sobol(dim, scramble=True, rng=seed)``.
+    index : int
+        Chunk index ``j >= 0``.
+    size : int
+        Chunk size ``B``, a power of 2.
+
+    Returns
+    -------
+    U : ndarray, shape (size, dim)
+        Points in ``[0, 1)^d``, in Sobol index order.
+
+    Raises
+    ------
+    InvalidInput
+        A parameter is not a valid integer, ``size`` is not a power of 2, or the chunk runs past
+        ``2**SOBOL_BITS`` points.
+
+    Notes
+    -----
+    Chunk 0 draws ``random_base2(log2 B)``; chunk ``j > 0`` calls ``fast_forward(j·B)`` (never
+    ``fast_forward(0)``, which SciPy rejects) and then ``random(B)``: after a fast-forward
+    ``random_base2`` would refuse ``(j+1)·B`` that is not a power of 2, and ``random`` does not warn
+    because the engine has already generated points. Concatenating chunks ``0..N/B − 1`` equals
+    ``Sobol(dim, scramble=True, rng=seed).random_base2(log2 N)`` byte for byte.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.stats import qmc
+    >>> whole = qmc.Sobol(2, scramble=True, rng=7).random_base2(3)
+    >>> parts = [sobol_chunk(2, 7, j, 4) for j in range(2)]
+    >>> bool(np.array_equal(np.concatenate(parts), whole))
+    True
+    """
+    dim = _check_int(dim, "dim", minimum=1)
+    seed = _check_int(seed, "seed", minimum=0)
+    index = _check_int(index, "index", minimum=0)
+    size = _check_power_of_two(size, "size")
+    if (index + 1) * size > 2**SOBOL_BITS:
+        raise InvalidInput(
+            f"chunk {index} of size {size} exceeds 2**{SOBOL_BITS} points", field="index"
+        )
+    engine = qmc.Sobol(dim, scramble=True, rng=seed)
+    if index == 0:
+        return engine.random_base2(size.bit_length() - 1)
+    engine.fast_forward(index * size)
+    return engine.random(size)
+
+
+def _as_box(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    lo = np.asarray(lower, dtype=np.float64)
+    hi = np.asarray(upper, dtype=np.float64)
+    if lo.ndim != 1 or lo.shape != hi.shape or lo.size == 0:
+        raise InvalidInput("lower and upper must be 1-D arrays of equal length", field="region")
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))) or np.any(hi <= lo):
+        raise InvalidInput("the box must be finite with lower < upper", field="region")
+    return lo, hi
+
+
+def scale_to_box(U: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Map points of ``[0, 1)^d`` affinely to the box ``[lower, upper]``.
+
+    Parameters
+    ----------
+    U : array_like, shape (n, d)
+        Unit-cube points.
+    lower, upper : array_like, shape (d,)
+        Box bounds, in the function's input units.
+
+    Returns
+    -------
+    X : ndarray, shape (n, d)
+        ``lower + U·(upper − lower)``.
+
+    Raises
+    ------
+    InvalidInput
+        Shapes do not match or the box is empty/non-finite (``field="region"``).
+    """
+    lo, hi = _as_box(lower, upper)
+    pts = np.asarray(U, dtype=np.float64)
+    if pts.ndim != 2 or pts.shape[1] != lo.size:
+        raise InvalidInput(f"points must have shape (n, {lo.size})", field="points")
+    return lo + pts * (hi - lo)
+
+
+def region_box(
+    lower: np.ndarray, upper: np.ndarray, x_opt: np.ndarray | None, delta: float | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sampling region ``[x* − δ, x* + δ]^d ∩ Ω`` of Jing & Liu §V.
+
+    Parameters
+    ----------
+    lower, upper : array_like, shape (d,)
+        The domain ``Ω``.
+    x_opt : array_like, shape (d,) or None
+        The known minimiser ``x*``.
+    delta : float or None
+        Half-width ``δ > 0`` (input units, same for every coordinate); ``None`` means the whole
+        domain.
+
+    Returns
+    -------
+    region_lower, region_upper : ndarray, shape (d,)
+        ``max(lower, x* − δ)`` and ``min(upper, x* + δ)``.
+
+    Raises
+    ------
+    InvalidInput
+        ``delta`` is not a finite positive number, ``x_opt`` is unknown or has the wrong shape, or
+        the intersection with ``Ω`` is empty (``field="delta"`` / ``"x_opt"``).
+    """
+    lo, hi = _as_box(lower, upper)
+    if delta is None:
+        return lo.copy(), hi.copy()
+    if isinstance(delta, bool) or not isinstance(delta, int | float | np.number):
+        raise InvalidInput(f"delta must be a number, got {delta!r}", field="delta")
+    delta = float(delta)
+    if not np.isfinite(delta) or delta <= 0:
+        raise InvalidInput(f"delta must be finite and > 0, got {delta}", field="delta")
+    if x_opt is None:
+        raise InvalidInput("a region [x* - delta, x* + delta] needs a known x_opt", field="x_opt")
+    x = np.asarray(x_opt, dtype=np.float64)
+    if x.shape != lo.shape or not np.all(np.isfinite(x)):
+        raise InvalidInput(f"x_opt must be a finite array of shape {lo.shape}", field="x_opt")
+    r_lo, r_hi = np.maximum(lo, x - delta), np.minimum(hi, x + delta)
+    if np.any(r_hi <= r_lo):
+        bad = int(np.flatnonzero(r_hi <= r_lo)[0])
+        raise InvalidInput(
+            f"[x* - delta, x* + delta] does not meet the domain in coordinate {bad} "
+            f"(x*={x[bad]}, delta={delta}, domain=[{lo[bad]}, {hi[bad]}])",
+            field="delta",
+        )
+    return r_lo, r_hi
+
+
+@dataclass(frozen=True, eq=False)
+class ChunkResult:
+    """Evaluated Sobol chunk.
+
+    Attributes
+    ----------
+    values : ndarray, shape (size,)
+        ``f`` at the chunk's points, float64, in Sobol index order.
+    low_index : ndarray, shape (k,)
+        int64 positions (within the chunk) of the ``k = min(k_low, size)`` lowest values, ordered by
+        ``(value, position)``.
+    low_x : ndarray, shape (k, d)
+        Their points, in input units.
+    """
+
+    values: np.ndarray
+    low_index: np.ndarray
+    low_x: np.ndarray
+
+
+def _lowest(values: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` lowest values ordered by ``(value, position)``."""
+    return np.argsort(values, kind="stable")[:k].astype(np.int64)
+
+
+def evaluate_chunk(
+    f: Callable[[np.ndarray], np.ndarray],
+    lower: np.ndarray,
+    upper: np.ndarray,
+    seed: int,
+    index: int,
+    size: int,
+    k_low: int,
+) -> ChunkResult:
+    """Evaluate ``f`` on one Sobol chunk of the box ``[lower, upper]``.
+
+    Parameters
+    ----------
+    f : callable
+        Vectorised function, ``(n, d) -> (n,)``.
+    lower, upper : array_like, shape (d,)
+        The sampling region (input units).
+    seed, index, size : int
+        As in :func:`sobol_chunk`.
+    k_low : int
+        Number of lowest samples whose points are kept (``>= 0``).
+
+    Returns
+    -------
+    ChunkResult
+
+    Raises
+    ------
+    InvalidInput
+        Invalid parameters, or ``f`` returned a wrong shape or non-finite values
+        (``field="values"``).
+    """
+    lo, hi = _as_box(lower, upper)
+    k_low = _check_int(k_low, "k_low", minimum=0)
+    X = scale_to_box(sobol_chunk(lo.size, seed, index, size), lo, hi)
+    values = np.asarray(f(X), dtype=np.float64)
+    if values.shape != (X.shape[0],):
+        raise InvalidInput(
+            f"f returned shape {values.shape}, expected ({X.shape[0]},)", field="values"
+        )
+    if not np.all(np.isfinite(values)):
+        bad = int(np.flatnonzero(~np.isfinite(values))[0]) + index * X.shape[0]
+        raise InvalidInput(f"f returned a non-finite value at Sobol index {bad}", field="values")
+    low = _lowest(values, min(k_low, values.size))
+    return ChunkResult(values=values, low_index=low, low_x=X[low])
+
+
+def merge_chunk_results(
+    results: Sequence[ChunkResult], k_low: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Join the chunks of one table.
+
+    Parameters
+    ----------
+    results : sequence of ChunkResult
+        Chunks ``0, 1, …`` in index order, all of the same size.
+    k_low : int
+        Number of lowest samples to keep over the whole table.
+
+    Returns
+    -------
+    values : ndarray, shape (N,)
+        All values in Sobol index order.
+    low_x : ndarray, shape (k, d)
+        Points of the ``k = min(k_low, N)`` lowest samples ordered by ``(value, Sobol index)``; this
+        is the ``low_x`` expected by :func:`app.domain.absrank.build_table_data`.
+    low_values : ndarray, shape (k,)
+        Their values.
+
+    Raises
+    ------
+    InvalidInput
+        No chunks, unequal chunk sizes, or a chunk kept fewer than ``min(k_low, size)`` points.
+    """
+    if not results:
+        raise InvalidInput("no chunks to merge", field="chunks")
+    size = results[0].values.size
+    if any(r.values.size != size for r in results):
+        raise InvalidInput("all chunks must have the same size", field="chunks")
+    k = min(_check_int(k_low, "k_low", minimum=0), size * len(results))
+    if any(r.low_index.size < min(k, size) for r in results):
+        raise InvalidInput(
+            f"every chunk must keep at least {min(k, size)} low points", field="chunks"
+        )
+    values = np.concatenate([r.values for r in results])
+    cand_index = np.concatenate([r.low_index + j * size for j, r in enumerate(results)])
+    cand_x = np.concatenate([r.low_x for r in results])
+    order = np.lexsort((cand_index, values[cand_index]))[:k]
+    return values, cand_x[order], values[cand_index[order]]

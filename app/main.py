@@ -1,0 +1,148 @@
+"""Application factory: lifespan opens/disposes the engine, routers, problem handlers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app import __version__
+from app.api import functions, health, ranks, tables
+from app.api.problems import PROBLEM_MEDIA_TYPE, install_problem_handlers
+from app.config import Settings, get_settings
+from app.db import make_engine, make_sessionmaker
+
+logger = logging.getLogger(__name__)
+
+DESCRIPTION = """
+absrank publishes, for every hosted benchmark function, the **absolute-ranking function**
+`v_f(t)`: the probability that uniform random search does at least as well as `t`
+(Jing & Liu). Lower is better; `log10_v` is authoritative. Tables are built by workers from
+scrambled Sobol samples and can be rebuilt bit for bit. Errors are RFC 9457 problem details.
+"""
+
+
+class BodySizeLimit:
+    """Refuse request bodies over ``limit`` bytes with a 413 problem (before parsing them)."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self._reject(scope, receive, send)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            await self._reject(scope, receive, send)
+
+    async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = {
+            "type": "https://absrank.dev/problems/payload-too-large",
+            "title": "Payload too large",
+            "status": 413,
+            "detail": f"request body exceeds max_request_bytes = {self.limit}",
+            "instance": scope.get("path", ""),
+            "field": "body",
+        }
+        response = JSONResponse(body, status_code=413, media_type=PROBLEM_MEDIA_TYPE)
+        await response(scope, receive, send)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _redispatch_loop(app: FastAPI, settings: Settings) -> None:
+    """Every ``redispatch_interval_seconds``, re-enqueue chunks whose lease expired (SPEC §9).
+
+    The worker's periodic task does the same once a minute; this loop makes recovery faster in
+    the embedded mode. Both are idempotent.
+    """
+    from app.services.tables import redispatch
+
+    while True:
+        await asyncio.sleep(settings.redispatch_interval_seconds)
+        try:
+            await asyncio.to_thread(
+                redispatch, app.state.sessionmaker, settings, app.state.dispatcher
+            )
+        except Exception:  # keep serving; the next round retries
+            logger.exception("redispatch failed")
+
+
+def create_app(settings: Settings | None = None, dispatcher: Any | None = None) -> FastAPI:
+    """Build the ASGI application.
+
+    Parameters
+    ----------
+    settings : Settings, optional
+        Defaults to :func:`app.config.get_settings`.
+    dispatcher : object, optional
+        Has ``enqueue_chunk(table_id, index)`` and ``enqueue_merge(table_id)``; defaults to the
+        huey queue named by ``settings.queue_url``.
+    """
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        settings.ensure_dirs()
+        engine = make_engine(settings.database_url)
+        app.state.engine = engine
+        app.state.sessionmaker = make_sessionmaker(engine)
+        loop_task: asyncio.Task[None] | None = None
+        if dispatcher is None:
+            from workers.app import get_dispatcher
+
+            app.state.dispatcher = get_dispatcher()
+            if settings.redispatch_interval_seconds > 0 and not settings.queue_url.startswith(
+                "memory"
+            ):
+                loop_task = asyncio.create_task(_redispatch_loop(app, settings))
+        else:
+            app.state.dispatcher = dispatcher
+        try:
+            yield
+        finally:
+            if loop_task is not None:
+                loop_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await loop_task
+            engine.dispose()
+
+    app = FastAPI(
+        title="absrank",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.dependency_overrides[get_settings] = lambda: settings
+    install_problem_handlers(app)
+    for module in (health, functions, tables, ranks):
+        app.include_router(module.router)
+    app.add_middleware(BodySizeLimit, limit=settings.max_request_bytes)
+    return app

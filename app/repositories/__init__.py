@@ -1,0 +1,5 @@
+"""Repositories: all SQL lives here; they flush but never commit."""
+
+from app.repositories.tables import ChunkBlobs, ChunkKey, ChunkProgress, TableRepository, as_utc
+
+__all__ = ["ChunkBlobs", "ChunkKey", "ChunkProgress", "TableRepository", "as_utc"]

@@ -1,0 +1,477 @@
+"""All SQL of the ``tables`` aggregate. No commits here: the caller owns the transaction.
+
+Every state change that can race (claiming a chunk, writing its result, claiming or finishing a
+merge, failing a table) is a single conditional ``UPDATE`` whose row count says whether this caller
+won, so the database — not the queue — decides what is done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import and_, case, delete, exists, func, insert, or_, select, update
+from sqlalchemy.engine import CursorResult
+from sqlalchemy.orm import Session, undefer
+
+from app.models.tables import Table, TableChunk
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """Return ``value`` as an aware UTC datetime (SQLite hands back naive UTC datetimes).
+
+    Parameters
+    ----------
+    value : datetime or None
+        A datetime read from the database.
+
+    Returns
+    -------
+    datetime or None
+        The same instant with ``tzinfo=UTC``; ``None`` stays ``None``.
+    """
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class ChunkProgress:
+    """Counts and timing of one table's chunks.
+
+    Attributes
+    ----------
+    done, total : int
+        Finished chunks and all chunks.
+    first_started : datetime or None
+        Earliest claim of any chunk (UTC).
+    last_finished : datetime or None
+        Latest chunk completion (UTC).
+    cpu_seconds : float
+        Sum of the finished chunks' CPU time, seconds.
+    workers : tuple of str
+        Distinct ``worker`` labels of the finished chunks, sorted.
+    """
+
+    done: int
+    total: int
+    first_started: datetime | None = None
+    last_finished: datetime | None = None
+    cpu_seconds: float = 0.0
+    workers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChunkBlobs:
+    """The stored result of one finished chunk (little-endian blobs, see ``TableChunk``)."""
+
+    index: int
+    values: bytes
+    low_index: bytes
+    low_x: bytes
+
+
+@dataclass(frozen=True)
+class ChunkKey:
+    """A chunk to re-dispatch and why (``"expired"`` lease or ``"lost"`` message)."""
+
+    table_id: str
+    index: int
+    reason: str
+
+
+def _rowcount(result: Any) -> int:
+    assert isinstance(result, CursorResult)
+    return int(result.rowcount)
+
+
+class TableRepository:
+    """Queries and conditional updates on ``tables`` and ``table_chunks``.
+
+    Parameters
+    ----------
+    session : Session
+        The caller's session; this class flushes but never commits.
+    """
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    # ------------------------------------------------------------------ tables
+    def get(self, table_id: str, *, with_data: bool = False) -> Table | None:
+        """Return the table with this id, or ``None``; ``with_data`` also loads the blob."""
+        stmt = select(Table).where(Table.id == table_id)
+        if with_data:
+            stmt = stmt.options(undefer(Table.data))
+        return self.session.execute(stmt).scalar_one_or_none()
+
+    def get_by_spec_hash(self, spec_hash: str) -> Table | None:
+        """Return the table whose spec hashes to ``spec_hash``, or ``None``."""
+        stmt = select(Table).where(Table.spec_hash == spec_hash)
+        return self.session.execute(stmt).scalar_one_or_none()
+
+    def get_data(self, table_id: str) -> bytes | None:
+        """Return only the encoded data of a table (``None`` if absent or not merged)."""
+        stmt = select(Table.data).where(Table.id == table_id)
+        return self.session.execute(stmt).scalar_one_or_none()
+
+    def add(self, table: Table) -> None:
+        """Add a new table and flush (raises ``IntegrityError`` on a duplicate spec)."""
+        self.session.add(table)
+        self.session.flush()
+
+    def add_chunks(self, table_id: str, n_chunks: int, *, dispatched_at: datetime) -> None:
+        """Insert ``n_chunks`` pending chunk rows ``0 .. n_chunks-1`` for a table."""
+        rows = [
+            {
+                "table_id": table_id,
+                "index": i,
+                "status": "pending",
+                "attempts": 0,
+                "dispatched_at": dispatched_at,
+            }
+            for i in range(n_chunks)
+        ]
+        if rows:
+            self.session.execute(insert(TableChunk), rows)
+
+    def _filters(self, function_id: str | None, status: str | None) -> list[Any]:
+        filters: list[Any] = []
+        if function_id is not None:
+            filters.append(Table.function_id == function_id)
+        if status is not None:
+            filters.append(Table.status == status)
+        return filters
+
+    def list(
+        self,
+        *,
+        function_id: str | None = None,
+        status: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> Sequence[Table]:
+        """Return tables, newest first, optionally filtered by function and status."""
+        stmt = (
+            select(Table)
+            .where(*self._filters(function_id, status))
+            .order_by(Table.created_at.desc(), Table.id)
+            .limit(limit)
+            .offset(offset)
+        )
+        return self.session.execute(stmt).scalars().all()
+
+    def count(self, *, function_id: str | None = None, status: str | None = None) -> int:
+        """Return how many tables match the filters of :meth:`list`."""
+        stmt = select(func.count()).select_from(Table).where(*self._filters(function_id, status))
+        return int(self.session.execute(stmt).scalar_one())
+
+    def mark_started(self, table_id: str, *, now: datetime) -> None:
+        """Record the first chunk claim of a table (no-op once set)."""
+        self.session.execute(
+            update(Table)
+            .where(Table.id == table_id, Table.started_at.is_(None))
+            .values(started_at=now)
+        )
+
+    def mark_failed(self, table_id: str, error: str, *, now: datetime) -> bool:
+        """Fail a table that is still building or merging; return whether it changed."""
+        result = self.session.execute(
+            update(Table)
+            .where(Table.id == table_id, Table.status.in_(("building", "merging")))
+            .values(status="failed", error=error, finished_at=now, merge_lease_until=None)
+        )
+        return _rowcount(result) == 1
+
+    def reset_failed(self, table_id: str) -> bool:
+        """Put a failed table back to ``building``; finished chunks are kept, leases dropped."""
+        result = self.session.execute(
+            update(Table)
+            .where(Table.id == table_id, Table.status == "failed")
+            .values(status="building", error=None, finished_at=None, merge_lease_until=None)
+        )
+        if _rowcount(result) != 1:
+            return False
+        self.session.execute(
+            update(TableChunk)
+            .where(TableChunk.table_id == table_id, TableChunk.status == "pending")
+            .values(lease_until=None)
+        )
+        return True
+
+    def delete(self, table_id: str) -> bool:
+        """Delete a table and (by cascade) its chunks; return whether it existed."""
+        self.session.execute(delete(TableChunk).where(TableChunk.table_id == table_id))
+        result = self.session.execute(delete(Table).where(Table.id == table_id))
+        return _rowcount(result) == 1
+
+    # ------------------------------------------------------------------ chunks
+    def chunk_progress(self, table_ids: Iterable[str]) -> dict[str, ChunkProgress]:
+        """Return :class:`ChunkProgress` for each of ``table_ids`` in one grouped query."""
+        ids = list(table_ids)
+        if not ids:
+            return {}
+        is_done = TableChunk.status == "done"
+        stmt = (
+            select(
+                TableChunk.table_id,
+                func.count(),
+                func.coalesce(func.sum(case((is_done, 1), else_=0)), 0),
+                func.min(TableChunk.started_at),
+                func.max(TableChunk.finished_at),
+                func.coalesce(func.sum(TableChunk.cpu_seconds), 0.0),
+            )
+            .where(TableChunk.table_id.in_(ids))
+            .group_by(TableChunk.table_id)
+        )
+        out = {i: ChunkProgress(done=0, total=0) for i in ids}
+        for table_id, total, done, first, last, cpu in self.session.execute(stmt):
+            out[table_id] = ChunkProgress(
+                done=int(done),
+                total=int(total),
+                first_started=as_utc(first),
+                last_finished=as_utc(last),
+                cpu_seconds=float(cpu),
+            )
+        return out
+
+    def chunk_workers(self, table_id: str) -> tuple[str, ...]:
+        """Return the distinct worker labels that finished chunks of a table, sorted."""
+        stmt = (
+            select(TableChunk.worker)
+            .where(
+                TableChunk.table_id == table_id,
+                TableChunk.status == "done",
+                TableChunk.worker.is_not(None),
+            )
+            .distinct()
+            .order_by(TableChunk.worker)
+        )
+        return tuple(str(w) for w in self.session.execute(stmt).scalars())
+
+    def get_chunk(self, table_id: str, index: int) -> TableChunk | None:
+        """Return one chunk row (blobs stay unloaded), or ``None``."""
+        stmt = select(TableChunk).where(TableChunk.table_id == table_id, TableChunk.index == index)
+        return self.session.execute(stmt).scalar_one_or_none()
+
+    def claim_chunk(
+        self, table_id: str, index: int, *, now: datetime, lease_until: datetime, worker: str
+    ) -> bool:
+        """Lease a pending chunk that nobody holds a live lease on; return whether we got it.
+
+        Each successful claim increments ``attempts``.
+        """
+        result = self.session.execute(
+            update(TableChunk)
+            .where(
+                TableChunk.table_id == table_id,
+                TableChunk.index == index,
+                TableChunk.status == "pending",
+                or_(TableChunk.lease_until.is_(None), TableChunk.lease_until < now),
+            )
+            .values(
+                lease_until=lease_until,
+                attempts=TableChunk.attempts + 1,
+                worker=worker,
+                started_at=now,
+            )
+        )
+        return _rowcount(result) == 1
+
+    def release_chunk(self, table_id: str, index: int) -> None:
+        """Drop the lease of a pending chunk (so the next message may claim it at once)."""
+        self.session.execute(
+            update(TableChunk)
+            .where(
+                TableChunk.table_id == table_id,
+                TableChunk.index == index,
+                TableChunk.status == "pending",
+            )
+            .values(lease_until=None)
+        )
+
+    def finish_chunk(
+        self,
+        table_id: str,
+        index: int,
+        *,
+        values: bytes,
+        low_index: bytes,
+        low_x: bytes,
+        cpu_seconds: float,
+        worker: str,
+        now: datetime,
+    ) -> bool:
+        """Store a chunk's result unless it is already done; return whether this call wrote it."""
+        result = self.session.execute(
+            update(TableChunk)
+            .where(
+                TableChunk.table_id == table_id,
+                TableChunk.index == index,
+                TableChunk.status != "done",
+            )
+            .values(
+                status="done",
+                values=values,
+                low_index=low_index,
+                low_x=low_x,
+                cpu_seconds=cpu_seconds,
+                worker=worker,
+                finished_at=now,
+                lease_until=None,
+            )
+        )
+        return _rowcount(result) == 1
+
+    def all_chunks_done(self, table_id: str) -> bool:
+        """Return whether no chunk of the table is still pending."""
+        stmt = select(~exists().where(TableChunk.table_id == table_id, TableChunk.status != "done"))
+        return bool(self.session.execute(stmt).scalar_one())
+
+    def pending_chunk_indices(self, table_id: str) -> list[int]:
+        """Return the indices of the chunks not yet done, ascending."""
+        stmt = (
+            select(TableChunk.index)
+            .where(TableChunk.table_id == table_id, TableChunk.status != "done")
+            .order_by(TableChunk.index)
+        )
+        return list(self.session.execute(stmt).scalars())
+
+    def iter_chunk_blobs(self, table_id: str) -> Iterator[ChunkBlobs]:
+        """Yield the finished chunks' blobs in index (= Sobol) order (none once merged)."""
+        stmt = (
+            select(TableChunk.index, TableChunk.values, TableChunk.low_index, TableChunk.low_x)
+            .where(
+                TableChunk.table_id == table_id,
+                TableChunk.status == "done",
+                TableChunk.values.is_not(None),
+            )
+            .order_by(TableChunk.index)
+            .execution_options(yield_per=16)
+        )
+        for index, values, low_index, low_x in self.session.execute(stmt):
+            yield ChunkBlobs(int(index), bytes(values), bytes(low_index), bytes(low_x))
+
+    def clear_chunk_blobs(self, table_id: str) -> None:
+        """Drop the chunk blobs of a merged table (the merged data replaces them)."""
+        self.session.execute(
+            update(TableChunk)
+            .where(TableChunk.table_id == table_id)
+            .values(values=None, low_index=None, low_x=None)
+        )
+
+    # ------------------------------------------------------------------ merge
+    def claim_merge(self, table_id: str, *, now: datetime, lease_until: datetime) -> bool:
+        """Move a table to ``merging`` if we may merge it; return whether we won.
+
+        We may if it is ``building`` with every chunk done, or ``merging`` under an expired
+        lease (the previous merger died).
+        """
+        all_done = ~exists().where(TableChunk.table_id == table_id, TableChunk.status != "done")
+        result = self.session.execute(
+            update(Table)
+            .where(
+                Table.id == table_id,
+                or_(
+                    and_(Table.status == "building", all_done),
+                    and_(
+                        Table.status == "merging",
+                        or_(Table.merge_lease_until.is_(None), Table.merge_lease_until < now),
+                    ),
+                ),
+            )
+            .values(status="merging", merge_lease_until=lease_until)
+        )
+        return _rowcount(result) == 1
+
+    def finish_merge(
+        self,
+        table_id: str,
+        *,
+        data: bytes,
+        data_sha256: str,
+        max_interp_error: float,
+        summary: dict[str, Any],
+        provenance: dict[str, Any],
+        now: datetime,
+    ) -> bool:
+        """Store the merged data and mark the table ready, if it is still ``merging``."""
+        result = self.session.execute(
+            update(Table)
+            .where(Table.id == table_id, Table.status == "merging")
+            .values(
+                status="ready",
+                data=data,
+                data_sha256=data_sha256,
+                max_interp_error=max_interp_error,
+                summary=summary,
+                provenance=provenance,
+                finished_at=now,
+                merge_lease_until=None,
+                error=None,
+            )
+        )
+        return _rowcount(result) == 1
+
+    # ------------------------------------------------------------------ re-dispatch
+    def chunks_to_redispatch(self, *, now: datetime, lost_before: datetime) -> list[ChunkKey]:
+        """Return pending chunks of building tables whose work was lost.
+
+        ``"expired"``: claimed, but the lease ran out (the worker died or is too slow).
+        ``"lost"``: never claimed since it was last dispatched before ``lost_before``
+        (the message was lost, e.g. with the queue).
+        """
+        expired = and_(TableChunk.lease_until.is_not(None), TableChunk.lease_until < now)
+        lost = and_(
+            TableChunk.lease_until.is_(None),
+            or_(TableChunk.dispatched_at.is_(None), TableChunk.dispatched_at < lost_before),
+        )
+        stmt = (
+            select(TableChunk.table_id, TableChunk.index, TableChunk.lease_until)
+            .join(Table, Table.id == TableChunk.table_id)
+            .where(Table.status == "building", TableChunk.status == "pending", or_(expired, lost))
+            .order_by(Table.created_at, TableChunk.table_id, TableChunk.index)
+        )
+        return [
+            ChunkKey(t, int(i), "lost" if lease is None else "expired")
+            for t, i, lease in self.session.execute(stmt)
+        ]
+
+    def mark_dispatched(self, keys: Iterable[ChunkKey], *, now: datetime) -> None:
+        """Record a (re-)dispatch: clear the expired lease and stamp ``dispatched_at``."""
+        for key in keys:
+            self.session.execute(
+                update(TableChunk)
+                .where(
+                    TableChunk.table_id == key.table_id,
+                    TableChunk.index == key.index,
+                    TableChunk.status == "pending",
+                )
+                .values(dispatched_at=now, lease_until=None)
+            )
+
+    def tables_to_merge(self, *, now: datetime) -> list[str]:
+        """Return tables whose merge should be (re-)enqueued.
+
+        Building tables with every chunk done (the chunk that completed the set died before
+        merging) and merging tables whose merge lease expired.
+        """
+        pending = exists().where(TableChunk.table_id == Table.id, TableChunk.status != "done")
+        stmt = (
+            select(Table.id)
+            .where(
+                or_(
+                    and_(Table.status == "building", ~pending),
+                    and_(
+                        Table.status == "merging",
+                        or_(Table.merge_lease_until.is_(None), Table.merge_lease_until < now),
+                    ),
+                )
+            )
+            .order_by(Table.created_at, Table.id)
+        )
+        return list(self.session.execute(stmt).scalars())

@@ -1,0 +1,58 @@
+"""Schemas of the benchmark-function registry."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.schemas.common import FiniteFloat
+
+
+class LocalStructureRead(BaseModel):
+    """Behaviour of ``v1`` near the minimum (SPEC §3.4)."""
+
+    beta: float | None = Field(description="tail exponent: v1(t) ~ C (t - f*)^beta; null = unknown")
+    derivation: str
+    atom: float = Field(description="probability mass at f* under uniform sampling (plateaus)")
+
+
+class FunctionRead(BaseModel):
+    """One registered benchmark function."""
+
+    id: str = Field(examples=["bbob/f15/i1/d10"])
+    suite: str
+    name: str
+    title: str
+    dim: int
+    instance: int | None
+    lower: list[float]
+    upper: list[float]
+    x_opt: list[float] | None
+    f_opt: float | None
+    f_max: float | None
+    local_structure: LocalStructureRead
+    analytic: str | None = Field(description="exact v1 available on boxes: sphere | cone | null")
+    source: str
+    formula: str
+
+
+class FunctionList(BaseModel):
+    """A page of functions."""
+
+    total: int
+    items: list[FunctionRead]
+
+
+class EvaluateRequest(BaseModel):
+    """A small batch of points."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"points": [[0.0, 0.0], [1.0, -2.5]]}]}
+    )
+    points: list[list[FiniteFloat]] = Field(description="shape (n, d), n <= max_evaluate_points")
+
+
+class EvaluateResponse(BaseModel):
+    """Function values at the points, in order."""
+
+    function_id: str
+    values: list[float]

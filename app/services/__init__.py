@@ -1,0 +1,1 @@
+"""Use cases: load through repositories, compute with ``app.domain``, enqueue after the commit."""

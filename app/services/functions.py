@@ -1,0 +1,55 @@
+"""Use cases of the function registry."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app.domain.functions import BenchmarkFunction, get_function, list_functions
+from app.errors import InvalidInput
+from app.services.errors import domain_errors_as_problems
+
+
+def find_function(function_id: str) -> BenchmarkFunction:
+    """Return a registered function.
+
+    Raises
+    ------
+    app.errors.NotFound
+        Unknown id.
+    app.errors.InvalidInput
+        Known function at an unsupported dimension or malformed id.
+    """
+    with domain_errors_as_problems("function_id"):
+        return get_function(function_id)
+
+
+def search_functions(*, suite: str | None, dim: int | None) -> list[BenchmarkFunction]:
+    """List registered functions, optionally filtered by suite and dimension."""
+    return list_functions(suite=suite, dim=dim)
+
+
+def evaluate(function_id: str, points: list[list[float]], *, max_points: int) -> np.ndarray:
+    """Evaluate a batch of points.
+
+    Parameters
+    ----------
+    function_id : str
+    points : list of list of float, shape (n, d)
+    max_points : int
+        The deployment's limit on ``n``.
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        Ragged, empty, non-finite, wrong-width or over-limit ``points``.
+    """
+    fn = find_function(function_id)
+    if len(points) == 0:
+        raise InvalidInput("points must hold at least one point", field="points")
+    if len(points) > max_points:
+        raise InvalidInput(f"at most {max_points} points per request", field="points")
+    if any(len(p) != fn.dim for p in points):
+        raise InvalidInput(f"every point must have {fn.dim} coordinates", field="points")
+    X = np.asarray(points, dtype=np.float64)
+    with domain_errors_as_problems("points"):
+        return fn.evaluate(X)

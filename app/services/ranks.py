@@ -1,0 +1,187 @@
+"""Use case of ``POST /v1/absolute-ranks``: resolve the table (or analytic form), rank, explain."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings
+from app.domain import absrank
+from app.domain.functions import BenchmarkFunction
+from app.errors import InvalidInput
+from app.schemas.ranks import RankRequest
+from app.services import tables
+from app.services.errors import domain_errors_as_problems
+from app.services.functions import find_function
+from app.services.provenance import provenance
+
+
+@dataclass(frozen=True)
+class _Source:
+    """Where the ranks come from: a stored table or an exact formula."""
+
+    kind: str  # "table" | "analytic"
+    lower: np.ndarray
+    upper: np.ndarray
+    description: dict[str, Any]
+    data: absrank.TableData | None = None
+
+
+def _region_fraction(fn: BenchmarkFunction, lower: np.ndarray, upper: np.ndarray) -> float:
+    """Leb(region ∩ Ω) / Leb(Ω)."""
+    return float(np.prod((upper - lower) / (fn.upper - fn.lower)))
+
+
+def _table_source(view: tables.TableView, data: absrank.TableData) -> _Source:
+    region = view.spec["region"]
+    return _Source(
+        kind="table",
+        lower=np.asarray(region["lower"], dtype=np.float64),
+        upper=np.asarray(region["upper"], dtype=np.float64),
+        description={
+            "kind": "table",
+            "table_id": view.id,
+            "location": view.location,
+            "spec": view.spec,
+            "data_sha256": view.data_sha256,
+            "max_interp_error": view.max_interp_error,
+        },
+        data=data,
+    )
+
+
+def _resolve(
+    sm: sessionmaker[Session], settings: Settings, dispatcher: Any, req: RankRequest
+) -> tuple[BenchmarkFunction, _Source]:
+    if req.table_id is not None:
+        view, data = tables.load_table_data(sm, req.table_id)
+        return find_function(view.function_id), _table_source(view, data)
+    assert req.function_id is not None
+    fn = find_function(req.function_id)
+    if req.use_analytic and fn.analytic is not None:
+        return fn, _Source(
+            kind="analytic",
+            lower=fn.lower,
+            upper=fn.upper,
+            description={"kind": "analytic", "form": fn.analytic, "region": "domain"},
+        )
+    with domain_errors_as_problems():
+        view, _ = tables.request_table(sm, settings, dispatcher, function_id=fn.id)
+    view, data = tables.load_table_data(sm, view.id)  # 409 + Location while it builds
+    return fn, _table_source(view, data)
+
+
+def _metric_values(fn: BenchmarkFunction, req: RankRequest) -> np.ndarray:
+    t = np.asarray(req.values, dtype=np.float64)
+    if req.values_are == "error":
+        if fn.f_opt is None:
+            raise InvalidInput(
+                f"{fn.id} has no known f*, so errors cannot be ranked", field="values_are"
+            )
+        t = t + fn.f_opt
+    return t
+
+
+def _finite_or_none(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _items(values: list[float], res: absrank.RankResult) -> list[dict[str, Any]]:
+    out = []
+    for i, value in enumerate(values):
+        lo, hi = float(res.log10_lo[i]), float(res.log10_hi[i])
+        out.append(
+            {
+                "value": value,
+                "v": float(res.v[i]),
+                "log10_v": _finite_or_none(float(res.log10_v[i])),
+                "method": str(res.method[i]),
+                "interval": {
+                    "log10_lo": _finite_or_none(lo),
+                    "log10_hi": _finite_or_none(hi),
+                    "v_lo": 10.0**lo if math.isfinite(lo) else 0.0,
+                    "v_hi": 10.0**hi if math.isfinite(hi) else 0.0,
+                },
+            }
+        )
+    return out
+
+
+def rank_values(
+    sm: sessionmaker[Session], settings: Settings, dispatcher: Any, req: RankRequest
+) -> dict[str, Any]:
+    """Turn metric values into absolute ranks ``v`` (Jing & Liu, SPEC §3).
+
+    Returns
+    -------
+    dict
+        The body of :class:`app.schemas.ranks.RankResponse`.
+
+    Raises
+    ------
+    app.errors.NotFound
+        Unknown function or table id.
+    app.errors.TableNotReady
+        The table is still being built (409 with its ``Location`` and progress).
+    app.errors.InvalidInput
+        Too many values, errors for a function without f*.
+    app.errors.NotApplicable
+        The requested tail or aggregate does not apply (e.g. a power tail on a clipped
+        sublevel set).
+    """
+    if len(req.values) > settings.max_rank_values:
+        raise InvalidInput(f"at most {settings.max_rank_values} values per request", field="values")
+    fn, source = _resolve(sm, settings, dispatcher, req)
+    t = _metric_values(fn, req)
+    aggregate = req.aggregate or "best"
+    ctx = absrank.RankContext(
+        f_opt=fn.f_opt,
+        f_max=fn.f_max,
+        atom=fn.local.atom,
+        beta=fn.local.beta,
+        beta_derivation=fn.local.derivation,
+        x_opt=fn.x_opt,
+        region_lower=source.lower,
+        region_upper=source.upper,
+        domain_volume_fraction=_region_fraction(fn, source.lower, source.upper),
+    )
+    options: dict[str, Any] = {
+        "budget": req.budget,
+        "runs": req.runs,
+        "aggregate": aggregate,
+        "order": req.order,
+    }
+    with domain_errors_as_problems():
+        if source.data is None:
+            assert fn.analytic is not None
+            res = absrank.analytic_ranks(t, fn.analytic, ctx, **options)
+        else:
+            res = absrank.absolute_ranks(
+                t,
+                source.data,
+                ctx,
+                tail=req.tail,
+                k_anchor=req.tail_k,
+                confidence=req.confidence,
+                **options,
+            )
+    request_payload = req.model_dump(mode="json")
+    return {
+        "function_id": fn.id,
+        "source": source.description,
+        "budget": req.budget,
+        "runs": req.runs,
+        "aggregate": aggregate,
+        "results": _items(req.values, res),
+        "tail": res.tail,
+        "warnings": list(res.warnings),
+        "provenance": provenance(
+            request_payload,
+            table=source.description.get("table_id"),
+            data_sha256=source.description.get("data_sha256"),
+        ),
+    }

@@ -1,0 +1,946 @@
+"""Use cases of v_f tables (SPEC §3.2, §9): request, inspect, build chunk by chunk, merge, recover.
+
+The database is the source of truth for progress; the queue only carries hints. Every step is
+idempotent and decided by a conditional ``UPDATE`` (see ``app.repositories.tables``):
+
+* :func:`request_table` creates the table and one row per chunk, commits, then enqueues the chunks.
+* :func:`run_chunk` leases a chunk, evaluates its Sobol points, stores the result once
+  (``UPDATE ... WHERE status <> 'done'``); the chunk that completes the set merges.
+* :func:`merge` claims ``building -> merging`` with a lease, builds and stores the table data,
+  marks it ready and drops the chunk blobs in one transaction.
+* :func:`redispatch` (periodic) re-enqueues chunks whose lease expired or whose message was lost,
+  and merges that nobody finished.
+
+So a killed worker or a lost message delays a table but never loses or duplicates a chunk, and any
+chunking (any number of workers, any chunk size) gives the same bytes.
+
+Services own their unit of work here (``session_scope``) because a build step is several
+transactions with computation in between; enqueueing always happens after the commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import socket
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+import numpy as np
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings
+from app.db import session_scope
+from app.domain import absrank, sampling
+from app.domain.functions import get_function
+from app.errors import Conflict, InvalidInput, NotFound, TableNotReady
+from app.models.tables import TABLE_STATUSES, Table
+from app.repositories.tables import ChunkBlobs, ChunkProgress, TableRepository, as_utc
+from app.services.errors import domain_errors_as_problems
+from app.services.provenance import canonical_sha256, library_versions
+
+logger = logging.getLogger(__name__)
+
+#: Version of the stored representation (``app.domain.absrank.TableData`` encoding). Part of the
+#: spec hash: bump it whenever ``build_table_data``/``encode_table_data`` change their bytes.
+REPRESENTATION_VERSION = 1
+#: Smallest table: 2^4 samples.
+MIN_LOG2N = 4
+#: ``v`` levels at which the summary reports quantiles ``t`` with ``v1(t) >= v``.
+SUMMARY_LEVELS = (1e-3, 0.01, 0.1, 0.5, 0.9)
+#: Distributions whose versions enter the spec (they decide the sampled values).
+SPEC_PACKAGES = {"numpy": "numpy", "scipy": "scipy", "cocoex": "coco-experiment"}
+MAX_SEED = 2**63 - 1
+MAX_LIST_LIMIT = 1000
+
+SM = sessionmaker[Session]
+
+
+class Dispatcher(Protocol):
+    """Where services send work; implemented by ``workers.tasks.HueyDispatcher``."""
+
+    def enqueue_chunk(self, table_id: str, index: int) -> None:
+        """Queue chunk ``index`` of a table."""
+
+    def enqueue_merge(self, table_id: str) -> None:
+        """Queue the merge of a table."""
+
+
+@dataclass(frozen=True)
+class TableView:
+    """What clients see of a table (no blobs).
+
+    Attributes
+    ----------
+    id : str
+        ``"t"`` + 23 hex digits of ``spec_hash``.
+    spec_hash : str
+        SHA-256 of the canonical JSON of ``spec``.
+    function_id : str
+    status : str
+        ``building`` | ``merging`` | ``ready`` | ``failed``.
+    spec : dict
+        The normalized spec (function, region with its box, n, seed, sampler, versions,
+        representation).
+    n, seed : int
+        Number of Sobol samples ``N = 2^m`` and the scrambling seed.
+    chunk_size, n_chunks : int
+        Sobol points per chunk ``B`` and ``N / B`` (not part of the spec: chunking never
+        changes the bytes).
+    chunks_done : int
+        Chunks finished so far.
+    eta_seconds : float or None
+        Estimated seconds until every chunk is done, from the finished chunks' pace;
+        ``None`` before the first chunk finishes and once the table is no longer building.
+    error : str or None
+        Why the table failed.
+    created_at, started_at, finished_at : datetime or None
+        UTC: request, first chunk claim, ready/failed.
+    data_sha256 : str or None
+        SHA-256 of the encoded table data once ready.
+    max_interp_error : float or None
+        Bound on the interpolation error of the stored representation.
+    summary : dict or None
+        ``y_1``, ``y_N`` and quantiles ``t`` at a few levels ``v``.
+    provenance : dict or None
+        Versions, seed, N, region, sampler, build wall/CPU time, workers.
+    """
+
+    id: str
+    spec_hash: str
+    function_id: str
+    status: str
+    spec: dict[str, Any]
+    n: int
+    seed: int
+    chunk_size: int
+    n_chunks: int
+    chunks_done: int
+    eta_seconds: float | None
+    error: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    data_sha256: str | None
+    max_interp_error: float | None
+    summary: dict[str, Any] | None
+    provenance: dict[str, Any] | None
+
+    @property
+    def location(self) -> str:
+        """The table's URL path, ``/v1/tables/{id}``."""
+        return table_location(self.id)
+
+    @property
+    def ready(self) -> bool:
+        """Whether the table data can be used."""
+        return self.status == "ready"
+
+    @property
+    def progress(self) -> dict[str, Any]:
+        """``{"done", "total", "fraction"}`` of chunks (a ready table is complete)."""
+        done = self.n_chunks if self.status == "ready" else self.chunks_done
+        total = self.n_chunks
+        return {"done": done, "total": total, "fraction": done / total if total else 1.0}
+
+
+# ---------------------------------------------------------------------------- spec
+
+
+def table_location(table_id: str) -> str:
+    """Return the URL path of a table."""
+    return f"/v1/tables/{table_id}"
+
+
+def spec_versions() -> dict[str, str]:
+    """Versions of the libraries that determine a table's sampled values.
+
+    Returns
+    -------
+    dict
+        ``{"numpy": ..., "scipy": ..., "cocoex": ...}`` from ``importlib.metadata``.
+    """
+    installed = library_versions()
+    return {key: installed.get(dist, "absent") for key, dist in SPEC_PACKAGES.items()}
+
+
+def sampler_description() -> str:
+    """How the Sobol engine is seeded (``seed=`` and ``rng=`` give different points)."""
+    return f"scipy.stats.qmc.Sobol(scramble=True, {sampling.SOBOL_SEED_KEYWORD}=seed)"
+
+
+def table_spec(
+    settings: Settings,
+    *,
+    function_id: str,
+    delta: float | None = None,
+    log2n: int | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Validate a table request and return its normalized spec.
+
+    Parameters
+    ----------
+    settings : Settings
+        Supplies the default and maximum ``log2n`` and the representation parameters.
+    function_id : str
+        A registered function, e.g. ``"bbob/f15/i1/d10"``.
+    delta : float, optional
+        Half-width of the box ``[x* - δ, x* + δ]`` clipped to the domain; ``None`` samples the
+        whole domain.
+    log2n : int, optional
+        ``N = 2^log2n`` samples; default ``settings.table_default_log2n``.
+    seed : int, default 0
+        Sobol scrambling seed, ``0 <= seed < 2^63``.
+
+    Returns
+    -------
+    dict
+        JSON-ready spec: ``function_id``, ``region`` (``kind``, ``delta`` for boxes, resolved
+        ``lower``/``upper``), ``n``, ``seed``, ``sampler``, ``versions``, ``representation``.
+
+    Raises
+    ------
+    app.errors.NotFound
+        Unknown function.
+    app.errors.InvalidInput
+        Bad ``delta``, ``log2n`` or ``seed``, or a box around an unknown minimiser.
+    """
+    with domain_errors_as_problems("function_id"):
+        fn = get_function(function_id)
+    log2n = settings.table_default_log2n if log2n is None else log2n
+    if isinstance(log2n, bool) or not isinstance(log2n, int):
+        raise InvalidInput("log2n must be an integer", field="log2n")
+    if not MIN_LOG2N <= log2n <= settings.table_max_log2n:
+        raise InvalidInput(
+            f"log2n must be between {MIN_LOG2N} and {settings.table_max_log2n}", field="log2n"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise InvalidInput("seed must be an integer in [0, 2^63 - 1]", field="seed")
+    region: dict[str, Any]
+    if delta is None:
+        region = {"kind": "domain", "lower": _floats(fn.lower), "upper": _floats(fn.upper)}
+    else:
+        delta = float(delta)
+        if not math.isfinite(delta) or delta <= 0:
+            raise InvalidInput("delta must be a finite number > 0", field="delta")
+        if fn.x_opt is None:
+            raise InvalidInput(
+                f"{fn.id} has no known minimiser x*, so a box region [x*-δ, x*+δ] is undefined",
+                field="delta",
+            )
+        with domain_errors_as_problems("delta"):
+            lower, upper = sampling.region_box(fn.lower, fn.upper, fn.x_opt, delta)
+        region = {"kind": "box", "delta": delta, "lower": _floats(lower), "upper": _floats(upper)}
+    return {
+        "function_id": fn.id,
+        "region": region,
+        "n": 2**log2n,
+        "seed": int(seed),
+        "sampler": sampler_description(),
+        "versions": spec_versions(),
+        "representation": {
+            "version": REPRESENTATION_VERSION,
+            "k_exact": settings.table_k_exact,
+            "n_knots": settings.table_n_knots,
+        },
+    }
+
+
+def spec_hash(spec: Mapping[str, Any]) -> str:
+    """Return the SHA-256 (hex) of the canonical JSON of a spec."""
+    return canonical_sha256(spec)
+
+
+def table_id_for(spec_sha256: str) -> str:
+    """Return the table id of a spec hash: ``"t"`` + its first 23 hex digits (24 characters)."""
+    return "t" + spec_sha256[:23]
+
+
+def chunk_size_for(settings: Settings, n: int) -> int:
+    """Return ``B = min(2^settings.table_chunk_log2, n)``."""
+    return min(2**settings.table_chunk_log2, n)
+
+
+def _floats(a: Iterable[Any]) -> list[float]:
+    return [float(v) for v in np.asarray(a, dtype=np.float64).ravel()]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _worker_label() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+# ---------------------------------------------------------------------------- views
+
+
+def _eta(table: Table, progress: ChunkProgress, now: datetime) -> float | None:
+    if table.status != "building" or progress.done == 0 or progress.total == 0:
+        return None
+    remaining = progress.total - progress.done
+    if remaining == 0:
+        return 0.0
+    first, last = progress.first_started, progress.last_finished
+    if first is not None and last is not None and last > first:
+        per_chunk = (last - first).total_seconds() / progress.done
+        since_last = max((now - last).total_seconds(), 0.0)
+    else:
+        per_chunk = progress.cpu_seconds / progress.done
+        since_last = 0.0
+    return max(remaining * per_chunk - since_last, 0.0)
+
+
+def _view(table: Table, progress: ChunkProgress, now: datetime | None = None) -> TableView:
+    created = as_utc(table.created_at)
+    assert created is not None
+    return TableView(
+        id=table.id,
+        spec_hash=table.spec_hash,
+        function_id=table.function_id,
+        status=table.status,
+        spec=dict(table.spec),
+        n=int(table.n),
+        seed=int(table.seed),
+        chunk_size=int(table.chunk_size),
+        n_chunks=int(table.n_chunks),
+        chunks_done=progress.done,
+        eta_seconds=_eta(table, progress, now or _now()),
+        error=table.error,
+        created_at=created,
+        started_at=as_utc(table.started_at),
+        finished_at=as_utc(table.finished_at),
+        data_sha256=table.data_sha256,
+        max_interp_error=table.max_interp_error,
+        summary=table.summary,
+        provenance=table.provenance,
+    )
+
+
+def _load_view(repo: TableRepository, table_id: str) -> TableView:
+    table = repo.get(table_id)
+    if table is None:
+        raise NotFound(f"no table with id {table_id!r}", field="table_id")
+    return _view(table, repo.chunk_progress([table_id])[table_id])
+
+
+# ---------------------------------------------------------------------------- requests
+
+
+def request_table(
+    sm: SM,
+    settings: Settings,
+    dispatcher: Dispatcher,
+    *,
+    function_id: str,
+    delta: float | None = None,
+    log2n: int | None = None,
+    seed: int = 0,
+) -> tuple[TableView, bool]:
+    """Return the table for a spec, creating it and queueing its chunks if it is new.
+
+    Asking twice for the same spec (same hash) returns the same table. A failed table is
+    reset to ``building`` and its unfinished chunks are queued again.
+
+    Parameters
+    ----------
+    sm : sessionmaker
+    settings : Settings
+    dispatcher : Dispatcher
+        Receives ``enqueue_chunk`` calls after the commit.
+    function_id, delta, log2n, seed
+        See :func:`table_spec`.
+
+    Returns
+    -------
+    view : TableView
+    created : bool
+        ``True`` if this call created the table.
+
+    Raises
+    ------
+    app.errors.NotFound, app.errors.InvalidInput
+        From :func:`table_spec`.
+    """
+    spec = table_spec(settings, function_id=function_id, delta=delta, log2n=log2n, seed=seed)
+    digest = spec_hash(spec)
+    table_id = table_id_for(digest)
+    now = _now()
+    to_enqueue: list[int] = []
+    merge_needed = False
+    try:
+        with session_scope(sm) as session:
+            repo = TableRepository(session)
+            existing = repo.get(table_id)
+            if existing is None:
+                n = int(spec["n"])
+                chunk_size = chunk_size_for(settings, n)
+                n_chunks = sampling.chunk_plan(n, chunk_size)
+                repo.add(
+                    Table(
+                        id=table_id,
+                        spec_hash=digest,
+                        function_id=spec["function_id"],
+                        spec=spec,
+                        n=n,
+                        seed=int(spec["seed"]),
+                        chunk_size=chunk_size,
+                        n_chunks=n_chunks,
+                        status="building",
+                        created_at=now,
+                    )
+                )
+                repo.add_chunks(table_id, n_chunks, dispatched_at=now)
+                to_enqueue = list(range(n_chunks))
+                created = True
+            else:
+                if existing.spec_hash != digest:  # pragma: no cover - 92-bit prefix collision
+                    raise Conflict(f"table id {table_id} is taken by another spec")
+                created = False
+                if existing.status == "failed" and repo.reset_failed(table_id):
+                    to_enqueue = repo.pending_chunk_indices(table_id)
+                    merge_needed = not to_enqueue
+                    logger.info("table %s: reset after failure (%s)", table_id, existing.error)
+            view = _load_view(repo, table_id)
+    except IntegrityError:
+        # a concurrent request created the same table first: return it
+        with session_scope(sm) as session:
+            return _load_view(TableRepository(session), table_id), False
+    for index in to_enqueue:
+        dispatcher.enqueue_chunk(table_id, index)
+    if merge_needed:
+        dispatcher.enqueue_merge(table_id)
+    return view, created
+
+
+def get_table(sm: SM, table_id: str) -> TableView:
+    """Return a table's status, progress, ETA, summary, provenance and spec.
+
+    Raises
+    ------
+    app.errors.NotFound
+        Unknown id.
+    """
+    with session_scope(sm) as session:
+        return _load_view(TableRepository(session), table_id)
+
+
+def list_tables(
+    sm: SM,
+    *,
+    function_id: str | None = None,
+    status: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> tuple[list[TableView], int]:
+    """Return a page of tables (newest first) and the total number matching the filters.
+
+    Parameters
+    ----------
+    function_id : str, optional
+        Only tables of this function.
+    status : str, optional
+        Only tables in this status (``building``, ``merging``, ``ready``, ``failed``).
+    limit : int, default 100
+        Page size, 1 to 1000.
+    offset : int, default 0
+
+    Returns
+    -------
+    items : list of TableView
+    total : int
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        Unknown status or out-of-range paging.
+    """
+    if status is not None and status not in TABLE_STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(TABLE_STATUSES)}", field="status")
+    if not 1 <= limit <= MAX_LIST_LIMIT:
+        raise InvalidInput(f"limit must be between 1 and {MAX_LIST_LIMIT}", field="limit")
+    if offset < 0:
+        raise InvalidInput("offset must be >= 0", field="offset")
+    now = _now()
+    with session_scope(sm) as session:
+        repo = TableRepository(session)
+        tables = repo.list(function_id=function_id, status=status, limit=limit, offset=offset)
+        total = repo.count(function_id=function_id, status=status)
+        progress = repo.chunk_progress(t.id for t in tables)
+        return [_view(t, progress[t.id], now) for t in tables], total
+
+
+class _DataCache:
+    """Decoded data of ready tables, keyed by (id, sha256); ready data never changes."""
+
+    def __init__(self, maxsize: int = 32) -> None:
+        self.maxsize = maxsize
+        self._items: OrderedDict[tuple[str, str], absrank.TableData] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str]) -> absrank.TableData | None:
+        with self._lock:
+            item = self._items.get(key)
+            if item is not None:
+                self._items.move_to_end(key)
+            return item
+
+    def put(self, key: tuple[str, str], value: absrank.TableData) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.maxsize:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+_DATA_CACHE = _DataCache()
+
+
+def not_ready_error(view: TableView) -> TableNotReady:
+    """Return the 409 problem for a table that cannot be used yet (or failed).
+
+    The problem carries the table's ``Location`` header and, in ``extra``, its id, status,
+    progress, ETA and error.
+    """
+    if view.status == "failed":
+        detail = f"table {view.id} failed: {view.error}; request it again to retry"
+    else:
+        p = view.progress
+        detail = f"table {view.id} is {view.status} ({p['done']}/{p['total']} chunks done)"
+    return TableNotReady(
+        detail,
+        field="table_id",
+        extra={
+            "table_id": view.id,
+            "table_status": view.status,
+            "location": view.location,
+            "progress": view.progress,
+            "eta_seconds": view.eta_seconds,
+            "error": view.error,
+        },
+        headers={"Location": view.location},
+    )
+
+
+def load_table_data(sm: SM, table_id: str) -> tuple[TableView, absrank.TableData]:
+    """Return a ready table and its decoded data (decoded data is cached per process).
+
+    Raises
+    ------
+    app.errors.NotFound
+        Unknown id.
+    app.errors.TableNotReady
+        The table is building, merging or failed (409, with ``Location`` and progress).
+    """
+    with session_scope(sm) as session:
+        repo = TableRepository(session)
+        view = _load_view(repo, table_id)
+        if not view.ready or view.data_sha256 is None:
+            raise not_ready_error(view)
+        key = (view.id, view.data_sha256)
+        cached = _DATA_CACHE.get(key)
+        if cached is not None:
+            return view, cached
+        blob = repo.get_data(table_id)
+    assert blob is not None
+    data = absrank.decode_table_data(blob)
+    _DATA_CACHE.put(key, data)
+    return view, data
+
+
+# ---------------------------------------------------------------------------- building
+
+
+@dataclass(frozen=True)
+class _Claimed:
+    spec: dict[str, Any]
+    n: int
+    chunk_size: int
+
+
+def _claim(sm: SM, settings: Settings, table_id: str, index: int, worker: str) -> _Claimed | str:
+    now = _now()
+    with session_scope(sm) as session:
+        repo = TableRepository(session)
+        table = repo.get(table_id)
+        if table is None:
+            return "unknown"
+        if table.status != "building":
+            return f"skipped-{table.status}"
+        chunk = repo.get_chunk(table_id, index)
+        if chunk is None:
+            return "unknown"
+        if chunk.status == "done":
+            return "skipped-done"
+        lease = now + timedelta(seconds=settings.chunk_lease_seconds)
+        if not repo.claim_chunk(table_id, index, now=now, lease_until=lease, worker=worker):
+            return "skipped-leased"
+        repo.mark_started(table_id, now=now)
+        return _Claimed(dict(table.spec), int(table.n), int(table.chunk_size))
+
+
+def _fail(sm: SM, table_id: str, error: str, *, chunk: int | None = None) -> None:
+    logger.error("table %s failed: %s", table_id, error)
+    with session_scope(sm) as session:
+        repo = TableRepository(session)
+        repo.mark_failed(table_id, error, now=_now())
+        if chunk is not None:
+            repo.release_chunk(table_id, chunk)
+
+
+def _compute_chunk(spec: Mapping[str, Any], index: int, chunk_size: int) -> sampling.ChunkResult:
+    fn = get_function(spec["function_id"])
+    lower = np.asarray(spec["region"]["lower"], dtype=np.float64)
+    upper = np.asarray(spec["region"]["upper"], dtype=np.float64)
+    k_low = min(int(spec["representation"]["k_exact"]), chunk_size)
+    seed = int(spec["seed"])
+    return sampling.evaluate_chunk(fn.evaluate, lower, upper, seed, index, chunk_size, k_low)
+
+
+def run_chunk(sm: SM, settings: Settings, table_id: str, index: int) -> str:
+    """Build chunk ``index`` of a table; merge the table if this chunk completed it.
+
+    Idempotent and safe to run concurrently or twice: a ready/failed table or a finished chunk
+    is skipped, a chunk leased by a live worker is skipped, and the result is written only if
+    the chunk is not done yet.
+
+    Parameters
+    ----------
+    sm : sessionmaker
+    settings : Settings
+        ``chunk_lease_seconds`` bounds how long a claim blocks other workers.
+    table_id : str
+    index : int
+        Chunk number: Sobol indices ``[index·B, (index+1)·B)``.
+
+    Returns
+    -------
+    str
+        What happened: ``"done"`` (written), ``"merged"`` (written and merged the table),
+        ``"duplicate"`` (computed but another worker wrote first), ``"skipped-done"``,
+        ``"skipped-leased"``, ``"skipped-<table status>"``, ``"unknown"`` or ``"failed"``.
+    """
+    worker = _worker_label()
+    claimed = _claim(sm, settings, table_id, index, worker)
+    if isinstance(claimed, str):
+        logger.debug("chunk %s/%d: %s", table_id, index, claimed)
+        return claimed
+    versions = spec_versions()
+    if versions != claimed.spec["versions"]:
+        _fail(
+            sm,
+            table_id,
+            f"worker {worker} has library versions {versions}, but the table spec was "
+            f"made with {claimed.spec['versions']}; workers must run the same versions "
+            "(chunks would not be bit-identical)",
+            chunk=index,
+        )
+        return "failed"
+    t0 = time.process_time()
+    try:
+        result = _compute_chunk(claimed.spec, index, claimed.chunk_size)
+    except Exception as exc:
+        _fail(sm, table_id, f"chunk {index}: {type(exc).__name__}: {exc}", chunk=index)
+        return "failed"
+    cpu = time.process_time() - t0
+    values = np.ascontiguousarray(result.values, dtype="<f8")
+    if values.shape != (claimed.chunk_size,) or not np.all(np.isfinite(values)):
+        _fail(
+            sm, table_id, f"chunk {index}: expected {claimed.chunk_size} finite values", chunk=index
+        )
+        return "failed"
+    with session_scope(sm) as session:
+        repo = TableRepository(session)
+        wrote = repo.finish_chunk(
+            table_id,
+            index,
+            values=values.tobytes(),
+            low_index=np.ascontiguousarray(result.low_index, dtype="<i8").tobytes(),
+            low_x=np.ascontiguousarray(result.low_x, dtype="<f8").tobytes(),
+            cpu_seconds=cpu,
+            worker=worker,
+            now=_now(),
+        )
+        complete = repo.all_chunks_done(table_id)
+    if not wrote:
+        return "duplicate"
+    if complete and merge(sm, settings, table_id):
+        return "merged"
+    return "done"
+
+
+# ---------------------------------------------------------------------------- merging
+
+
+def combine_chunks(
+    chunks: Iterable[ChunkBlobs], *, n: int, chunk_size: int, dim: int, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Assemble stored chunk results into all values (Sobol order) and the k lowest points.
+
+    Decodes the blobs, checks that every chunk is present exactly once with the right size, and
+    joins them with :func:`app.domain.sampling.merge_chunk_results`.
+
+    Parameters
+    ----------
+    chunks : iterable of ChunkBlobs
+        Every chunk exactly once, any order.
+    n, chunk_size, dim : int
+        Table size ``N``, chunk size ``B`` and dimension ``d``.
+    k : int
+        Number of lowest samples whose points are kept, ``<= N``.
+
+    Returns
+    -------
+    values : ndarray, shape (N,)
+        Function values in Sobol index order.
+    low_x : ndarray, shape (k, d)
+        Points of the ``k`` lowest values, ordered by (value, Sobol index).
+
+    Raises
+    ------
+    ValueError
+        A chunk is missing, repeated or has the wrong size.
+    """
+    n_chunks = n // chunk_size
+    results: list[sampling.ChunkResult | None] = [None] * n_chunks
+    for chunk in chunks:
+        if not 0 <= chunk.index < n_chunks or results[chunk.index] is not None:
+            raise ValueError(f"chunk {chunk.index} is out of range or repeated")
+        values = np.frombuffer(chunk.values, dtype="<f8")
+        low_index = np.frombuffer(chunk.low_index, dtype="<i8")
+        if values.shape != (chunk_size,) or np.any((low_index < 0) | (low_index >= chunk_size)):
+            raise ValueError(f"chunk {chunk.index} has a wrong size")
+        low_x = np.frombuffer(chunk.low_x, dtype="<f8").reshape(low_index.size, dim)
+        results[chunk.index] = sampling.ChunkResult(values, low_index, low_x)
+    missing = [i for i, r in enumerate(results) if r is None]
+    if missing:
+        raise ValueError(f"chunks missing: {missing[:10]}")
+    complete = [r for r in results if r is not None]
+    # every global k-lowest sample is among its own chunk's k lowest; ties follow Sobol order
+    values, low_x, _ = sampling.merge_chunk_results(complete, k)
+    return values, np.ascontiguousarray(low_x)
+
+
+def summarize(values: np.ndarray) -> dict[str, Any]:
+    """Return ``y_1``, ``y_N`` and quantiles of a table's samples.
+
+    For each level ``v`` in :data:`SUMMARY_LEVELS` the quantile is the smallest sample ``t``
+    with ``#{y_i <= t} / (N + 1) >= v``.
+    """
+    n = values.size
+    ranks = [min(max(math.ceil(v * (n + 1)), 1), n) for v in SUMMARY_LEVELS]
+    kth = sorted({0, n - 1, *(r - 1 for r in ranks)})
+    part = np.partition(values, kth)
+    return {
+        "y_1": float(part[0]),
+        "y_N": float(part[n - 1]),
+        "quantiles": [
+            {"v": v, "t": float(part[r - 1])} for v, r in zip(SUMMARY_LEVELS, ranks, strict=True)
+        ],
+    }
+
+
+def compute_table_data(spec: Mapping[str, Any], *, chunk_size: int | None = None) -> bytes:
+    """Build a table in this process, without a database, and return its encoded bytes.
+
+    Uses the same chunk evaluation and merge as the workers, so for any ``chunk_size`` the
+    bytes equal those a distributed build stores (the reference for tests and benchmarks).
+
+    Parameters
+    ----------
+    spec : dict
+        A spec from :func:`table_spec`.
+    chunk_size : int, optional
+        Sobol points per chunk (a power of two dividing ``N``); default one chunk of ``N``.
+
+    Returns
+    -------
+    bytes
+        ``encode_table_data(build_table_data(...))``.
+    """
+    n = int(spec["n"])
+    size = n if chunk_size is None else chunk_size
+    blobs = []
+    for index in range(sampling.chunk_plan(n, size)):
+        r = _compute_chunk(spec, index, size)
+        blobs.append(
+            ChunkBlobs(
+                index,
+                np.ascontiguousarray(r.values, dtype="<f8").tobytes(),
+                np.ascontiguousarray(r.low_index, dtype="<i8").tobytes(),
+                np.ascontiguousarray(r.low_x, dtype="<f8").tobytes(),
+            )
+        )
+    data, _ = _build(spec, blobs, n=n, chunk_size=size)
+    return absrank.encode_table_data(data)
+
+
+def _build(
+    spec: Mapping[str, Any], chunks: Iterable[ChunkBlobs], *, n: int, chunk_size: int
+) -> tuple[absrank.TableData, np.ndarray]:
+    rep = spec["representation"]
+    k_exact = int(rep["k_exact"])
+    values, low_x = combine_chunks(
+        chunks,
+        n=n,
+        chunk_size=chunk_size,
+        dim=len(spec["region"]["lower"]),
+        k=min(k_exact, n),
+    )
+    data = absrank.build_table_data(values, low_x, k_exact=k_exact, n_knots=int(rep["n_knots"]))
+    return data, values
+
+
+def merge(sm: SM, settings: Settings, table_id: str) -> bool:
+    """Merge a table whose chunks are all done; return whether this call made it ready.
+
+    Claims the merge first (``building -> merging`` when every chunk is done, or a
+    ``merging`` table whose merge lease expired), so concurrent callers merge once. Loads the
+    chunks in index order, builds and encodes the table data, stores data, SHA-256, summary
+    and provenance, marks the table ready and clears the chunk blobs in one transaction.
+    Idempotent: a ready table, or one with chunks still pending, is left alone.
+
+    Parameters
+    ----------
+    sm : sessionmaker
+    settings : Settings
+        ``chunk_lease_seconds`` is also the merge lease.
+    table_id : str
+
+    Returns
+    -------
+    bool
+        ``True`` if this call stored the data.
+    """
+    now = _now()
+    with session_scope(sm) as session:
+        repo = TableRepository(session)
+        lease = now + timedelta(seconds=settings.chunk_lease_seconds)
+        if not repo.claim_merge(table_id, now=now, lease_until=lease):
+            return False
+        table = repo.get(table_id)
+        assert table is not None
+        spec, n, chunk_size = dict(table.spec), int(table.n), int(table.chunk_size)
+        digest, n_chunks = table.spec_hash, int(table.n_chunks)
+        created, started = as_utc(table.created_at), as_utc(table.started_at)
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    try:
+        with session_scope(sm) as session:
+            repo = TableRepository(session)
+            data, values = _build(spec, repo.iter_chunk_blobs(table_id), n=n, chunk_size=chunk_size)
+            progress = repo.chunk_progress([table_id])[table_id]
+            workers = repo.chunk_workers(table_id)
+        blob = absrank.encode_table_data(data)
+        summary = summarize(values)
+    except Exception as exc:
+        with session_scope(sm) as session:
+            current = TableRepository(session).get(table_id)
+        if current is not None and current.status == "ready":
+            return False  # a concurrent merger won and dropped the chunk blobs under us
+        _fail(sm, table_id, f"merge: {type(exc).__name__}: {exc}")
+        return False
+    del values
+    finished = _now()
+    provenance = {
+        "spec_hash": digest,
+        "function_id": spec["function_id"],
+        "region": spec["region"],
+        "n": n,
+        "seed": spec["seed"],
+        "sampler": spec["sampler"],
+        "sobol_seed_keyword": sampling.SOBOL_SEED_KEYWORD,
+        "versions": spec["versions"],
+        "representation": spec["representation"],
+        "chunk_size": chunk_size,
+        "n_chunks": n_chunks,
+        "n_knots": int(np.asarray(data.values).size),
+        "build": {
+            "created_at": created.isoformat() if created else None,
+            "started_at": started.isoformat() if started else None,
+            "finished_at": finished.isoformat(),
+            "wall_seconds": (finished - (started or created or finished)).total_seconds(),
+            "chunk_cpu_seconds": progress.cpu_seconds,
+            "merge_seconds": time.perf_counter() - t0,
+            "merge_cpu_seconds": time.process_time() - cpu0,
+        },
+        "workers": sorted({w.rsplit(":", 1)[0] for w in workers}),
+        "merged_by": socket.gethostname(),
+    }
+    with session_scope(sm) as session:
+        repo = TableRepository(session)
+        stored = repo.finish_merge(
+            table_id,
+            data=blob,
+            data_sha256=hashlib.sha256(blob).hexdigest(),
+            max_interp_error=float(data.max_interp_error),
+            summary=summary,
+            provenance=provenance,
+            now=finished,
+        )
+        if stored:
+            repo.clear_chunk_blobs(table_id)
+    if stored:
+        logger.info("table %s ready (%d samples, %d chunks)", table_id, n, n_chunks)
+    return stored
+
+
+# ---------------------------------------------------------------------------- recovery
+
+
+def redispatch(
+    sm: SM, settings: Settings, dispatcher: Dispatcher, *, now: datetime | None = None
+) -> dict[str, int]:
+    """Re-enqueue work the queue lost; the periodic task calls this every minute.
+
+    * chunks of building tables whose lease expired (the worker died or overran the lease);
+    * chunks never claimed since they were last dispatched more than one lease ago (a lost
+      message; each such chunk is re-sent at most once per lease period);
+    * merges: building tables with every chunk done, merging tables whose merge lease expired.
+
+    Parameters
+    ----------
+    sm : sessionmaker
+    settings : Settings
+        ``chunk_lease_seconds``.
+    dispatcher : Dispatcher
+    now : datetime, optional
+        Current UTC time (tests pass one).
+
+    Returns
+    -------
+    dict
+        ``{"chunks_expired": int, "chunks_lost": int, "merges": int}``.
+    """
+    now = now or _now()
+    lease = timedelta(seconds=settings.chunk_lease_seconds)
+    with session_scope(sm) as session:
+        repo = TableRepository(session)
+        keys = repo.chunks_to_redispatch(now=now, lost_before=now - lease)
+        repo.mark_dispatched(keys, now=now)
+        merges = repo.tables_to_merge(now=now)
+    for key in keys:
+        dispatcher.enqueue_chunk(key.table_id, key.index)
+    for table_id in merges:
+        dispatcher.enqueue_merge(table_id)
+    counts = {
+        "chunks_expired": sum(k.reason == "expired" for k in keys),
+        "chunks_lost": sum(k.reason == "lost" for k in keys),
+        "merges": len(merges),
+    }
+    if keys or merges:
+        logger.info("redispatch: %s", counts)
+    return counts

@@ -1,0 +1,85 @@
+"""API fixtures: the real app on a migrated SQLite file, with tables built inline."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from alembic import command
+from alembic.config import Config
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.main import create_app
+from app.services import tables as table_service
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def migrate(url: str) -> None:
+    """Apply the Alembic migrations to ``url``."""
+    cfg = Config(str(ROOT / "alembic.ini"))
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    cfg.attributes["configure_logger"] = False
+    command.upgrade(cfg, "head")
+
+
+class InlineDispatcher:
+    """Runs chunk and merge tasks synchronously in the request (what a worker would do)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.app: object | None = None
+        self.hold = False  # when True, queue nothing (tables stay 'building')
+        self.chunks: list[tuple[str, int]] = []
+
+    def enqueue_chunk(self, table_id: str, index: int) -> None:
+        self.chunks.append((table_id, index))
+        if not self.hold:
+            table_service.run_chunk(self._sm(), self.settings, table_id, index)
+
+    def enqueue_merge(self, table_id: str) -> None:
+        if not self.hold:
+            table_service.merge(self._sm(), self.settings, table_id)
+
+    def _sm(self):  # type: ignore[no-untyped-def]
+        return self.app.state.sessionmaker  # type: ignore[union-attr]
+
+
+def api_settings(tmp_path: Path, **overrides: object) -> Settings:
+    """Small, fast settings for API tests."""
+    fields: dict[str, object] = {
+        "environment": "test",
+        "database_url": f"sqlite:///{tmp_path / 'api.db'}",
+        "queue_url": "memory://",
+        "table_default_log2n": 12,
+        "table_max_log2n": 16,
+        "table_chunk_log2": 10,
+        "table_k_exact": 512,
+        "table_n_knots": 1024,
+        "max_rank_values": 1000,
+        "max_evaluate_points": 100,
+        "max_request_bytes": 256 * 1024,
+    }
+    fields.update(overrides)
+    return Settings(**fields)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return api_settings(tmp_path)
+
+
+@pytest.fixture
+def dispatcher(settings: Settings) -> InlineDispatcher:
+    return InlineDispatcher(settings)
+
+
+@pytest.fixture
+def client(settings: Settings, dispatcher: InlineDispatcher) -> Iterator[TestClient]:
+    migrate(settings.database_url)
+    app = create_app(settings, dispatcher=dispatcher)
+    dispatcher.app = app
+    with TestClient(app) as c:
+        yield c

@@ -1,0 +1,108 @@
+"""The table services on SQLite and PostgreSQL: one merge under concurrency, recovery."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings
+from app.db import session_scope
+from app.repositories import TableRepository
+from app.services import tables as svc
+
+pytestmark = pytest.mark.db
+
+SM = sessionmaker[Session]
+FUNCTION = "classic/sphere/d3"
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.chunks: list[tuple[str, int]] = []
+        self.merges: list[str] = []
+
+    def enqueue_chunk(self, table_id: str, index: int) -> None:
+        self.chunks.append((table_id, index))
+
+    def enqueue_merge(self, table_id: str) -> None:
+        self.merges.append(table_id)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(
+        environment="test",
+        database_url=f"sqlite:///{tmp_path / 'unused.db'}",
+        queue_url="memory://",
+        table_default_log2n=12,
+        table_max_log2n=14,
+        table_chunk_log2=9,
+        table_k_exact=128,
+        table_n_knots=256,
+        chunk_lease_seconds=2.0,
+    )
+
+
+def test_build_recover_and_read(sm: SM, settings: Settings) -> None:
+    rec = Recorder()
+    view, created = svc.request_table(sm, settings, rec, function_id=FUNCTION)
+    assert created
+    assert view.n_chunks == 8
+    lost = rec.chunks.pop()
+    assert {svc.run_chunk(sm, settings, t, i) for t, i in rec.chunks} == {"done"}
+    assert svc.run_chunk(sm, settings, view.id, 0) == "skipped-done"
+    later = datetime.now(UTC) + timedelta(seconds=3)
+    again = Recorder()
+    assert svc.redispatch(sm, settings, again, now=later)["chunks_lost"] == 1
+    assert again.chunks == [lost]
+    assert svc.run_chunk(sm, settings, *lost) == "merged"
+    ready, data = svc.load_table_data(sm, view.id)
+    assert ready.status == "ready"
+    assert data.n == 4096
+    with session_scope(sm) as s:
+        blob = TableRepository(s).get_data(view.id)
+    assert blob == svc.compute_table_data(ready.spec)
+    items, total = svc.list_tables(sm, function_id=FUNCTION, status="ready")
+    assert total == 1
+    assert items[0].id == view.id
+
+
+def test_concurrent_mergers_merge_once(sm: SM, settings: Settings) -> None:
+    rec = Recorder()
+    view, _ = svc.request_table(sm, settings, rec, function_id=FUNCTION, log2n=11)
+    with session_scope(sm) as s:
+        repo = TableRepository(s)
+        for index in range(view.n_chunks):
+            r = svc._compute_chunk(view.spec, index, view.chunk_size)
+            repo.finish_chunk(
+                view.id,
+                index,
+                values=r.values.astype("<f8").tobytes(),
+                low_index=r.low_index.astype("<i8").tobytes(),
+                low_x=r.low_x.astype("<f8").tobytes(),
+                cpu_seconds=0.0,
+                worker="w:1",
+                now=datetime.now(UTC),
+            )
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        results = list(pool.map(lambda _: svc.merge(sm, settings, view.id), range(6)))
+    assert results.count(True) == 1
+    assert svc.get_table(sm, view.id).status == "ready"
+
+
+def test_concurrent_requests_create_one_table(sm: SM, settings: Settings) -> None:
+    rec = Recorder()
+
+    def request(_: int) -> tuple[str, bool]:
+        view, created = svc.request_table(sm, settings, rec, function_id=FUNCTION, seed=7)
+        return view.id, created
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(request, range(4)))
+    assert len({table_id for table_id, _ in results}) == 1
+    assert [created for _, created in results].count(True) == 1
+    assert len(rec.chunks) == 8

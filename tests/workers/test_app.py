@@ -1,0 +1,55 @@
+"""The huey application: storage from the queue URL, task registration, inline mode."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from huey import MemoryHuey, RedisHuey, SqliteHuey
+
+from app.config import Settings
+from workers import app as worker_app
+from workers.tasks import HueyDispatcher
+
+
+def test_queue_url_picks_the_storage(make_settings: Callable[..., Settings], tmp_path: Path):
+    memory = worker_app.make_huey(make_settings(queue_url="memory://"))
+    assert isinstance(memory, MemoryHuey)
+    assert memory.immediate
+    sqlite = worker_app.make_huey(make_settings(queue_url=f"sqlite:///{tmp_path / 'q' / 'q.db'}"))
+    assert isinstance(sqlite, SqliteHuey)
+    assert (tmp_path / "q" / "q.db").exists()
+    sqlite.storage.close()
+    redis = worker_app.make_huey(make_settings(queue_url="redis://127.0.0.1:6379/3"))
+    assert isinstance(redis, RedisHuey)  # connects lazily
+    redis.storage.conn.connection_pool.disconnect()
+    with pytest.raises(ValueError, match="unsupported queue_url"):
+        worker_app.make_huey(make_settings(queue_url="amqp://x"))
+
+
+def test_tasks_are_registered_under_stable_names(make_settings: Callable[..., Settings]):
+    instance = worker_app.make_huey(make_settings(queue_url="memory://"))
+    HueyDispatcher(instance)
+    names = set(instance._registry._registry)
+    assert {"workers.tasks.build_chunk", "workers.tasks.merge_table"} <= names
+    default = set(worker_app.huey._registry._registry)
+    assert "workers.tasks.redispatch_tables" in default
+
+
+def test_consumer_refuses_inline_mode(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(worker_app, "huey", MemoryHuey("x", immediate=True))
+    with pytest.raises(RuntimeError, match="inline"):
+        worker_app.run_consumer(1)
+
+
+def test_configure_and_reset(settings: Settings):
+    worker_app.configure(settings=settings)
+    try:
+        assert worker_app.worker_settings() is settings
+        sm = worker_app.get_sessionmaker()
+        assert worker_app.get_sessionmaker() is sm
+        assert str(sm.kw["bind"].url) == settings.database_url
+    finally:
+        worker_app.reset()
+    assert worker_app.worker_settings() is not settings

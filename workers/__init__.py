@@ -1,0 +1,1 @@
+"""absrank workers: a huey application (``workers.app``) and thin, idempotent tasks."""

@@ -1,0 +1,202 @@
+"""The huey application and the workers' composition root.
+
+``ABSRANK_QUEUE_URL`` picks the storage:
+
+* ``sqlite:///path`` — :class:`huey.SqliteHuey`, embedded (one machine, no server);
+* ``redis://host:port/db`` (or ``rediss://``, ``unix://``) — :class:`huey.RedisHuey`, distributed;
+* ``postgresql://...`` — :class:`huey.PostgresHuey`, distributed on the same PostgreSQL as the data;
+* ``memory://`` — :class:`huey.MemoryHuey` with ``immediate=True``: tasks run inline (tests only).
+
+Start workers with :func:`run_consumer` (``absrank worker``) or
+``huey_consumer workers.app.huey -k process -w N``. Each worker process creates its own engine
+lazily (after the fork), from the same settings.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from huey import Huey, MemoryHuey, PostgresHuey, RedisHuey, SqliteHuey
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings, get_settings
+from app.db import make_engine, make_sessionmaker
+
+logger = logging.getLogger(__name__)
+
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://")
+
+
+def make_huey(settings: Settings) -> Huey:
+    """Return a huey instance for ``settings.queue_url`` (see the module docstring).
+
+    Parameters
+    ----------
+    settings : Settings
+        ``queue_url`` and ``queue_name`` are used.
+
+    Returns
+    -------
+    huey.Huey
+        Results are not stored (the database holds every outcome).
+
+    Raises
+    ------
+    ValueError
+        Unsupported URL scheme.
+    """
+    url, name = settings.queue_url, settings.queue_name
+    if url.startswith("memory://"):
+        return MemoryHuey(name, immediate=True, results=False)
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return SqliteHuey(name, filename=str(path), results=False)
+    if url.startswith(_REDIS_SCHEMES):
+        return RedisHuey(name, url=url, results=False)
+    if url.startswith(_POSTGRES_SCHEMES):
+        dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+        return PostgresHuey(name, dsn=dsn, results=False)
+    raise ValueError(
+        f"unsupported queue_url {url!r}: use sqlite:///path, redis://..., postgresql://... "
+        "or memory://"
+    )
+
+
+@dataclass
+class _Runtime:
+    """Per-process state of the tasks: settings and a sessionmaker (created after fork)."""
+
+    settings: Settings | None = None
+    sessionmaker: sessionmaker[Session] | None = None
+    engine: Engine | None = None
+    pid: int | None = None
+    owned: bool = field(default=False)
+
+
+_runtime = _Runtime()
+
+
+def configure(
+    *,
+    settings: Settings | None = None,
+    sessionmaker: sessionmaker[Session] | None = None,
+) -> None:
+    """Override what the tasks use in this process (tests, an embedded worker).
+
+    Parameters
+    ----------
+    settings : Settings, optional
+        Default: :func:`app.config.get_settings`.
+    sessionmaker : sessionmaker, optional
+        Default: a sessionmaker on a new engine for ``settings.database_url``, created on first
+        use in each process.
+    """
+    reset()
+    _runtime.settings = settings
+    _runtime.sessionmaker = sessionmaker
+    _runtime.pid = os.getpid() if sessionmaker is not None else None
+
+
+def reset() -> None:
+    """Forget configured state and dispose an engine this module created."""
+    if _runtime.owned and _runtime.engine is not None and _runtime.pid == os.getpid():
+        _runtime.engine.dispose()
+    _runtime.settings = None
+    _runtime.sessionmaker = None
+    _runtime.engine = None
+    _runtime.pid = None
+    _runtime.owned = False
+
+
+def worker_settings() -> Settings:
+    """Return the settings the tasks use."""
+    return _runtime.settings or get_settings()
+
+
+def get_sessionmaker() -> sessionmaker[Session]:
+    """Return this process's sessionmaker, creating the engine lazily after a fork."""
+    pid = os.getpid()
+    if _runtime.sessionmaker is None or _runtime.pid != pid:
+        if _runtime.engine is not None and _runtime.owned:
+            # inherited through fork: drop the parent's pooled connections without closing them
+            _runtime.engine.dispose(close=False)
+        settings = worker_settings()
+        settings.ensure_dirs()
+        engine = make_engine(settings.database_url)
+        _runtime.engine = engine
+        _runtime.sessionmaker = make_sessionmaker(engine)
+        _runtime.pid = pid
+        _runtime.owned = True
+    return _runtime.sessionmaker
+
+
+def run_consumer(workers: int = 1, *, periodic: bool = True, **options: Any) -> None:
+    """Run a huey consumer with ``workers`` worker processes until SIGINT/SIGTERM.
+
+    Parameters
+    ----------
+    workers : int, default 1
+        Worker processes (``worker_type="process"``: cocoex holds the GIL, so threads do not
+        scale).
+    periodic : bool, default True
+        Also run the periodic re-dispatcher (once a minute). Several consumers may all run it;
+        it is idempotent.
+    **options
+        Other :class:`huey.consumer.Consumer` options (``max_delay``, ``backoff``, ...).
+
+    Raises
+    ------
+    RuntimeError
+        With ``memory://`` (tasks run inline, there is nothing to consume).
+    """
+    if huey.immediate:
+        raise RuntimeError("queue_url is memory://: tasks run inline, no consumer is needed")
+    if workers < 1:
+        raise ValueError("workers must be >= 1")
+    huey_logger = logging.getLogger("huey")
+    if not logging.getLogger().handlers and not huey_logger.handlers:
+        logging.basicConfig(
+            level=logging.INFO, format="%(asctime)s %(levelname)s %(processName)s %(message)s"
+        )
+    consumer_options: dict[str, Any] = {
+        "initial_delay": 0.1,
+        "backoff": 1.15,
+        "max_delay": 2.0,
+        "check_worker_health": True,
+        "health_check_interval": 10,
+    }
+    consumer_options.update(options)
+    consumer = huey.create_consumer(
+        workers=workers, worker_type="process", periodic=periodic, **consumer_options
+    )
+    logger.info("absrank worker: %d process(es) on %s", workers, worker_settings().queue_url)
+    consumer.run()
+
+
+def get_dispatcher() -> tasks.HueyDispatcher:
+    """Return a dispatcher that enqueues on the process-wide :data:`huey`."""
+    return tasks.HueyDispatcher(huey)
+
+
+huey: Huey = make_huey(get_settings())
+
+from workers import tasks  # noqa: E402  (registers the tasks on ``huey``)
+
+__all__ = [
+    "configure",
+    "get_dispatcher",
+    "get_sessionmaker",
+    "huey",
+    "make_huey",
+    "reset",
+    "run_consumer",
+    "tasks",
+    "worker_settings",
+]

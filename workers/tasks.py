@@ -1,0 +1,79 @@
+"""Thin, idempotent tasks: each one calls a service of ``app.services.tables``.
+
+The database decides what is done, so a task may run twice, late, or never (the periodic
+re-dispatcher resends it): duplicates are skipped and results are written once.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+
+from huey import Huey, crontab
+
+from app.services import tables as table_service
+from workers.app import get_sessionmaker, huey, worker_settings
+
+logger = logging.getLogger(__name__)
+
+
+def _build_chunk(table_id: str, index: int) -> str:
+    """Build chunk ``index`` of a table (and merge the table if it was the last)."""
+    return table_service.run_chunk(get_sessionmaker(), worker_settings(), table_id, index)
+
+
+def _merge_table(table_id: str) -> bool:
+    """Merge a table whose chunks are all done (no-op otherwise)."""
+    return table_service.merge(get_sessionmaker(), worker_settings(), table_id)
+
+
+def _redispatch_tables() -> dict[str, int]:
+    """Re-enqueue chunks and merges whose lease expired or whose message was lost."""
+    return table_service.redispatch(get_sessionmaker(), worker_settings(), HueyDispatcher(huey))
+
+
+# task names (module + function name) are what messages carry: keep them stable
+build_chunk = huey.task(name="build_chunk")(_build_chunk)
+merge_table = huey.task(name="merge_table")(_merge_table)
+redispatch_tables = huey.periodic_task(crontab(minute="*"), name="redispatch_tables")(
+    _redispatch_tables
+)
+
+_registered: weakref.WeakSet[Huey] = weakref.WeakSet([huey])
+
+
+def register_tasks(instance: Huey) -> None:
+    """Register the tasks on another huey instance (same names, so any consumer runs them).
+
+    Parameters
+    ----------
+    instance : huey.Huey
+        E.g. ``workers.app.make_huey(settings)`` for a queue other than the process default.
+    """
+    if instance in _registered:
+        return
+    instance.task(name="build_chunk")(_build_chunk)
+    instance.task(name="merge_table")(_merge_table)
+    _registered.add(instance)
+
+
+class HueyDispatcher:
+    """The services' dispatcher: enqueue chunk and merge tasks on a huey instance.
+
+    Parameters
+    ----------
+    instance : huey.Huey, optional
+        Default: the process-wide ``workers.app.huey``.
+    """
+
+    def __init__(self, instance: Huey | None = None) -> None:
+        self.huey = instance if instance is not None else huey
+        register_tasks(self.huey)
+
+    def enqueue_chunk(self, table_id: str, index: int) -> None:
+        """Queue chunk ``index`` of a table."""
+        self.huey.enqueue(build_chunk.s(table_id, index))
+
+    def enqueue_merge(self, table_id: str) -> None:
+        """Queue the merge of a table."""
+        self.huey.enqueue(merge_table.s(table_id))
