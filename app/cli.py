@@ -107,6 +107,24 @@ def redispatch() -> None:
     typer.echo(counts)
 
 
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _die_with_parent() -> None:
+    """In the embedded worker: get SIGTERM when ``absrank serve`` dies, however it dies.
+
+    uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown, so the ``finally`` of
+    :func:`serve` does not always run; Linux's ``PR_SET_PDEATHSIG`` covers that case.
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: rely on the finally below
+        pass
+
+
 @app.command()
 def serve(
     host: Annotated[str | None, typer.Option(help="bind address")] = None,
@@ -140,6 +158,9 @@ def serve(
             ],
             start_new_session=True,
         )
+    # uvicorn re-raises SIGTERM after its graceful shutdown; make that an exception so that the
+    # finally below stops the embedded worker instead of orphaning it
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         if queue:
             queue_defaults()

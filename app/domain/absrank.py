@@ -73,6 +73,8 @@ METHODS = (
 )
 #: A lowest-sample point farther from ``x*`` than this share of the distance to the region
 #: boundary (on that side, in some coordinate) means the sublevel set is clipped by the box.
+MIN_ANCHOR = 25
+"""Smallest anchor order statistic of the power tail (see ``_valid_anchor``)."""
 CLIP_SHARE = 0.9
 _NEG_INF = -np.inf
 
@@ -703,6 +705,41 @@ def _hill(
     return beta, beta / math.sqrt(low.size), lo, hi
 
 
+def _valid_anchor(table: TableData, ctx: RankContext, k_max: int) -> tuple[int, dict[str, Any]]:
+    """Largest anchor ``k`` (k_max, k_max/2, …, >= MIN_ANCHOR) whose sublevel set is unclipped.
+
+    ``{f <= y_k}`` shrinks with ``k``: when the requested anchor's set reaches the region's
+    boundary, a lower anchor whose set lies inside still gives a valid power law (SPEC §3.4), at
+    the price of a wider anchor interval. Below ``MIN_ANCHOR`` points the clipping check itself
+    loses its power (a fully clipped axis escapes detection with probability ``0.8^k``), so the
+    power tail is refused.
+
+    Raises
+    ------
+    NotApplicable
+        No anchor passes the check (field ``tail``).
+    """
+    k = k_max
+    first: dict[str, Any] | None = None
+    while True:
+        check = _clipping(table.low_x[:k], ctx)
+        if check["ok"]:
+            if first is not None:
+                check = check | {"requested_k": k_max, "requested_check": first}
+            return k, check
+        first = first or check
+        if k // 2 < min(MIN_ANCHOR, k_max):
+            break
+        k //= 2
+    raise NotApplicable(
+        f"sublevel set {{f <= y_{k}}} is clipped by the region (and so is every larger one): "
+        f"point {check['point_rank']} has "
+        f"|x_{check['coordinate']} - x*| = {abs(check['deviation']):.6g} > {CLIP_SHARE} x "
+        f"{check['room']:.6g} (distance from x* to the boundary on that side)",
+        field="tail",
+    )
+
+
 def _power_tail(inp: _TailInputs) -> TailChoice:
     f_opt = _require_f_opt(inp, "power")
     ctx, table = inp.ctx, inp.table
@@ -713,18 +750,10 @@ def _power_tail(inp: _TailInputs) -> TailChoice:
             field="tail",
         )
     # the anchor must be a knot (k <= k_exact) so that its count is exact
-    k = min(inp.k_anchor, table.low_values.size, table.k_exact, table.n)
-    if k < 1 or (ctx.beta is None and k < 2):
+    k_max = min(inp.k_anchor, table.low_values.size, table.k_exact, table.n)
+    if k_max < 1 or (ctx.beta is None and k_max < 2):
         raise NotApplicable("not enough stored low samples for a power tail", field="tail")
-    check = _clipping(table.low_x[:k], ctx)
-    if not check["ok"]:
-        raise NotApplicable(
-            f"sublevel set {{f <= y_{k}}} is clipped by the region: "
-            f"point {check['point_rank']} has "
-            f"|x_{check['coordinate']} - x*| = {abs(check['deviation']):.6g} > {CLIP_SHARE} x "
-            f"{check['room']:.6g} (distance from x* to the boundary on that side)",
-            field="tail",
-        )
+    k, check = _valid_anchor(table, ctx, k_max)
     y_k = float(table.low_values[k - 1])
     if y_k <= f_opt:
         raise NotApplicable(f"anchor y_{k} = {y_k!r} is not above f* = {f_opt!r}", field="tail")
@@ -759,7 +788,13 @@ def _power_tail(inp: _TailInputs) -> TailChoice:
         "anchor_count": round(float(count[0])),
         "validity": check,
     }
-    return tail, info, []
+    warnings = []
+    if k < k_max:
+        warnings.append(
+            f"power tail anchored at y_{k}: the sublevel set {{f <= y_{k_max}}} reaches the "
+            "region's boundary"
+        )
+    return tail, info, warnings
 
 
 def _auto_tail(inp: _TailInputs) -> TailChoice:

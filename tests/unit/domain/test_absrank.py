@@ -295,6 +295,24 @@ def test_power_tail_matches_exact_sphere_far_below_one_over_n() -> None:
     assert np.all((hill.log10_lo <= exact10) & (exact10 <= hill.log10_hi))
 
 
+def test_power_tail_lowers_its_anchor_when_y_100_is_clipped() -> None:
+    """Small N in d = 10: {f <= y_100} leaves the box, a lower anchor's set does not."""
+    d, half = 10, 5.12
+    X, f = _sobol_sphere(d, 13, half, seed=5)
+    table = build_table_data(f, _low(X, f, 400))
+    ctx = _ctx(d, f_opt=0.0, beta=d / 2, x_opt=np.zeros(d), half=half)
+    t = np.array([1e-2 * table.values[0], 1e-5 * table.values[0]])
+    res = absolute_ranks(t, table, ctx, tail="power")
+    assert res.tail["validity"]["requested_k"] == 100
+    assert not res.tail["validity"]["requested_check"]["ok"]
+    assert 25 <= res.tail["k"] < 100
+    assert any("anchored at" in w for w in res.warnings)
+    a, b = box_distances(ctx.region_lower, ctx.region_upper, np.zeros(d))
+    exact10 = sphere_ln_cdf(np.log(t), a, b) / LN10
+    assert np.all(np.abs(res.log10_v - exact10) <= 0.3)
+    assert np.all((res.log10_lo <= exact10) & (exact10 <= res.log10_hi))
+
+
 def test_power_tail_refused_on_ill_conditioned_ellipsoid() -> None:
     d, half, n_log2 = 10, 5.12, 16
     coef = 10.0 ** (6.0 * np.arange(d) / (d - 1))
