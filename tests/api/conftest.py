@@ -6,23 +6,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from alembic import command
-from alembic.config import Config
 from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.main import create_app
 from app.services import tables as table_service
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def migrate(url: str) -> None:
-    """Apply the Alembic migrations to ``url``."""
-    cfg = Config(str(ROOT / "alembic.ini"))
-    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
-    cfg.attributes["configure_logger"] = False
-    command.upgrade(cfg, "head")
+from tests.support import migrate
 
 
 class InlineDispatcher:

@@ -13,7 +13,8 @@ from scipy.special import gammaln
 
 from app.main import create_app
 from app.services import tables as table_service
-from tests.api.conftest import InlineDispatcher, api_settings, migrate
+from tests.api.conftest import InlineDispatcher, api_settings
+from tests.support import migrate
 
 PROBLEM = "application/problem+json"
 

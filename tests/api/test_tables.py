@@ -8,7 +8,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
-from tests.api.conftest import InlineDispatcher, api_settings, migrate
+from tests.api.conftest import InlineDispatcher, api_settings
+from tests.support import migrate
 
 PROBLEM = "application/problem+json"
 

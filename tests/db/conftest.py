@@ -12,7 +12,6 @@ import os
 import secrets
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -25,17 +24,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import make_engine, make_sessionmaker
 from app.models import Table, TableChunk
+from tests.support import alembic_config
 
-ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-
-
-def alembic_config(url: str) -> Config:
-    """An Alembic config for ``url`` that leaves the test's logging alone."""
-    cfg = Config(str(ROOT / "alembic.ini"))
-    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
-    cfg.attributes["configure_logger"] = False
-    return cfg
 
 
 def _libpq(url: str) -> str:

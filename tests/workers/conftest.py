@@ -8,8 +8,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from alembic import command
-from alembic.config import Config
 from huey import Huey
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
@@ -20,9 +18,8 @@ os.environ.setdefault("ABSRANK_QUEUE_URL", "memory://")
 
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker
+from tests.support import migrate
 from workers.app import configure, make_huey, reset
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def small_settings(tmp_path: Path, **overrides: object) -> Settings:
@@ -41,14 +38,6 @@ def small_settings(tmp_path: Path, **overrides: object) -> Settings:
     }
     fields.update(overrides)
     return Settings(**fields)  # type: ignore[arg-type]
-
-
-def migrate(url: str) -> None:
-    """Apply the Alembic migrations to ``url``."""
-    cfg = Config(str(ROOT / "alembic.ini"))
-    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
-    cfg.attributes["configure_logger"] = False
-    command.upgrade(cfg, "head")
 
 
 class RecordingDispatcher:
