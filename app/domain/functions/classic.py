@@ -207,10 +207,10 @@ def schwefel226(x: np.ndarray) -> np.ndarray:
 
 def _step_local(dim: int) -> LocalStructure:
     return LocalStructure(
-        beta=0.0,
+        beta=None,
         derivation="plateau minimum: f = 0 exactly on [-0.5, 0.5)^d, so v1(t) = atom = "
-        f"200^-d = {200.0**-dim:.6g} for 0 <= t < 1 (next level f = 1); no power tail "
-        "(beta = 0)",
+        f"200^-d = {200.0**-dim:.6g} for 0 <= t < 1 (next level f = 1); no power law at f* "
+        "(the registered atom is used instead)",
         atom=200.0**-dim,
     )
 

@@ -224,17 +224,35 @@ def test_best_of_c_monotone_in_c(
 @given(st.integers(2, 60), st.sampled_from([None, 0.5, 5.0, 20.0]))
 def test_power_tail_finite_far_below_samples(n: int, beta: float | None) -> None:
     rng = np.random.default_rng(n)
-    values = 1.0 + rng.random(n)
+    # a sample that follows v1(t) = t^b on [0, 1] (b = beta, or 2 for the Hill case)
+    values = rng.random(n) ** (1.0 / (beta or 2.0))
     low_x = rng.uniform(-0.1, 0.1, (n, 3))
     table = build_table_data(values, low_x)
     ctx = _ctx(3, f_opt=0.0, beta=beta, x_opt=np.zeros(3))
-    t = np.array([10.0**-k for k in range(1, 300, 7)])
+    t = table.values[0] * np.array([10.0**-k for k in range(1, 300, 7)])
     res = absolute_ranks(t, table, ctx, tail="power", k_anchor=20)
     assert set(res.method) == {"tail-power"}
     assert np.all(np.isfinite(res.log10_v))
     assert np.all(np.diff(res.log10_v) < 0)
     assert np.all(np.isfinite(res.log10_lo))
     assert np.all(np.isfinite(res.log10_hi))
+
+
+def test_power_tail_refused_where_the_samples_contradict_it() -> None:
+    """A registered beta that the samples below the anchor reject is never extrapolated."""
+    rng = np.random.default_rng(7)
+    n, d = 4096, 3
+    values = 1.0 + rng.random(n)  # a wall at 1: nothing like (t - 0)^5 on [0, y_k]
+    values[0] = 0.01  # one sample far below the rest (as on BBOB f20's full domain)
+    low_x = rng.uniform(-0.1, 0.1, (n, d))
+    table = build_table_data(values, low_x)
+    ctx = _ctx(d, f_opt=0.0, beta=5.0, x_opt=np.zeros(d))
+    with pytest.raises(NotApplicable, match="do not follow the power law") as info:
+        absolute_ranks(np.array([0.005]), table, ctx, tail="power")
+    assert info.value.field == "tail"
+    auto = absolute_ranks(np.array([0.01]), table, ctx)
+    assert list(auto.method) == ["interpolated"]
+    assert any("do not follow the power law" in w for w in auto.warnings)
 
 
 # ---------------------------------------------------------------- sampled vs exact -----------
@@ -303,8 +321,10 @@ def test_power_tail_lowers_its_anchor_when_y_100_is_clipped() -> None:
     ctx = _ctx(d, f_opt=0.0, beta=d / 2, x_opt=np.zeros(d), half=half)
     t = np.array([1e-2 * table.values[0], 1e-5 * table.values[0]])
     res = absolute_ranks(t, table, ctx, tail="power")
-    assert res.tail["validity"]["requested_k"] == 100
-    assert not res.tail["validity"]["requested_check"]["ok"]
+    assert res.tail["requested_k"] == 100
+    assert "k = 100: sublevel set" in res.tail["validity"]["rejected_anchors"][0]
+    assert res.tail["validity"]["ok"]
+    assert res.tail["validity"]["fit"]["ok"]
     assert 25 <= res.tail["k"] < 100
     assert any("anchored at" in w for w in res.warnings)
     a, b = box_distances(ctx.region_lower, ctx.region_upper, np.zeros(d))
