@@ -29,8 +29,16 @@ Kernel = Callable[[np.ndarray], np.ndarray]
 
 ANALYTIC_KINDS = ("sphere", "cone")
 
+MAX_ID_LENGTH = 200
+"""Longest accepted function id; longer strings are refused before they are parsed."""
+MAX_ID_DIGITS = 18
+"""Most digits in an id's dimension or instance (far above any hosted one, far below the
+4300 digits at which Python refuses to convert a string to an int)."""
+_SHOWN_ID_LENGTH = 60
+
 _ID = re.compile(
-    r"(?P<suite>[a-z][a-z0-9]*)/(?P<name>[a-z][a-z0-9_]*)(?:/i(?P<instance>[0-9]+))?/d(?P<dim>[0-9]+)"
+    r"(?P<suite>[a-z][a-z0-9]{0,31})/(?P<name>[a-z][a-z0-9_]{0,31})"
+    rf"(?:/i(?P<instance>[0-9]{{1,{MAX_ID_DIGITS}}}))?/d(?P<dim>[0-9]{{1,{MAX_ID_DIGITS}}})"
 )
 
 
@@ -247,8 +255,9 @@ class Suite:
 _SUITES: dict[str, Suite] = {}
 
 SUPPORTED_DIMS: dict[str, tuple[int, ...]] = {}
-"""Dimensions listed per suite. ``get_function`` accepts exactly these for BBOB and any
-``d`` in 1..100 for ``classic`` (2..100 for Rosenbrock)."""
+"""Dimensions listed per suite when no dimension is asked for. ``get_function`` accepts
+exactly these for BBOB and any ``d`` in 1..100 for ``classic`` (2..100 for Rosenbrock);
+``list_functions(dim=d)`` lists every function accepted in dimension ``d``."""
 
 
 def register_suite(suite: Suite) -> Suite:
@@ -306,7 +315,7 @@ def get_function(function_id: str) -> BenchmarkFunction:
     """
     if not isinstance(function_id, str):
         raise UnknownFunction(
-            f"function id must be a string, got {function_id!r}", field="function_id"
+            f"function id must be a string, got {type(function_id).__name__}", field="function_id"
         )
     return _get_function(function_id)
 
@@ -317,26 +326,47 @@ def _get_function(function_id: str) -> BenchmarkFunction:
     return suite.build(name, instance, dim)
 
 
+def shown_id(function_id: str) -> str:
+    """Return ``repr(function_id)``, cut to about 60 characters for error messages.
+
+    Examples
+    --------
+    >>> shown_id("classic/sphere/d2")
+    "'classic/sphere/d2'"
+    >>> shown_id("x" * 100)
+    "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (100 characters)"
+    """
+    if len(function_id) <= _SHOWN_ID_LENGTH:
+        return repr(function_id)
+    return f"{function_id[:_SHOWN_ID_LENGTH]!r}... ({len(function_id)} characters)"
+
+
 def _parse(function_id: str) -> tuple[Suite, str, int | None, int]:
+    if len(function_id) > MAX_ID_LENGTH:
+        raise UnknownFunction(
+            f"{shown_id(function_id)} is not a function id: ids have at most "
+            f"{MAX_ID_LENGTH} characters",
+            field="function_id",
+        )
     match = _ID.fullmatch(function_id)
     if match is None:
         raise UnknownFunction(
-            f"{function_id!r} is not a function id; expected e.g. 'classic/sphere/d10' or "
-            "'bbob/f15/i1/d10'",
+            f"{shown_id(function_id)} is not a function id; expected e.g. 'classic/sphere/d10' "
+            f"or 'bbob/f15/i1/d10' (dimensions and instances of at most {MAX_ID_DIGITS} digits)",
             field="function_id",
         )
     suite = _SUITES.get(match["suite"])
     if suite is None:
         raise UnknownFunction(
-            f"unknown suite {match['suite']!r} in {function_id!r}; "
+            f"unknown suite {match['suite']!r} in {shown_id(function_id)}; "
             f"hosted: {', '.join(sorted(_SUITES))}",
             field="function_id",
         )
     name, instance_text = match["name"], match["instance"]
     if name not in suite.names or (instance_text is None) != (suite.instances is None):
         raise UnknownFunction(
-            f"no function {function_id!r}; {suite.name} ids read {suite.id_form} with name in "
-            f"{', '.join(suite.names)}",
+            f"no function {shown_id(function_id)}; {suite.name} ids read {suite.id_form} "
+            f"with name in {', '.join(suite.names)}",
             field="function_id",
         )
     dim = _canonical_number(match["dim"], function_id)
@@ -360,7 +390,7 @@ def _parse(function_id: str) -> tuple[Suite, str, int | None, int]:
 def _canonical_number(text: str, function_id: str) -> int:
     if text != str(int(text)):
         raise UnknownFunction(
-            f"{function_id!r} is not canonical: write numbers without leading zeros",
+            f"{shown_id(function_id)} is not canonical: write numbers without leading zeros",
             field="function_id",
         )
     return int(text)
@@ -373,14 +403,17 @@ def _describe(values: range | tuple[int, ...]) -> str:
 
 
 def list_functions(*, suite: str | None = None, dim: int | None = None) -> list[BenchmarkFunction]:
-    """List the registered functions in their listed dimensions and instances.
+    """List the registered functions in their listed (or the asked) dimension and instances.
 
     Parameters
     ----------
     suite : str, optional
         Only this suite.
     dim : int, optional
-        Only this dimension (an unlisted dimension gives an empty list).
+        Only this dimension. Every function that :func:`get_function` accepts in dimension
+        ``dim`` is listed (classic: ``1 <= dim <= 100``, from each function's own minimum,
+        e.g. 2 for Rosenbrock; BBOB: 2, 3, 5, 10, 20, 40), in the suite's listed instances.
+        Without ``dim``, each suite's listed dimensions (``SUPPORTED_DIMS``).
 
     Returns
     -------
@@ -402,9 +435,14 @@ def list_functions(*, suite: str | None = None, dim: int | None = None) -> list[
         for s in chosen
         for name in s.names
         for instance in s.listed_instances or (None,)
-        for d in s.dims
-        if dim is None or d == dim
+        for d in _listed_dims(s, name, dim)
     ]
+
+
+def _listed_dims(suite: Suite, name: str, dim: int | None) -> tuple[int, ...]:
+    if dim is None:
+        return suite.dims
+    return (dim,) if dim in suite.accepted_dims(name) else ()
 
 
 def local_degree(function: BenchmarkFunction, directions: np.ndarray, scales: np.ndarray) -> float:

@@ -65,6 +65,8 @@ def test_listing():
     assert functions[0].id == "bbob/f1/i1/d2"
     assert functions[-1].id == "bbob/f24/i15/d40"
     assert {f.id for f in list_functions(dim=40)} >= {"bbob/f15/i3/d40", "classic/step/d40"}
+    assert list_functions(suite="bbob", dim=4) == []  # BBOB only at its dimensions
+    assert len(list_functions(suite="bbob", dim=10)) == 24 * 15
     with pytest.raises(InvalidInput) as info:
         list_functions(suite="cec2005")
     assert info.value.field == "suite"

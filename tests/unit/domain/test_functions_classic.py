@@ -68,7 +68,9 @@ def test_listing_and_ids():
     assert [f.id for f in functions] == [
         f"classic/{name}/d{d}" for name in NAMES for d in SUPPORTED_DIMS["classic"]
     ]
-    assert list_functions(suite="classic", dim=7) == []
+    assert [f.id for f in list_functions(suite="classic", dim=7)] == [
+        f"classic/{name}/d7" for name in NAMES
+    ]
     assert {f.id for f in list_functions(dim=3, suite="classic")} == {
         f"classic/{name}/d3" for name in NAMES
     }
@@ -142,6 +144,30 @@ def test_unavailable_dimensions(function_id):
     with pytest.raises(InvalidInput, match="dimension") as info:
         get_function(function_id)
     assert info.value.field == "function_id"
+
+
+def test_an_explicit_dimension_lists_every_function_accepted_there():
+    assert [f.id for f in list_functions(dim=4)] == [f"classic/{name}/d4" for name in NAMES]
+    assert "classic/rosenbrock/d1" not in {f.id for f in list_functions(dim=1)}
+    assert len(list_functions(suite="classic", dim=1)) == len(NAMES) - 1
+    assert len(list_functions(dim=MAX_DIM)) == len(NAMES)
+    assert list_functions(dim=MAX_DIM + 1) == []
+
+
+@pytest.mark.parametrize(
+    "function_id",
+    [
+        "classic/sphere/d" + "9" * 5000,  # beyond Python's 4300-digit int conversion limit
+        "classic/sphere/d" + "9" * 19,
+        "classic/" + "s" * 300 + "/d2",
+        "classic/sphere/d2" + " " * 300,
+    ],
+)
+def test_huge_ids_are_unknown_and_not_echoed(function_id):
+    with pytest.raises(UnknownFunction) as info:
+        get_function(function_id)
+    assert info.value.field == "function_id"
+    assert len(str(info.value)) < 300
 
 
 def test_any_dimension_up_to_the_maximum():
