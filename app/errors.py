@@ -58,6 +58,13 @@ class TableNotReady(Conflict):
     type = "table-not-ready"
 
 
+class TableNotBuilt(Conflict):
+    """The table this request needs does not exist, and this request may not queue it."""
+
+    title = "Table not built"
+    type = "table-not-built"
+
+
 class NotApplicable(Conflict):
     """The method asked for does not apply to this data."""
 
@@ -71,6 +78,27 @@ class Unauthorized(AppError):
     status = 401
     title = "Unauthorized"
     type = "unauthorized"
+
+    def __init__(self, detail: str | None = None, **kwargs: Any) -> None:
+        super().__init__(detail, **kwargs)
+        # RFC 9110 §11.6.1: a 401 names the scheme the client must use
+        self.headers.setdefault("WWW-Authenticate", 'ApiKey header="X-API-Key"')
+
+
+class MethodNotAllowed(AppError):
+    """The resource does not support this HTTP method."""
+
+    status = 405
+    title = "Method not allowed"
+    type = "method-not-allowed"
+
+
+class UnsupportedMediaType(AppError):
+    """The request body's Content-Type is not one this endpoint reads."""
+
+    status = 415
+    title = "Unsupported media type"
+    type = "unsupported-media-type"
 
 
 class PayloadTooLarge(AppError):

@@ -5,19 +5,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
-from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__
 from app.api import functions, health, ranks, tables
-from app.api.problems import PROBLEM_MEDIA_TYPE, install_problem_handlers
+from app.api.openapi import install_openapi
+from app.api.problems import install_problem_handlers, problem_response
 from app.config import Settings, get_settings
 from app.db import make_engine, make_sessionmaker
+from app.errors import PayloadTooLarge
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +32,12 @@ scrambled Sobol samples and can be rebuilt bit for bit. Errors are RFC 9457 prob
 
 
 class BodySizeLimit:
-    """Refuse request bodies over ``limit`` bytes with a 413 problem (before parsing them)."""
+    """Refuse request bodies over ``limit`` bytes with a 413 problem (before parsing them).
+
+    A declared ``Content-Length`` over the limit is refused at once. A body sent without one
+    (``Transfer-Encoding: chunked``) is read up to ``limit + 1`` bytes before the application
+    runs: over the limit it is refused, otherwise its messages are replayed to the application.
+    """
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
         self.app = app
@@ -41,7 +48,10 @@ class BodySizeLimit:
             await self.app(scope, receive, send)
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+        if declared is None:
+            await self._buffered(scope, receive, send)
+            return
+        if declared.isdigit() and int(declared) > self.limit:
             await self._reject(scope, receive, send)
             return
         seen = 0
@@ -60,16 +70,35 @@ class BodySizeLimit:
         except _TooLarge:
             await self._reject(scope, receive, send)
 
+    async def _buffered(self, scope: Scope, receive: Receive, send: Send) -> None:
+        messages: deque[Message] = deque()
+        seen = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":  # http.disconnect: let the app see it
+                break
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                await self._reject(scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+
+        async def replay() -> Message:
+            return messages.popleft() if messages else await receive()
+
+        await self.app(scope, replay, send)
+
     async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body = {
-            "type": "https://absrank.dev/problems/payload-too-large",
-            "title": "Payload too large",
-            "status": 413,
-            "detail": f"request body exceeds max_request_bytes = {self.limit}",
-            "instance": scope.get("path", ""),
-            "field": "body",
-        }
-        response = JSONResponse(body, status_code=413, media_type=PROBLEM_MEDIA_TYPE)
+        response = problem_response(
+            status=413,
+            type_=PayloadTooLarge.type,
+            title=PayloadTooLarge.title,
+            detail=f"request body exceeds max_request_bytes = {self.limit}",
+            instance=scope.get("path", ""),
+            field="body",
+        )
         await response(scope, receive, send)
 
 
@@ -144,5 +173,6 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
     install_problem_handlers(app)
     for module in (health, functions, tables, ranks):
         app.include_router(module.router)
+    install_openapi(app)
     app.add_middleware(BodySizeLimit, limit=settings.max_request_bytes)
     return app

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Header, Query, Request
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings, get_settings
-from app.errors import Unauthorized
+from app.errors import Unauthorized, UnsupportedMediaType
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
@@ -27,16 +27,80 @@ def get_dispatcher(request: Request) -> Any:
 SessionmakerDep = Annotated[sessionmaker[Session], Depends(get_sessionmaker)]
 DispatcherDep = Annotated[Any, Depends(get_dispatcher)]
 
+MAX_OFFSET = 10**9
+OffsetQuery = Annotated[
+    int, Query(ge=0, le=MAX_OFFSET, description="items to skip (paging)", examples=[0])
+]
 
-def require_api_key(
-    settings: SettingsDep,
-    x_api_key: Annotated[
-        str | None, Header(description="needed when the deployment sets keys")
-    ] = None,
-) -> None:
+ApiKeyHeader = Annotated[
+    str | None,
+    Header(
+        description="an API key of the deployment (needed for writes that cost compute when "
+        "the deployment configures keys)",
+        examples=["s3cret"],
+    ),
+]
+
+
+def require_api_key(settings: SettingsDep, x_api_key: ApiKeyHeader = None) -> None:
     """Refuse compute-costly writes without a valid key when the deployment configures keys."""
     if settings.api_keys and x_api_key not in settings.api_keys:
         raise Unauthorized(field="X-API-Key")
 
 
+def may_queue_builds(settings: SettingsDep, x_api_key: ApiKeyHeader = None) -> bool:
+    """Whether this request may queue table builds (no keys configured, or a valid key).
+
+    An anonymous request is allowed (it may only use what exists); a wrong key is a 401.
+    """
+    if not settings.api_keys:
+        return True
+    if x_api_key is None:
+        return False
+    if x_api_key not in settings.api_keys:
+        raise Unauthorized("the X-API-Key header holds no valid key", field="X-API-Key")
+    return True
+
+
 ApiKeyDep = Depends(require_api_key)
+MayQueueBuildsDep = Annotated[bool, Depends(may_queue_builds)]
+
+
+class ContentTypes:
+    """Refuse a request body whose media type is not one of ``accepted`` (415 problem).
+
+    Patterns are ``type/subtype`` or ``type/*+suffix`` (``application/*+json`` accepts
+    ``application/merge-patch+json``). Parameters such as ``charset`` are ignored. Use one
+    instance per set of types, as a route dependency::
+
+        @router.post("", dependencies=[Depends(ContentTypes("application/json", "text/csv"))])
+    """
+
+    def __init__(self, *accepted: str) -> None:
+        self.accepted = tuple(a.lower() for a in accepted)
+
+    def __call__(self, request: Request) -> None:
+        raw = request.headers.get("content-type", "")
+        media_type = raw.split(";", 1)[0].strip().lower()
+        if not any(_matches(media_type, pattern) for pattern in self.accepted):
+            shown = repr(media_type[:80]) if media_type else "none"
+            raise UnsupportedMediaType(
+                f"Content-Type {shown} is not accepted here; send {' or '.join(self.accepted)}",
+                field="content-type",
+                headers={"Accept": ", ".join(self.accepted)},
+            )
+
+
+def _matches(media_type: str, pattern: str) -> bool:
+    kind, _, subtype = media_type.partition("/")
+    p_kind, _, p_subtype = pattern.partition("/")
+    if kind != p_kind or not subtype:
+        return False
+    if p_subtype.startswith("*+"):
+        return subtype.endswith(p_subtype[1:]) and len(subtype) > len(p_subtype) - 1
+    return subtype == p_subtype
+
+
+JSON_TYPES = ("application/json", "application/*+json")
+JsonBody = Depends(ContentTypes(*JSON_TYPES))
+"""Route dependency of every endpoint that reads a JSON body."""

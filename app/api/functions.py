@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 
-from app.api.deps import SettingsDep
+from app.api.deps import JsonBody, OffsetQuery, SettingsDep
 from app.domain.functions import BenchmarkFunction
-from app.schemas.common import problem_responses
+from app.errors import MethodNotAllowed
+from app.schemas.common import BODY_PROBLEMS, problem_responses
 from app.schemas.functions import (
     EvaluateRequest,
     EvaluateResponse,
@@ -19,6 +20,17 @@ from app.schemas.functions import (
 from app.services import functions as service
 
 router = APIRouter(prefix="/v1/functions", tags=["functions"])
+
+MAX_DIM_FILTER = 10_000
+
+FunctionIdPath = Annotated[
+    str,
+    Path(
+        description="classic/{name}/d{dim} (1 <= dim <= 100) or bbob/f{1..24}/i{instance}/d{dim} "
+        "(instance 1..214648, dim in 2, 3, 5, 10, 20, 40)",
+        examples=["bbob/f15/i1/d10", "classic/rastrigin/d2"],
+    ),
+]
 
 
 def _read(fn: BenchmarkFunction) -> FunctionRead:
@@ -43,12 +55,24 @@ def _read(fn: BenchmarkFunction) -> FunctionRead:
     )
 
 
-@router.get("", response_model=FunctionList)
+@router.get("", response_model=FunctionList, responses=problem_responses(422))
 def list_functions(
-    suite: Annotated[str | None, Query(examples=["bbob"])] = None,
-    dim: Annotated[int | None, Query(ge=1, examples=[10])] = None,
-    limit: Annotated[int, Query(ge=1, le=5000)] = 500,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    suite: Annotated[
+        str | None, Query(description="only this suite: classic or bbob", examples=["bbob"])
+    ] = None,
+    dim: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            le=MAX_DIM_FILTER,
+            description="only this dimension: every classic function accepted there "
+            "(1..100; Rosenbrock from 2) and BBOB at 2, 3, 5, 10, 20, 40 (instances 1-15); "
+            "without it, the dimensions 2, 3, 5, 10, 20, 40",
+            examples=[10],
+        ),
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=5000, description="page size", examples=[100])] = 500,
+    offset: OffsetQuery = 0,
 ) -> FunctionList:
     """List hosted functions, filtered by suite and dimension."""
     items = service.search_functions(suite=suite, dim=dim)
@@ -58,17 +82,30 @@ def list_functions(
 @router.post(
     "/{function_id:path}/evaluate",
     response_model=EvaluateResponse,
-    responses=problem_responses(404, 422),
+    dependencies=[JsonBody],
+    responses=problem_responses(404, *BODY_PROBLEMS),
 )
-def evaluate(function_id: str, body: EvaluateRequest, settings: SettingsDep) -> EvaluateResponse:
+def evaluate(
+    function_id: FunctionIdPath, body: EvaluateRequest, settings: SettingsDep
+) -> EvaluateResponse:
     """Evaluate a small batch of points (shape (n, d)) on a hosted function."""
     values = service.evaluate(function_id, body.points, max_points=settings.max_evaluate_points)
     return EvaluateResponse(function_id=function_id, values=values.tolist())
 
 
+@router.api_route("/{function_id:path}/evaluate", methods=["GET", "HEAD"], include_in_schema=False)
+def evaluate_needs_post(function_id: str) -> None:
+    """Answer 405 (the GET route below would otherwise take ``.../evaluate`` for an id)."""
+    raise MethodNotAllowed(
+        'evaluate points with POST and a JSON body {"points": [[...], ...]}',
+        field="method",
+        headers={"Allow": "POST"},
+    )
+
+
 @router.get(
     "/{function_id:path}", response_model=FunctionRead, responses=problem_responses(404, 422)
 )
-def get_function(function_id: str) -> FunctionRead:
+def get_function(function_id: FunctionIdPath) -> FunctionRead:
     """Describe one function: domain, optimum, local structure at x*, source."""
     return _read(service.find_function(function_id))

@@ -10,9 +10,18 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.errors import AppError
+from app.schemas.common import PROBLEM_MEDIA_TYPE
 
 PROBLEM_BASE = "https://absrank.dev/problems/"
-PROBLEM_MEDIA_TYPE = "application/problem+json"
+#: Longest ``instance`` and ``detail`` echoed back: a request path or id can be huge.
+MAX_INSTANCE_CHARS = 200
+MAX_DETAIL_CHARS = 2000
+#: What FastAPI says when the body is not UTF-8 JSON that Python can load (it answers 400).
+_FASTAPI_BODY_PARSE_ERROR = "There was an error parsing the body"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def problem_response(
@@ -30,8 +39,8 @@ def problem_response(
         "type": PROBLEM_BASE + type_,
         "title": title,
         "status": status,
-        "detail": detail,
-        "instance": instance,
+        "detail": _cut(detail, MAX_DETAIL_CHARS),
+        "instance": _cut(instance, MAX_INSTANCE_CHARS),
     }
     reserved = set(body)
     body.update({k: v for k, v in extra.items() if v is not None and k not in reserved})
@@ -57,16 +66,21 @@ async def _app_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
-async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, RequestValidationError)
-    errors = [
-        {
-            "field": _loc_to_field(e.get("loc", ())),
-            "message": e.get("msg", ""),
-            "type": e.get("type"),
-        }
-        for e in exc.errors()
-    ]
+def _error_item(error: dict[str, Any]) -> dict[str, Any]:
+    if error.get("type") == "json_invalid":
+        # FastAPI puts the character offset where a field name belongs: ("body", 17)
+        position = error.get("loc", ("body", "?"))[-1]
+        reason = (error.get("ctx") or {}).get("error", "")
+        message = f"invalid JSON at character {position}: {reason}".rstrip(": ")
+        return {"field": "body", "message": message, "type": "json_invalid"}
+    return {
+        "field": _loc_to_field(error.get("loc", ())),
+        "message": error.get("msg", ""),
+        "type": error.get("type"),
+    }
+
+
+def _invalid_input(request: Request, errors: list[dict[str, Any]]) -> JSONResponse:
     first = errors[0] if errors else {"field": "body", "message": "invalid"}
     return problem_response(
         status=422,
@@ -79,9 +93,34 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    return _invalid_input(request, [_error_item(e) for e in exc.errors()])
+
+
+def _body_parse_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    """FastAPI's bare 400 for a body ``json.loads`` refuses (bad UTF-8, >4300-digit numbers)."""
+    cause = exc.__cause__
+    if isinstance(cause, UnicodeDecodeError):
+        reason = f"the body is not valid UTF-8 (byte {cause.start}: {cause.reason})"
+    elif cause is not None:
+        # e.g. "Exceeds the limit (4300 digits) for integer string conversion: ..."
+        reason = "the body is not valid JSON: " + str(cause).split(";", 1)[0]
+    else:
+        reason = "the body could not be parsed as JSON"
+    item = {"field": "body", "message": reason, "type": "json_invalid"}
+    return _invalid_input(request, [item])
+
+
+#: Starlette's own errors: problem type and the request part at fault.
+_HTTP_ERRORS = {404: ("not-found", "path"), 405: ("method-not-allowed", "method")}
+
+
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    slug = {404: "not-found", 405: "method-not-allowed"}.get(exc.status_code, "http-error")
+    if exc.status_code == 400 and exc.detail == _FASTAPI_BODY_PARSE_ERROR:
+        return _body_parse_error(request, exc)
+    slug, field = _HTTP_ERRORS.get(exc.status_code, ("http-error", None))
     return problem_response(
         status=exc.status_code,
         type_=slug,
@@ -89,6 +128,7 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         detail=str(exc.detail),
         instance=request.url.path,
         headers=getattr(exc, "headers", None),
+        field=field,
     )
 
 

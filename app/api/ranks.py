@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.api.deps import DispatcherDep, SessionmakerDep, SettingsDep
-from app.schemas.common import problem_responses
+from app.api.deps import DispatcherDep, JsonBody, MayQueueBuildsDep, SessionmakerDep, SettingsDep
+from app.schemas.common import BODY_PROBLEMS, problem_responses
 from app.schemas.ranks import RankRequest, RankResponse
 from app.services.ranks import rank_values
 
@@ -15,10 +15,17 @@ router = APIRouter(prefix="/v1", tags=["absolute ranks"])
 @router.post(
     "/absolute-ranks",
     response_model=RankResponse,
-    responses=problem_responses(404, 409, 413, 422),
+    dependencies=[JsonBody],
+    responses=problem_responses(401, 404, 409, *BODY_PROBLEMS),
 )
 def absolute_ranks(
-    body: RankRequest, sm: SessionmakerDep, settings: SettingsDep, dispatcher: DispatcherDep
+    body: RankRequest,
+    sm: SessionmakerDep,
+    settings: SettingsDep,
+    dispatcher: DispatcherDep,
+    may_queue_builds: MayQueueBuildsDep,
 ) -> RankResponse:
     """Turn metric values into absolute ranks v (lower is better; log10_v is authoritative)."""
-    return RankResponse(**rank_values(sm, settings, dispatcher, body))
+    return RankResponse(
+        **rank_values(sm, settings, dispatcher, body, may_queue_builds=may_queue_builds)
+    )

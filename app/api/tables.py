@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Path, Query, Response
 
-from app.api.deps import ApiKeyDep, DispatcherDep, SessionmakerDep, SettingsDep
-from app.schemas.common import problem_responses
+from app.api.deps import (
+    ApiKeyDep,
+    DispatcherDep,
+    JsonBody,
+    OffsetQuery,
+    SessionmakerDep,
+    SettingsDep,
+)
+from app.schemas.common import BODY_PROBLEMS, problem_responses
 from app.schemas.tables import Progress, TableCreate, TableList, TableRead
 from app.services import tables as service
 from app.services.errors import domain_errors_as_problems
@@ -44,9 +51,20 @@ def _read(view: service.TableView) -> TableRead:
     "",
     response_model=TableRead,
     status_code=202,
-    dependencies=[ApiKeyDep],
-    responses={200: {"model": TableRead, "description": "The table exists and is ready"}}
-    | problem_responses(401, 404, 422),
+    dependencies=[ApiKeyDep, JsonBody],
+    responses={
+        200: {"model": TableRead, "description": "The table exists and is ready"},
+        202: {
+            "description": "The table is queued or building; its URL is in the Location header",
+            "headers": {
+                "Location": {
+                    "description": "/v1/tables/{id}: poll it for progress",
+                    "schema": {"type": "string"},
+                }
+            },
+        },
+    }
+    | problem_responses(401, 404, *BODY_PROBLEMS),
 )
 def create_table(
     body: TableCreate,
@@ -73,7 +91,16 @@ def create_table(
 
 
 @router.get("/{table_id}", response_model=TableRead, responses=problem_responses(404))
-def get_table(table_id: str, sm: SessionmakerDep) -> TableRead:
+def get_table(
+    table_id: Annotated[
+        str,
+        Path(
+            description="a table id (t + 23 hex digits), as in the Location of POST /v1/tables",
+            examples=["t3f1c0d9a8b7e6f5a4b3c2d1"],
+        ),
+    ],
+    sm: SessionmakerDep,
+) -> TableRead:
     """Show a table: status, progress (chunks), ETA, spec, quantiles, provenance."""
     return _read(service.get_table(sm, table_id))
 
@@ -81,10 +108,22 @@ def get_table(table_id: str, sm: SessionmakerDep) -> TableRead:
 @router.get("", response_model=TableList, responses=problem_responses(422))
 def list_tables(
     sm: SessionmakerDep,
-    function_id: Annotated[str | None, Query(examples=["bbob/f15/i1/d10"])] = None,
-    status: Annotated[str | None, Query(pattern="^(building|merging|ready|failed)$")] = None,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    function_id: Annotated[
+        str | None,
+        Query(
+            max_length=200, description="only tables of this function", examples=["bbob/f15/i1/d10"]
+        ),
+    ] = None,
+    status: Annotated[
+        str | None,
+        Query(
+            pattern="^(building|merging|ready|failed)$",
+            description="only tables in this status",
+            examples=["ready"],
+        ),
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=1000, description="page size", examples=[100])] = 100,
+    offset: OffsetQuery = 0,
 ) -> TableList:
     """List tables, newest first, filtered by function and status."""
     views, total = service.list_tables(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.schemas.common import FiniteFloat
+from app.schemas.common import STRICT_REQUEST, FiniteFloat
 
 
 class LocalStructureRead(BaseModel):
@@ -45,7 +45,7 @@ class FunctionList(BaseModel):
 class EvaluateRequest(BaseModel):
     """A small batch of points."""
 
-    model_config = ConfigDict(
+    model_config = STRICT_REQUEST | ConfigDict(
         json_schema_extra={"examples": [{"points": [[0.0, 0.0], [1.0, -2.5]]}]}
     )
     points: list[list[FiniteFloat]] = Field(description="shape (n, d), n <= max_evaluate_points")

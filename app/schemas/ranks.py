@@ -4,19 +4,25 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from app.schemas.common import FiniteFloat
+from app.schemas.common import STRICT_REQUEST, FiniteFloat, FunctionId
 
 Tail = Literal["auto", "power", "linear", "paper"]
 Aggregate = Literal["best", "worst", "median", "order"]
+
+MAX_BUDGET = 10**15
+"""Largest budget c (evaluations per run) accepted."""
+MAX_RUNS = 10_000
+MAX_TAIL_K = 100_000
+MAX_TABLE_ID_LENGTH = 64
 
 
 class RankRequest(BaseModel):
     """Metric values to turn into absolute ranks ``v`` (SPEC §3.1)."""
 
-    model_config = ConfigDict(
-        extra="forbid",
+    model_config = STRICT_REQUEST | ConfigDict(
         json_schema_extra={
             "examples": [
                 {
@@ -29,11 +35,17 @@ class RankRequest(BaseModel):
             ]
         },
     )
-    function_id: str | None = Field(
+    function_id: FunctionId | None = Field(
         None,
         description="a hosted function; its default table (full domain, N=2^16, seed 0) is used",
     )
-    table_id: str | None = Field(None, description="a specific table (e.g. a δ-box or a larger N)")
+    table_id: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_TABLE_ID_LENGTH,
+        description="a specific table (e.g. a δ-box or a larger N); exactly one of function_id "
+        "and table_id",
+    )
     values: list[FiniteFloat] = Field(
         min_length=1,
         description="metric values t (best f found per run, or errors; see values_are)",
@@ -41,30 +53,61 @@ class RankRequest(BaseModel):
     values_are: Literal["f", "error"] = Field(
         "f", description="'error' means t - f*; f* is added before ranking"
     )
-    budget: int = Field(1, ge=1, description="c: evaluations per run (best-of-c, Eq. 19)")
-    runs: int = Field(1, ge=1, le=10_000, description="r: runs aggregated into each value")
-    aggregate: Aggregate | None = Field(
-        None, description="how the r runs were aggregated (required when runs > 1)"
+    budget: int = Field(
+        1, ge=1, le=MAX_BUDGET, description="c: evaluations per run (best-of-c, Eq. 19)"
     )
-    order: int | None = Field(None, ge=1, description="k for aggregate='order' (k-th best of r)")
+    runs: int = Field(1, ge=1, le=MAX_RUNS, description="r: runs aggregated into each value")
+    aggregate: Aggregate | None = Field(
+        None,
+        description="how the r runs were aggregated (required when runs > 1)",
+    )
+    order: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_RUNS,
+        description="k for aggregate='order' (k-th best of r); required then, and <= runs",
+    )
     tail: Tail = Field("auto", description="lower-tail model below the samples (SPEC §3.2, §3.4)")
-    tail_k: int = Field(100, ge=2, description="anchor order statistic of the power tail")
+    tail_k: int = Field(
+        100,
+        ge=2,
+        le=MAX_TAIL_K,
+        description="anchor order statistic of the power tail (capped by the table's stored "
+        "lowest samples; the response warns when the anchor differs)",
+    )
     confidence: float = Field(0.95, gt=0.0, lt=1.0, description="level of every interval")
     use_analytic: bool = Field(
         True, description="with function_id: use the exact v1 where one exists (sphere, cone)"
     )
 
     @model_validator(mode="after")
-    def _one_source(self) -> RankRequest:
-        if (self.function_id is None) == (self.table_id is None):
-            raise ValueError("give exactly one of function_id or table_id")
+    def _cross_field_rules(self) -> RankRequest:
+        if self.function_id is None and self.table_id is None:
+            raise _field_error("function_id", "give exactly one of function_id or table_id")
+        if self.function_id is not None and self.table_id is not None:
+            raise _field_error("table_id", "give either function_id or table_id, not both")
         if self.runs > 1 and self.aggregate is None:
-            raise ValueError("aggregate is required when runs > 1")
+            raise _field_error(
+                "aggregate", "aggregate is required when runs > 1 (best, worst, median or order)"
+            )
         if self.aggregate == "order" and self.order is None:
-            raise ValueError("order is required when aggregate='order'")
+            raise _field_error("order", "order is required when aggregate='order'")
         if self.order is not None and self.order > self.runs:
-            raise ValueError("order must not exceed runs")
+            raise _field_error("order", f"order must not exceed runs ({self.runs})")
         return self
+
+
+def _field_error(field: str, message: str) -> ValidationError:
+    """A validation error located at ``field`` (a model validator's own errors have no location,
+    so FastAPI would report them as ``body``)."""
+    return ValidationError.from_exception_data(
+        "RankRequest",
+        [
+            InitErrorDetails(
+                type=PydanticCustomError("cross_field", message), loc=(field,), input=None
+            )
+        ],
+    )
 
 
 class RankInterval(BaseModel):

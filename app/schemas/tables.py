@@ -7,14 +7,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.schemas.common import FiniteFloat
+from app.schemas.common import STRICT_REQUEST, FiniteFloat, FunctionId
 
 
 class TableCreate(BaseModel):
     """A table spec: function, region, N = 2^log2n, Sobol seed (SPEC §3.2)."""
 
-    model_config = ConfigDict(
-        extra="forbid",
+    model_config = STRICT_REQUEST | ConfigDict(
         json_schema_extra={
             "examples": [
                 {"function_id": "bbob/f15/i1/d10", "log2n": 16, "seed": 0},
@@ -22,12 +21,15 @@ class TableCreate(BaseModel):
             ]
         },
     )
-    function_id: str = Field(examples=["bbob/f15/i1/d10"])
+    function_id: FunctionId
     delta: FiniteFloat | None = Field(
         None, gt=0, description="sample [x* - delta, x* + delta] ∩ domain; null = whole domain"
     )
     log2n: int | None = Field(
-        None, ge=4, description="N = 2^log2n Sobol points (default and maximum are settings)"
+        None,
+        ge=4,
+        le=30,
+        description="N = 2^log2n Sobol points (default and maximum are settings, at most 30)",
     )
     seed: int = Field(0, ge=0, le=2**63 - 1, description="scrambling seed (Sobol rng=seed)")
 

@@ -24,8 +24,15 @@ def find_function(function_id: str) -> BenchmarkFunction:
 
 
 def search_functions(*, suite: str | None, dim: int | None) -> list[BenchmarkFunction]:
-    """List registered functions, optionally filtered by suite and dimension."""
-    return list_functions(suite=suite, dim=dim)
+    """List registered functions, optionally filtered by suite and dimension.
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        Unknown suite (``field="suite"``).
+    """
+    with domain_errors_as_problems("suite"):
+        return list_functions(suite=suite, dim=dim)
 
 
 def evaluate(function_id: str, points: list[list[float]], *, max_points: int) -> np.ndarray:
@@ -41,7 +48,8 @@ def evaluate(function_id: str, points: list[list[float]], *, max_points: int) ->
     Raises
     ------
     app.errors.InvalidInput
-        Ragged, empty, non-finite, wrong-width or over-limit ``points``.
+        Ragged, empty, non-finite, wrong-width or over-limit ``points``, or a point where
+        ``f`` overflows float64 (far outside the domain): JSON has no number for that value.
     """
     fn = find_function(function_id)
     if len(points) == 0:
@@ -51,5 +59,17 @@ def evaluate(function_id: str, points: list[list[float]], *, max_points: int) ->
     if any(len(p) != fn.dim for p in points):
         raise InvalidInput(f"every point must have {fn.dim} coordinates", field="points")
     X = np.asarray(points, dtype=np.float64)
-    with domain_errors_as_problems("points"):
-        return fn.evaluate(X)
+    # far outside the domain a kernel may meet inf (cos(inf) is NaN): refused just below
+    with domain_errors_as_problems("points"), np.errstate(invalid="ignore"):
+        values = fn.evaluate(X)
+    overflowed = np.flatnonzero(~np.isfinite(values))
+    if overflowed.size:
+        i = int(overflowed[0])
+        raise InvalidInput(
+            f"f is not finite at points[{i}] ({values[i]}; {overflowed.size} such point(s) in "
+            "all): the value overflows float64 there, far outside the domain, and JSON has no "
+            "number for it",
+            field="points",
+            extra={"index": i},
+        )
+    return values

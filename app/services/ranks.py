@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.domain import absrank
 from app.domain.functions import BenchmarkFunction
-from app.errors import InvalidInput
+from app.errors import InvalidInput, NotFound, TableNotBuilt, TableNotReady
 from app.schemas.ranks import RankRequest
 from app.services import tables
 from app.services.errors import domain_errors_as_problems
@@ -55,7 +55,12 @@ def _table_source(view: tables.TableView, data: absrank.TableData) -> _Source:
 
 
 def _resolve(
-    sm: sessionmaker[Session], settings: Settings, dispatcher: Any, req: RankRequest
+    sm: sessionmaker[Session],
+    settings: Settings,
+    dispatcher: Any,
+    req: RankRequest,
+    *,
+    may_queue_builds: bool,
 ) -> tuple[BenchmarkFunction, _Source]:
     if req.table_id is not None:
         view, data = tables.load_table_data(sm, req.table_id)
@@ -69,10 +74,54 @@ def _resolve(
             upper=fn.upper,
             description={"kind": "analytic", "form": fn.analytic, "region": "domain"},
         )
-    with domain_errors_as_problems():
-        view, _ = tables.request_table(sm, settings, dispatcher, function_id=fn.id)
-    view, data = tables.load_table_data(sm, view.id)  # 409 + Location while it builds
+    if may_queue_builds:
+        with domain_errors_as_problems():
+            view, _ = tables.request_table(sm, settings, dispatcher, function_id=fn.id)
+    else:
+        view = _existing_default_table(sm, settings, fn)
+    try:
+        view, data = tables.load_table_data(sm, view.id)  # re-read: a worker may have finished
+    except TableNotReady as exc:  # 409 + Location while it builds
+        raise _naming_function_id(exc, fn, may_queue_builds=may_queue_builds) from None
     return fn, _table_source(view, data)
+
+
+def _existing_default_table(
+    sm: sessionmaker[Session], settings: Settings, fn: BenchmarkFunction
+) -> tables.TableView:
+    """The default table of ``fn`` if it exists; never creates it (anonymous requests).
+
+    Raises
+    ------
+    app.errors.TableNotBuilt
+        No such table: a key-holder must request it.
+    """
+    spec = tables.table_spec(settings, function_id=fn.id)
+    table_id = tables.table_id_for(tables.spec_hash(spec))
+    try:
+        return tables.get_table(sm, table_id)
+    except NotFound:
+        raise TableNotBuilt(
+            f"the default table of {fn.id} (full domain, N = {spec['n']}, seed 0; id {table_id}) "
+            "is not built, and only a holder of an API key may queue it: POST /v1/tables "
+            f'{{"function_id": "{fn.id}"}} with an X-API-Key header',
+            field="function_id",
+            extra={"table_id": table_id, "table_request": {"function_id": fn.id}},
+        ) from None
+
+
+def _naming_function_id(
+    error: TableNotReady, fn: BenchmarkFunction, *, may_queue_builds: bool
+) -> TableNotReady:
+    """The 409 of a default table that is building or failed: the request named a function."""
+    error.field = "function_id"
+    if error.extra.get("table_status") == "failed" and not may_queue_builds:
+        error.detail = (
+            f"the default table {error.extra.get('table_id')} of {fn.id} failed "
+            f"({error.extra.get('error')}); a holder of an API key may retry it with "
+            f'POST /v1/tables {{"function_id": "{fn.id}"}}'
+        )
+    return error
 
 
 def _metric_values(fn: BenchmarkFunction, req: RankRequest) -> np.ndarray:
@@ -111,10 +160,40 @@ def _items(values: list[float], res: absrank.RankResult) -> list[dict[str, Any]]
     return out
 
 
+def _anchor_warnings(req: RankRequest, tail: dict[str, Any]) -> list[str]:
+    """Say so when the power tail's anchor is not the ``tail_k`` asked for."""
+    k = tail.get("k")
+    if k is None or k == req.tail_k:
+        return []
+    cap = tail.get("requested_k")
+    if isinstance(cap, int) and cap < req.tail_k:
+        why = f"the table keeps {cap} exact lowest samples, so k is capped at {cap}"
+        if k != cap:
+            why += f", then lowered to {k} (see the other warning)"
+    else:
+        why = "the anchor was lowered (see the other warning)"
+    return [f"tail_k = {req.tail_k} was requested; the power tail is anchored at k = {k}: {why}"]
+
+
 def rank_values(
-    sm: sessionmaker[Session], settings: Settings, dispatcher: Any, req: RankRequest
+    sm: sessionmaker[Session],
+    settings: Settings,
+    dispatcher: Any,
+    req: RankRequest,
+    *,
+    may_queue_builds: bool | None = None,
 ) -> dict[str, Any]:
     """Turn metric values into absolute ranks ``v`` (Jing & Liu, SPEC §3).
+
+    Parameters
+    ----------
+    sm, settings, dispatcher
+        Database, configuration and task queue.
+    req : RankRequest
+        The validated request.
+    may_queue_builds : bool, optional
+        Whether a missing default table may be queued (the caller holds a valid API key, or
+        the deployment has none). Default: only when ``settings.api_keys`` is empty.
 
     Returns
     -------
@@ -126,7 +205,9 @@ def rank_values(
     app.errors.NotFound
         Unknown function or table id.
     app.errors.TableNotReady
-        The table is still being built (409 with its ``Location`` and progress).
+        The table is still being built or failed (409 with its ``Location`` and progress).
+    app.errors.TableNotBuilt
+        The default table does not exist and the caller may not queue it (409).
     app.errors.InvalidInput
         Too many values, errors for a function without f*.
     app.errors.NotApplicable
@@ -135,7 +216,9 @@ def rank_values(
     """
     if len(req.values) > settings.max_rank_values:
         raise InvalidInput(f"at most {settings.max_rank_values} values per request", field="values")
-    fn, source = _resolve(sm, settings, dispatcher, req)
+    if may_queue_builds is None:
+        may_queue_builds = not settings.api_keys
+    fn, source = _resolve(sm, settings, dispatcher, req, may_queue_builds=may_queue_builds)
     t = _metric_values(fn, req)
     aggregate = req.aggregate or "best"
     ctx = absrank.RankContext(
@@ -178,7 +261,7 @@ def rank_values(
         "aggregate": aggregate,
         "results": _items(req.values, res),
         "tail": res.tail,
-        "warnings": list(res.warnings),
+        "warnings": list(res.warnings) + _anchor_warnings(req, res.tail),
         "provenance": provenance(
             request_payload,
             table=source.description.get("table_id"),

@@ -212,7 +212,9 @@ def table_spec(
     app.errors.NotFound
         Unknown function.
     app.errors.InvalidInput
-        Bad ``delta``, ``log2n`` or ``seed``, or a box around an unknown minimiser.
+        Bad ``delta`` (also one whose clipped box is narrower than ``1e-9`` x the domain's
+        width in some coordinate), ``log2n`` or ``seed``, or a box around an unknown
+        minimiser.
     """
     with domain_errors_as_problems("function_id"):
         fn = get_function(function_id)
@@ -239,6 +241,19 @@ def table_spec(
             )
         with domain_errors_as_problems("delta"):
             lower, upper = sampling.region_box(fn.lower, fn.upper, fn.x_opt, delta)
+        # a side under 1e-9 of the domain's collapses the Sobol points onto a few floats
+        # (or onto x* itself, where every sample is f*): the table would be degenerate
+        domain_width = fn.upper - fn.lower
+        thin = np.flatnonzero(upper - lower < 1e-9 * domain_width)
+        if thin.size:
+            i = int(thin[0])
+            raise InvalidInput(
+                f"delta = {delta:g} is too small: the box [x* - delta, x* + delta] clipped to "
+                f"the domain is {upper[i] - lower[i]:g} wide in coordinate {i}, less than "
+                f"1e-9 x the domain's width {domain_width[i]:g} there, so the table would be "
+                f"degenerate; use delta >= {1e-9 * float(domain_width.max()):g}",
+                field="delta",
+            )
         region = {"kind": "box", "delta": delta, "lower": _floats(lower), "upper": _floats(upper)}
     return {
         "function_id": fn.id,

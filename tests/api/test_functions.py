@@ -124,3 +124,112 @@ def test_openapi_documents_every_endpoint_with_an_example(client: TestClient) ->
                 continue
             ref = body["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
             assert schemas[ref].get("examples"), f"{method} {path}: request schema has no example"
+
+
+HUGE = "9" * 5000  # beyond Python's 4300-digit limit for int(str)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/v1/functions/classic/sphere/d{HUGE}",
+        f"/v1/functions/bbob/f1/i{HUGE}/d2",
+        f"/v1/functions/bbob/f1/i1/d{HUGE}",
+        "/v1/functions/classic/" + "s" * 500 + "/d2",
+    ],
+)
+def test_huge_ids_are_404_without_echoing_them(client: TestClient, path: str) -> None:
+    for r in (client.get(path), client.post(path + "/evaluate", json={"points": [[0.0, 0.0]]})):
+        assert r.status_code == 404, r.text[:300]
+        assert r.headers["content-type"].startswith(PROBLEM)
+        body = r.json()
+        assert body["field"] == "function_id"
+        assert len(body["detail"]) < 300
+        assert len(body["instance"]) <= 200
+
+
+def test_out_of_range_numbers_in_ids_are_422(client: TestClient) -> None:
+    r = client.get("/v1/functions/bbob/f1/i99999999999/d2")
+    assert r.status_code == 422
+    assert r.json()["field"] == "function_id"
+
+
+def test_unknown_suite_filter_is_422(client: TestClient) -> None:
+    r = client.get("/v1/functions", params={"suite": "nosuch"})
+    assert r.status_code == 422
+    assert r.headers["content-type"].startswith(PROBLEM)
+    assert r.json()["field"] == "suite"
+    assert "bbob" in r.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"offset": 9223372036854775808}, "offset"),
+        ({"offset": 10**9 + 1}, "offset"),
+        ({"limit": 10**30}, "limit"),
+        ({"dim": HUGE}, "dim"),
+    ],
+)
+def test_paging_parameters_are_bounded(client: TestClient, params: dict, field: str) -> None:
+    r = client.get("/v1/functions", params=params)
+    assert r.status_code == 422
+    assert r.json()["field"] == field
+
+
+def test_explicit_dimension_lists_every_hosted_function_there(client: TestClient) -> None:
+    d4 = client.get("/v1/functions", params={"dim": 4}).json()
+    assert d4["total"] == 9
+    assert {f["id"] for f in d4["items"]} >= {"classic/sphere/d4", "classic/rosenbrock/d4"}
+    d1 = client.get("/v1/functions", params={"dim": 1}).json()
+    assert "rosenbrock" not in {f["name"] for f in d1["items"]}
+    assert d1["total"] == 8
+    assert client.get("/v1/functions", params={"dim": 4, "suite": "bbob"}).json()["total"] == 0
+    assert client.get("/v1/functions", params={"dim": 101}).json()["total"] == 0
+    d10 = client.get("/v1/functions", params={"dim": 10, "limit": 5000}).json()
+    assert d10["total"] == 9 + 24 * 15
+    # every listed id resolves
+    for f in d4["items"]:
+        assert client.get(f"/v1/functions/{f['id']}").status_code == 200
+
+
+def test_overflowing_values_are_422_naming_the_point(client: TestClient) -> None:
+    r = client.post(
+        "/v1/functions/classic/rastrigin/d2/evaluate",
+        json={"points": [[0.0, 0.0], [1e308, 1e308]]},
+    )
+    assert r.status_code == 422, r.text
+    body = r.json()
+    assert body["field"] == "points"
+    assert "points[1]" in body["detail"]
+    assert body["index"] == 1
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"points": [[True, False]]}, "points.0.0"),
+        ({"points": [[0, "1"]]}, "points.0.1"),
+        ({"points": [[0.0, 0.0]], "extra": 1}, "extra"),
+    ],
+)
+def test_evaluate_is_strict(client: TestClient, payload: dict, field: str) -> None:
+    r = client.post("/v1/functions/classic/sphere/d2/evaluate", json=payload)
+    assert r.status_code == 422, r.text
+    assert r.json()["field"] == field
+
+
+def test_evaluate_accepts_json_integers(client: TestClient) -> None:
+    r = client.post("/v1/functions/classic/sphere/d2/evaluate", json={"points": [[1, 2]]})
+    assert r.status_code == 200
+    assert r.json()["values"] == [5.0]
+
+
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE"])
+def test_evaluate_with_another_method_is_405(client: TestClient, method: str) -> None:
+    r = client.request(method, "/v1/functions/classic/sphere/d2/evaluate")
+    assert r.status_code == 405
+    assert r.headers["allow"] == "POST"
+    assert r.headers["content-type"].startswith(PROBLEM)
+    assert r.json()["status"] == 405
+    assert r.json()["field"] == "method"

@@ -97,6 +97,8 @@ def test_default_table_not_ready_is_409_with_location(
     assert r.status_code == 409
     assert r.headers["content-type"].startswith(PROBLEM)
     body = r.json()
+    assert body["type"].endswith("/table-not-ready")
+    assert body["field"] == "function_id"  # the request named a function, not a table
     assert body["location"] == r.headers["location"]
     assert body["location"].startswith("/v1/tables/t")
     assert body["progress"]["total"] >= 1
@@ -134,9 +136,9 @@ def test_power_tail_on_the_sampled_sphere_agrees_with_the_exact_form(client: Tes
         ({"function_id": "classic/sphere/d2", "values": ["NaN"]}, 422, "values.0"),
         ({"function_id": "classic/sphere/d2", "values": [1.0, "-Infinity"]}, 422, "values.1"),
         ({"function_id": "classic/sphere/d2", "values": [[1.0]]}, 422, "values.0"),
-        ({"function_id": "classic/sphere/d2", "table_id": "t1", "values": [1.0]}, 422, "body"),
-        ({"values": [1.0]}, 422, "body"),
-        ({"function_id": "classic/sphere/d2", "values": [1.0], "runs": 3}, 422, "body"),
+        ({"function_id": "classic/sphere/d2", "table_id": "t1", "values": [1.0]}, 422, "table_id"),
+        ({"values": [1.0]}, 422, "function_id"),
+        ({"function_id": "classic/sphere/d2", "values": [1.0], "runs": 3}, 422, "aggregate"),
         ({"function_id": "classic/sphere/d2", "values": [1.0], "budget": 0}, 422, "budget"),
         ({"function_id": "classic/sphere/d2", "values": [1.0], "tail": "magic"}, 422, "tail"),
         ({"function_id": "classic/sphere/d2", "values": [1.0], "bogus": 1}, 422, "bogus"),
@@ -188,3 +190,175 @@ def test_random_search_ranks_itself_at_one_half(tmp_path: Path) -> None:
         body = _rank(client, table_id=table["id"], values=best, budget=c)
     v = np.array([r["v"] for r in body["results"]])
     assert abs(v.mean() - 0.5) < 0.05
+
+
+def test_table_not_ready_names_table_id_for_table_requests(
+    client: TestClient, dispatcher: InlineDispatcher
+) -> None:
+    dispatcher.hold = True
+    table = client.post("/v1/tables", json={"function_id": "bbob/f3/i1/d5"}).json()
+    r = client.post("/v1/absolute-ranks", json={"table_id": table["id"], "values": [1.0]})
+    assert r.status_code == 409
+    assert r.json()["field"] == "table_id"
+
+
+HUGE = "9" * 5000  # beyond Python's 4300-digit limit for int(str)
+
+
+@pytest.mark.parametrize(
+    ("function_id", "status"),
+    [
+        (f"classic/sphere/d{HUGE}", 422),
+        (f"bbob/f1/i{HUGE}/d2", 422),
+        ("classic/sphere/d" + "9" * 150, 404),
+        ("bbob/f1/i1/d" + "9" * 150, 404),
+    ],
+)
+def test_huge_function_ids(client: TestClient, function_id: str, status: int) -> None:
+    r = client.post("/v1/absolute-ranks", json={"function_id": function_id, "values": [1.0]})
+    assert r.status_code == status, r.text[:300]
+    assert r.json()["field"] == "function_id"
+    assert len(r.json()["detail"]) < 300
+
+
+def _keyed_client(tmp_path: Path) -> tuple[TestClient, InlineDispatcher]:
+    settings = api_settings(tmp_path, api_keys=["s3cret"])
+    migrate(settings.database_url)
+    dispatcher = InlineDispatcher(settings)
+    app = create_app(settings, dispatcher=dispatcher)
+    dispatcher.app = app
+    return TestClient(app), dispatcher
+
+
+def test_anonymous_ranks_never_queue_a_build_when_keys_are_configured(tmp_path: Path) -> None:
+    client, dispatcher = _keyed_client(tmp_path)
+    key = {"X-API-Key": "s3cret"}
+    payload = {"function_id": "classic/rastrigin/d2", "values": [1.0]}
+    with client as c:
+        missing = c.post("/v1/absolute-ranks", json=payload)
+        assert missing.status_code == 409, missing.text
+        body = missing.json()
+        assert body["type"].endswith("/table-not-built")
+        assert body["field"] == "function_id"
+        assert "POST /v1/tables" in body["detail"]
+        assert "classic/rastrigin/d2" in body["detail"]
+        assert body["table_request"] == {"function_id": "classic/rastrigin/d2"}
+        assert "location" not in missing.headers
+        assert c.get("/v1/tables").json()["total"] == 0  # no row created
+        assert dispatcher.chunks == []  # nothing queued
+
+        wrong = c.post("/v1/absolute-ranks", json=payload, headers={"X-API-Key": "nope"})
+        assert wrong.status_code == 401
+        assert wrong.headers["www-authenticate"] == 'ApiKey header="X-API-Key"'
+        assert c.get("/v1/tables").json()["total"] == 0
+
+        dispatcher.hold = True  # a key-holder queues the table; anonymous users may wait for it
+        queued = c.post("/v1/tables", json={"function_id": "classic/rastrigin/d2"}, headers=key)
+        assert queued.status_code == 202
+        assert body["table_id"] == queued.json()["id"]
+        building = c.post("/v1/absolute-ranks", json=payload)
+        assert building.status_code == 409
+        assert building.json()["type"].endswith("/table-not-ready")
+        assert building.headers["location"] == queued.headers["location"]
+        assert building.json()["field"] == "function_id"
+
+        dispatcher.hold = False
+        for table_id, index in list(dispatcher.chunks):
+            dispatcher.enqueue_chunk(table_id, index)
+        ready = c.post("/v1/absolute-ranks", json=payload)
+        assert ready.status_code == 200, ready.text
+        assert ready.json()["source"]["table_id"] == queued.json()["id"]
+        # exact forms need no table and stay anonymous
+        exact = c.post(
+            "/v1/absolute-ranks", json={"function_id": "classic/sphere/d2", "values": [1.0]}
+        )
+        assert exact.status_code == 200
+        assert c.get("/v1/tables").json()["total"] == 1
+
+
+def test_key_holders_still_queue_the_default_table(tmp_path: Path) -> None:
+    client, _ = _keyed_client(tmp_path)
+    with client as c:
+        r = c.post(
+            "/v1/absolute-ranks",
+            json={"function_id": "classic/rastrigin/d2", "values": [1.0]},
+            headers={"X-API-Key": "s3cret"},
+        )
+        assert r.status_code == 200, r.text  # the inline dispatcher builds it at once
+        assert c.get("/v1/tables").json()["total"] == 1
+
+
+CROSS_FIELD = [  # each names its field, not "body"
+    ({"runs": 3, "aggregate": "order"}, "order"),
+    ({"runs": 3, "aggregate": "order", "order": 4}, "order"),
+    ({"runs": 3, "order": 2}, "aggregate"),
+    ({"order": 2}, "order"),
+]
+LAX_COERCIONS = [  # strict: no bool or string for a number
+    ({"values": [1.0, True]}, "values.1"),
+    ({"values": [1.0, "1.5"]}, "values.1"),
+    ({"values": ["NaN"]}, "values.0"),
+    ({"values": ["Infinity"]}, "values.0"),
+    ({"budget": "5"}, "budget"),
+    ({"budget": True}, "budget"),
+    ({"budget": 5.0}, "budget"),
+    ({"runs": "3", "aggregate": "best"}, "runs"),
+    ({"use_analytic": "false"}, "use_analytic"),
+    ({"confidence": "0.9"}, "confidence"),
+    ({"tail_k": True}, "tail_k"),
+]
+UPPER_BOUNDS = [
+    ({"budget": 10**400}, "budget"),
+    ({"budget": 10**15 + 1}, "budget"),
+    ({"tail_k": 100_001}, "tail_k"),
+    ({"runs": 10_001, "aggregate": "best"}, "runs"),
+    ({"runs": 3, "aggregate": "order", "order": 10**30}, "order"),
+]
+
+
+@pytest.mark.parametrize(("extra", "field"), CROSS_FIELD + LAX_COERCIONS + UPPER_BOUNDS)
+def test_payload_errors_name_their_field(client: TestClient, extra: dict, field: str) -> None:
+    payload = {"function_id": "classic/sphere/d2", "values": [1.0]} | extra
+    r = client.post("/v1/absolute-ranks", json=payload)
+    assert r.status_code == 422, r.text
+    assert r.json()["field"] == field
+    assert "Value error" not in r.json()["detail"]
+
+
+def test_nan_and_infinity_literals_are_422(client: TestClient) -> None:
+    for literal in (b"NaN", b"Infinity", b"-Infinity"):
+        r = client.post(
+            "/v1/absolute-ranks",
+            content=b'{"function_id": "classic/sphere/d2", "values": [1.0, ' + literal + b"]}",
+            headers={"content-type": "application/json"},
+        )
+        assert r.status_code == 422
+        assert r.json()["field"] == "values.1"
+
+
+def test_json_integers_are_accepted_as_values(client: TestClient) -> None:
+    body = _rank(client, function_id="classic/sphere/d2", values=[0, 1], confidence=0.9)
+    assert [r["value"] for r in body["results"]] == [0.0, 1.0]
+
+
+def test_largest_budget_is_accepted(client: TestClient) -> None:
+    body = _rank(client, function_id="classic/sphere/d2", values=[1e-30], budget=10**15)
+    assert body["budget"] == 10**15
+    assert body["results"][0]["log10_v"] is not None
+
+
+def test_capped_tail_k_is_reported(client: TestClient) -> None:
+    # the test tables keep k_exact = 512 lowest samples: an anchor of 5000 is capped
+    payload = {
+        "function_id": "classic/sphere/d5",
+        "values": [1e-4],
+        "use_analytic": False,
+        "tail": "power",
+    }
+    body = _rank(client, **payload, tail_k=5000)
+    k = body["tail"]["k"]
+    assert k < 5000
+    assert any("tail_k = 5000" in w and f"k = {k}" in w for w in body["warnings"]), body["warnings"]
+    plain = _rank(client, **payload, tail_k=k)
+    assert plain["tail"]["k"] == k
+    assert not any("tail_k" in w for w in plain["warnings"])

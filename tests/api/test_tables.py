@@ -100,9 +100,95 @@ def test_api_key_required_when_configured(tmp_path: Path) -> None:
         denied = c.post("/v1/tables", json=spec)
         assert denied.status_code == 401
         assert denied.json()["field"] == "X-API-Key"
+        assert denied.headers["www-authenticate"] == 'ApiKey header="X-API-Key"'
         wrong = c.post("/v1/tables", json=spec, headers={"X-API-Key": "nope"})
         assert wrong.status_code == 401
         ok = c.post("/v1/tables", json=spec, headers={"X-API-Key": "s3cret"})
         assert ok.status_code == 200
         # reads stay anonymous
         assert c.get(ok.headers["location"]).status_code == 200
+
+
+HUGE = "9" * 5000  # beyond Python's 4300-digit limit for int(str)
+
+
+@pytest.mark.parametrize(
+    ("function_id", "status"),
+    [
+        (f"classic/sphere/d{HUGE}", 422),  # longer than any id: refused by the schema
+        (f"bbob/f1/i{HUGE}/d2", 422),
+        ("classic/sphere/d" + "9" * 150, 404),  # short enough, but no id has such numbers
+        ("bbob/f1/i" + "9" * 150 + "/d2", 404),
+    ],
+)
+def test_huge_function_ids(client: TestClient, function_id: str, status: int) -> None:
+    r = client.post("/v1/tables", json={"function_id": function_id})
+    assert r.status_code == status, r.text[:300]
+    assert r.json()["field"] == "function_id"
+    assert len(r.json()["detail"]) < 300
+    assert client.get("/v1/tables").json()["total"] == 0
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"offset": 9223372036854775808}, "offset"),
+        ({"offset": 10**9 + 1}, "offset"),
+        ({"limit": 9223372036854775808}, "limit"),
+    ],
+)
+def test_paging_is_bounded(client: TestClient, params: dict, field: str) -> None:
+    r = client.get("/v1/tables", params=params)
+    assert r.status_code == 422
+    assert r.headers["content-type"].startswith(PROBLEM)
+    assert r.json()["field"] == field
+
+
+@pytest.mark.parametrize(
+    ("function_id", "delta"),
+    [
+        ("classic/sphere/d2", 1e-300),
+        ("classic/sphere/d2", 1e-9),  # 2e-9 wide < 1e-9 x 10.24
+        ("bbob/f1/i1/d2", 1e-12),
+    ],
+)
+def test_degenerate_delta_box_is_refused(
+    client: TestClient, function_id: str, delta: float
+) -> None:
+    r = client.post("/v1/tables", json={"function_id": function_id, "delta": delta})
+    assert r.status_code == 422, r.text
+    body = r.json()
+    assert body["field"] == "delta"
+    assert "too small" in body["detail"]
+    assert client.get("/v1/tables").json()["total"] == 0
+
+
+def test_smallest_sensible_delta_is_accepted(client: TestClient) -> None:
+    r = client.post("/v1/tables", json={"function_id": "classic/sphere/d2", "delta": 1e-8})
+    assert r.status_code == 200, r.text
+    assert r.json()["summary"]["y_N"] > 0
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"function_id": "classic/sphere/d2", "delta": "0.5"}, "delta"),
+        ({"function_id": "classic/sphere/d2", "delta": True}, "delta"),
+        ({"function_id": "classic/sphere/d2", "log2n": "12"}, "log2n"),
+        ({"function_id": "classic/sphere/d2", "log2n": 12.0}, "log2n"),
+        ({"function_id": "classic/sphere/d2", "seed": True}, "seed"),
+        ({"function_id": "classic/sphere/d2", "seed": 2**63}, "seed"),
+        ({"function_id": 12}, "function_id"),
+    ],
+)
+def test_table_requests_are_strict(client: TestClient, payload: dict, field: str) -> None:
+    r = client.post("/v1/tables", json=payload)
+    assert r.status_code == 422, r.text
+    assert r.json()["field"] == field
+    assert client.get("/v1/tables").json()["total"] == 0
+
+
+def test_integer_delta_is_a_float(client: TestClient) -> None:
+    r = client.post("/v1/tables", json={"function_id": "classic/sphere/d2", "delta": 1})
+    assert r.status_code == 200, r.text
+    assert r.json()["spec"]["region"]["delta"] == 1.0

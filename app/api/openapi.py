@@ -1,0 +1,87 @@
+"""The OpenAPI document: problems as ``application/problem+json``, exact integer bounds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from pydantic import BaseModel
+
+from app.schemas.common import Problem, problem_responses
+
+_REF_TEMPLATE = "#/components/schemas/{model}"
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+#: FastAPI's own validation-error schemas, replaced by Problem everywhere.
+_FASTAPI_ERROR_SCHEMAS = ("HTTPValidationError", "ValidationError")
+
+
+def install_openapi(app: FastAPI) -> None:
+    """Make ``app.openapi()`` return the generated document, post-processed once and cached.
+
+    * every 4xx response is a :class:`~app.schemas.common.Problem` served as
+      ``application/problem+json`` (FastAPI's automatic 422 included);
+    * integer bounds keep their exact value (FastAPI's OpenAPI models turn them into floats,
+      so ``2**63 - 1`` would print as ``9.223372036854776e+18``).
+    """
+
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            spec = generate()  # FastAPI's document, cached in app.openapi_schema
+            _problems_as_problem_json(spec)
+            _exact_integer_bounds(spec, _schema_models())
+        assert app.openapi_schema is not None
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _problems_as_problem_json(spec: dict[str, Any]) -> None:
+    for operations in spec.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.get("responses", {})
+            for code in list(responses):
+                if code.isdigit() and 400 <= int(code) < 500:
+                    responses[code] = problem_responses(int(code))[int(code)]
+    schemas = spec.setdefault("components", {}).setdefault("schemas", {})
+    for name in _FASTAPI_ERROR_SCHEMAS:
+        schemas.pop(name, None)
+    schemas[Problem.__name__] = Problem.model_json_schema(ref_template=_REF_TEMPLATE)
+
+
+def _schema_models() -> list[type[BaseModel]]:
+    """Every pydantic model of ``app.schemas`` (the request and response bodies)."""
+    found: list[type[BaseModel]] = []
+    pending = list(BaseModel.__subclasses__())
+    while pending:
+        model = pending.pop()
+        pending.extend(model.__subclasses__())
+        if model.__module__.startswith("app.schemas."):
+            found.append(model)
+    return found
+
+
+def _exact_integer_bounds(spec: dict[str, Any], models: list[type[BaseModel]]) -> None:
+    """Copy pydantic's integer bounds over FastAPI's float copies, schema by schema."""
+    schemas = spec.get("components", {}).get("schemas", {})
+    for model in models:
+        exact = model.model_json_schema(ref_template=_REF_TEMPLATE)
+        for name, sub in [(model.__name__, exact), *exact.get("$defs", {}).items()]:
+            for candidate in (name, f"{name}-Input", f"{name}-Output"):
+                if candidate in schemas:
+                    _overlay_bounds(schemas[candidate], sub)
+
+
+def _overlay_bounds(target: Any, exact: Any) -> None:
+    if isinstance(target, dict) and isinstance(exact, dict):
+        for key in _BOUNDS:
+            value = exact.get(key)
+            if key in target and isinstance(value, int) and not isinstance(value, bool):
+                target[key] = value
+        for key, sub in target.items():
+            if key in exact:
+                _overlay_bounds(sub, exact[key])
+    elif isinstance(target, list) and isinstance(exact, list):
+        for sub_target, sub_exact in zip(target, exact, strict=False):
+            _overlay_bounds(sub_target, sub_exact)
