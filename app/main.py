@@ -34,9 +34,10 @@ scrambled Sobol samples and can be rebuilt bit for bit. Errors are RFC 9457 prob
 class BodySizeLimit:
     """Refuse request bodies over ``limit`` bytes with a 413 problem (before parsing them).
 
-    A declared ``Content-Length`` over the limit is refused at once. A body sent without one
-    (``Transfer-Encoding: chunked``) is read up to ``limit + 1`` bytes before the application
-    runs: over the limit it is refused, otherwise its messages are replayed to the application.
+    A declared ``Content-Length`` over the limit is refused at once. Otherwise the body is read
+    up to ``limit + 1`` bytes before the application runs — also when no length is declared
+    (``Transfer-Encoding: chunked``): over the limit it is refused, else its messages are
+    replayed to the application (which reads the whole body into memory anyway).
     """
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
@@ -47,28 +48,12 @@ class BodySizeLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is None:
-            await self._buffered(scope, receive, send)
-            return
-        if declared.isdigit() and int(declared) > self.limit:
+        declared = dict(scope.get("headers") or []).get(b"content-length", b"")
+        # more than 18 digits is over any limit (and int() refuses beyond 4300 digits)
+        if declared.isdigit() and (len(declared) > 18 or int(declared) > self.limit):
             await self._reject(scope, receive, send)
             return
-        seen = 0
-
-        async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise _TooLarge
-            return message
-
-        try:
-            await self.app(scope, limited, send)
-        except _TooLarge:
-            await self._reject(scope, receive, send)
+        await self._buffered(scope, receive, send)
 
     async def _buffered(self, scope: Scope, receive: Receive, send: Send) -> None:
         messages: deque[Message] = deque()
@@ -100,10 +85,6 @@ class BodySizeLimit:
             field="body",
         )
         await response(scope, receive, send)
-
-
-class _TooLarge(Exception):
-    pass
 
 
 async def _redispatch_loop(app: FastAPI, settings: Settings) -> None:

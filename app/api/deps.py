@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Depends, Header, Query, Request
+from fastapi import Depends, Header, Path, Query, Request
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings, get_settings
-from app.errors import Unauthorized, UnsupportedMediaType
+from app.errors import NotFound, Unauthorized, UnsupportedMediaType
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
@@ -26,6 +26,28 @@ def get_dispatcher(request: Request) -> Any:
 
 SessionmakerDep = Annotated[sessionmaker[Session], Depends(get_sessionmaker)]
 DispatcherDep = Annotated[Any, Depends(get_dispatcher)]
+
+MAX_TABLE_ID_LENGTH = 64
+
+
+def table_id_path(
+    table_id: Annotated[
+        str,
+        Path(
+            description="a table id (t + 23 hex digits), as in the Location of POST /v1/tables",
+            examples=["t3f1c0d9a8b7e6f5a4b3c2d1"],
+        ),
+    ],
+) -> str:
+    """The table id of a path; an over-long one is unknown (404) and not echoed in full."""
+    if len(table_id) > MAX_TABLE_ID_LENGTH:
+        raise NotFound(
+            f"no table with id {table_id[:30]!r}... ({len(table_id)} characters)", field="table_id"
+        )
+    return table_id
+
+
+TableIdPath = Annotated[str, Depends(table_id_path)]
 
 MAX_OFFSET = 10**9
 OffsetQuery = Annotated[

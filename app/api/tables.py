@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Query, Response
 
 from app.api.deps import (
     ApiKeyDep,
@@ -13,6 +13,7 @@ from app.api.deps import (
     OffsetQuery,
     SessionmakerDep,
     SettingsDep,
+    TableIdPath,
 )
 from app.schemas.common import BODY_PROBLEMS, problem_responses
 from app.schemas.tables import Progress, TableCreate, TableList, TableRead
@@ -91,16 +92,7 @@ def create_table(
 
 
 @router.get("/{table_id}", response_model=TableRead, responses=problem_responses(404))
-def get_table(
-    table_id: Annotated[
-        str,
-        Path(
-            description="a table id (t + 23 hex digits), as in the Location of POST /v1/tables",
-            examples=["t3f1c0d9a8b7e6f5a4b3c2d1"],
-        ),
-    ],
-    sm: SessionmakerDep,
-) -> TableRead:
+def get_table(table_id: TableIdPath, sm: SessionmakerDep) -> TableRead:
     """Show a table: status, progress (chunks), ETA, spec, quantiles, provenance."""
     return _read(service.get_table(sm, table_id))
 

@@ -124,7 +124,9 @@ class RankItem(BaseModel):
 
     value: float
     v: float = Field(description="may underflow to 0.0 below 1e-308; log10_v is authoritative")
-    log10_v: float | None = Field(description="null only when v is exactly 0 (t below f*)")
+    log10_v: float | None = Field(
+        description="null only when v is exactly 0: t below f*, or t = f* without an atom"
+    )
     method: str = Field(
         description="interpolated | tail-power | tail-linear | tail-paper | analytic | atom | "
         "upper-tail | below-minimum"
