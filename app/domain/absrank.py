@@ -1085,6 +1085,8 @@ def _result(
     ln_v, lo, hi = (_transform(x, budget, runs, k) for x in (est.ln_v, est.ln_lo, est.ln_hi))
     with np.errstate(under="ignore"):
         v = np.exp(ln_v)
+    # v is exactly 0 (t below f*, or at f* without an atom): say so instead of naming a tail
+    method = np.where(np.isneginf(ln_v), "below-minimum", method).astype(object)
     return RankResult(
         log10_v=ln_v / LN10,
         v=v,

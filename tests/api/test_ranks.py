@@ -75,6 +75,7 @@ def test_below_the_minimum_is_zero(client: TestClient) -> None:
     body = _rank(client, function_id="classic/sphere/d2", values=[-1.0])
     assert body["results"][0]["v"] == 0.0
     assert body["results"][0]["log10_v"] is None
+    assert body["results"][0]["method"] == "below-minimum"
 
 
 def test_best_of_c_and_order_statistics(client: TestClient) -> None:

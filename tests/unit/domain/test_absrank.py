@@ -112,7 +112,7 @@ def test_linear_tail_and_atom() -> None:
     res = absolute_ranks(t, table, ctx)
     assert res.tail["lower"] == "linear"
     assert list(res.method) == [
-        "tail-linear",
+        "below-minimum",
         "atom",
         "interpolated",
         "interpolated",
