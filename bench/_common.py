@@ -183,6 +183,7 @@ def machine() -> dict[str, Any]:
 
     return {
         "cpus": os.cpu_count(),
+        "loadavg_at_start": os.getloadavg(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "versions": library_versions(),
@@ -196,6 +197,15 @@ def save(name: str, payload: dict[str, Any]) -> Path:
     payload = {"measured_at": time.strftime("%Y-%m-%d %H:%M:%S %z"), **payload}
     path.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n")
     return path
+
+
+def exit_on_sigterm() -> None:
+    """Turn SIGTERM into ``SystemExit`` so that every ``finally`` stops its child processes."""
+
+    def handler(signum: int, _frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 def wait_until(predicate: Any, *, timeout: float, interval: float, what: str) -> None:

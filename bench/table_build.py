@@ -6,7 +6,8 @@
     to the table being ready (``tables.created_at`` -> ``finished_at``, cross-checked by
     polling). Side by side, in this process, ``cocoex.BareProblem`` evaluates the very same
     points (the table's Sobol points, generated before the clock starts) in batches of 2^16.
-    Ratio = end-to-end points/s / raw points/s; goal >= 0.70, for f1, f15 and f21 at d = 10.
+    Ratio = end-to-end points/s / raw points/s (the raw run brackets the build: once before,
+    once after, mean wall); goal >= 0.70, for f1, f15 and f21 at d = 10.
 (b) Two worker processes vs one (``--workers 2`` vs ``--workers 1``) on a 2^22 table:
     speedup = wall(1) / wall(2), goal >= 1.5; parallel efficiency = (sum of the chunks'
     recorded CPU seconds / wall) / workers.
@@ -24,6 +25,7 @@ import argparse
 import contextlib
 import cProfile
 import io
+import os
 import pstats
 import time
 from collections.abc import Iterator
@@ -70,6 +72,45 @@ def raw_rate(fid: int, n: int, seed: int) -> dict[str, float]:
     return {"points": n, "wall": wall, "cpu": cpu, "rate": n / wall}
 
 
+def _raw_proc(fid: int, n: int, seed: int, barrier: Any, out: Any) -> None:
+    import cocoex
+
+    problem = cocoex.BareProblem("bbob", fid, DIM, 1)
+    X = np.random.default_rng(seed).uniform(-5.0, 5.0, (n, DIM))
+    problem(X[:16])
+    barrier.wait()
+    t0 = time.perf_counter()  # CLOCK_MONOTONIC: comparable across processes
+    for j in range(0, n, CHUNK):
+        problem(X[j : j + CHUNK])
+    out.put((t0, time.perf_counter()))
+
+
+def raw_parallel(fid: int, n: int, procs: int) -> float:
+    """Wall seconds for ``procs`` processes to evaluate ``n`` points in all with raw cocoex.
+
+    The machine's own parallel ceiling, measured side by side with the workers: on a small VM
+    two vCPUs may not give two cores' worth of work.
+    """
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    barrier, out = ctx.Barrier(procs), ctx.Queue()
+    ps = [
+        ctx.Process(target=_raw_proc, args=(fid, n // procs, i, barrier, out)) for i in range(procs)
+    ]
+    for p in ps:
+        p.start()
+    try:
+        spans = [out.get(timeout=600) for _ in ps]
+    finally:
+        for p in ps:
+            p.join(timeout=30)
+            if p.is_alive():
+                p.kill()
+                p.join()
+    return max(e for _, e in spans) - min(s for s, _ in spans)
+
+
 # ---------------------------------------------------------------------------- e2e
 
 
@@ -87,6 +128,8 @@ class Build:
     chunk_cpu: float  # sum of the chunks' recorded CPU seconds (Sobol + evaluation + lowest)
     chunk_wall_sum: float  # sum over chunks of finished_at - started_at
     per_worker: dict[str, int]
+    attempts: int  # chunk claims in all (== chunks: nothing ran twice)
+    provenance_chunk_cpu: float  # the same CPU sum as merge() recorded it in the provenance
     rate: float
 
     @property
@@ -114,13 +157,20 @@ class Queue:
         self.engine.dispose()
 
 
+#: ``--worker-cmd``: replaces ``absrank worker --workers N`` (``{python}``, ``{workers}``)
+WORKER_CMD: str | None = None
+
+
 @contextlib.contextmanager
 def consumer(dep: c.Deployment, workers: int, tag: str) -> Iterator[Any]:
     """``absrank worker --workers N`` on the deployment, stopped (SIGTERM, then SIGKILL) at exit."""
+    import shlex
+
     log = dep.root / f"worker-{tag}.log"
-    with c.child(
-        [c.ABSRANK, "worker", "--workers", str(workers)], env=dep.env(), log=log
-    ) as proc:
+    argv = [c.ABSRANK, "worker", "--workers", str(workers)]
+    if WORKER_CMD:
+        argv = shlex.split(WORKER_CMD.format(python=c.PYTHON, workers=workers))
+    with c.child(argv, env=dep.env(), log=log) as proc:
         yield proc, log
 
 
@@ -129,6 +179,7 @@ def build(q: Queue, fid: int, log2n: int, seed: int, workers: int, log: Any) -> 
     from sqlalchemy import select
 
     from app.models.tables import TableChunk
+    from app.repositories.tables import as_utc as utc
     from app.services import tables as svc
 
     t0 = time.perf_counter()
@@ -146,6 +197,8 @@ def build(q: Queue, fid: int, log2n: int, seed: int, workers: int, log: Any) -> 
             break
         if v.status == "failed":
             raise RuntimeError(f"table failed: {v.error}")
+        if log[0].poll() is not None:
+            raise RuntimeError(f"the worker exited ({log[0].returncode}):\n{c.tail(log[1])}")
         time.sleep(POLL)
     if polled is None:
         raise TimeoutError(f"table {view.id} not ready:\n{c.tail(log[1])}")
@@ -153,14 +206,14 @@ def build(q: Queue, fid: int, log2n: int, seed: int, workers: int, log: Any) -> 
     with q.sm() as s:
         rows = s.execute(
             select(
-                TableChunk.started_at, TableChunk.finished_at, TableChunk.cpu_seconds,
-                TableChunk.worker, TableChunk.attempts,
+                TableChunk.started_at,
+                TableChunk.finished_at,
+                TableChunk.cpu_seconds,
+                TableChunk.worker,
+                TableChunk.attempts,
             ).where(TableChunk.table_id == view.id)
         ).all()
-    def utc(d: Any) -> Any:
-        from app.repositories.tables import as_utc
 
-        return as_utc(d)
     first = min(utc(r[0]) for r in rows)
     last = max(utc(r[1]) for r in rows)
     per_worker: dict[str, int] = {}
@@ -181,6 +234,8 @@ def build(q: Queue, fid: int, log2n: int, seed: int, workers: int, log: Any) -> 
         chunk_cpu=float(sum(r[2] for r in rows)),
         chunk_wall_sum=float(sum((utc(r[1]) - utc(r[0])).total_seconds() for r in rows)),
         per_worker=per_worker,
+        attempts=int(sum(r[4] for r in rows)),
+        provenance_chunk_cpu=float(prov.get("build", {}).get("chunk_cpu_seconds", float("nan"))),
         rate=v.n / wall,
     )
 
@@ -202,9 +257,12 @@ def warm_up(q: Queue, workers: int, log: Any) -> None:
 
 def part_a(log2n: int, repeats: int) -> dict[str, Any]:
     n = 2**log2n
-    print(f"\n(a) one worker process, end to end vs raw cocoex.BareProblem, N = 2^{log2n}, "
-          f"chunks of 2^16, d = {DIM}, {repeats} repeat(s), interleaved")
+    print(
+        f"\n(a) one worker process, end to end vs raw cocoex.BareProblem, N = 2^{log2n}, "
+        f"chunks of 2^16, d = {DIM}, {repeats} repeat(s), interleaved"
+    )
     out: dict[str, Any] = {"log2n": log2n, "repeats": repeats, "functions": {}}
+    out["loadavg_before"] = os.getloadavg()
     with c.deployment("build-a") as dep:
         q = Queue(dep)
         try:
@@ -214,13 +272,26 @@ def part_a(log2n: int, repeats: int) -> dict[str, Any]:
                 for _ in range(repeats):
                     for fid in FUNCTIONS:
                         seed = next_seed()
-                        raw = raw_rate(fid, n, seed)
+                        # the peer brackets the build (before and after): drift on a shared
+                        # machine hits both sides of the ratio alike
+                        before = raw_rate(fid, n, seed)
                         e2e = build(q, fid, log2n, seed, 1, log)
+                        after = raw_rate(fid, n, seed)
+                        wall = (before["wall"] + after["wall"]) / 2
+                        raw = {
+                            "points": n,
+                            "wall": wall,
+                            "rate": n / wall,
+                            "before": before,
+                            "after": after,
+                        }
                         runs[fid].append((raw, e2e))
         finally:
             q.close()
-    header = (f"{'function':<18}{'raw Mpt/s':>10}{'e2e Mpt/s':>10}{'ratio':>20}"
-              f"{'steady':>8}{'pickup s':>9}{'merge s':>8}  goal >= {GOAL_RATIO:.0%}")
+    header = (
+        f"{'function':<18}{'raw Mpt/s':>10}{'e2e Mpt/s':>10}{'ratio':>20}"
+        f"{'steady':>8}{'pickup s':>9}{'merge s':>8}  goal >= {GOAL_RATIO:.0%}"
+    )
     print(header)
     for fid, pairs in runs.items():
         ratios = [e.rate / r["rate"] for r, e in pairs]
@@ -229,9 +300,11 @@ def part_a(log2n: int, repeats: int) -> dict[str, Any]:
         raw_m = c.median([r["rate"] for r, _ in pairs]) / 1e6
         e2e_m = c.median([e.rate for _, e in pairs]) / 1e6
         ok = c.median(ratios) >= GOAL_RATIO
-        print(f"{fid_id(fid):<18}{raw_m:>10.2f}{e2e_m:>10.2f}{c.spread(ratios):>20}"
-              f"{c.median(steady):>8.2f}{c.median([e.pickup for _, e in pairs]):>9.2f}"
-              f"{c.median([e.merge for _, e in pairs]):>8.2f}  {c.verdict(ok)}")
+        print(
+            f"{fid_id(fid):<18}{raw_m:>10.2f}{e2e_m:>10.2f}{c.spread(ratios):>20}"
+            f"{c.median(steady):>8.2f}{c.median([e.pickup for _, e in pairs]):>9.2f}"
+            f"{c.median([e.merge for _, e in pairs]):>8.2f}  {c.verdict(ok)}"
+        )
         out["functions"][fid_id(fid)] = {
             "ratio_median": c.median(ratios),
             "ratios": ratios,
@@ -246,31 +319,47 @@ def part_a(log2n: int, repeats: int) -> dict[str, Any]:
 
 
 def part_b(log2n: int, repeats: int, fid: int) -> dict[str, Any]:
-    print(f"\n(b) two worker processes vs one, {fid_id(fid)}, N = 2^{log2n} "
-          f"({2**log2n // CHUNK} chunks of 2^16), {repeats} repeat(s), interleaved")
+    print(
+        f"\n(b) two worker processes vs one, {fid_id(fid)}, N = 2^{log2n} "
+        f"({2**log2n // CHUNK} chunks of 2^16), {repeats} repeat(s), interleaved"
+    )
     walls: dict[int, list[Build]] = {1: [], 2: []}
+    ceiling: list[float] = []
+    raw_n = max(2**18, 2**log2n // 4)
     with c.deployment("build-b") as dep:
         q = Queue(dep)
         try:
             for rep in range(repeats):
-                for workers in ((1, 2) if rep % 2 == 0 else (2, 1)):
+                for workers in (1, 2) if rep % 2 == 0 else (2, 1):
                     with consumer(dep, workers, f"b{rep}w{workers}") as log:
                         warm_up(q, workers, log)
                         walls[workers].append(build(q, fid, log2n, next_seed(), workers, log))
+                ceiling.append(raw_parallel(fid, raw_n, 1) / raw_parallel(fid, raw_n, 2))
         finally:
             q.close()
     speedups = [one.wall / two.wall for one, two in zip(walls[1], walls[2], strict=True)]
     eff = {w: [b.efficiency for b in bs] for w, bs in walls.items()}
     ok = c.median(speedups) >= GOAL_SPEEDUP
     for w, bs in walls.items():
-        print(f"  {w} worker(s): wall {c.spread([b.wall for b in bs])} s, "
-              f"chunk CPU {c.spread([b.chunk_cpu for b in bs])} s, "
-              f"efficiency {c.spread(eff[w])}, merge {c.spread([b.merge for b in bs])} s, "
-              f"chunks per worker {[sorted(b.per_worker.values()) for b in bs]}")
-    print(f"  speedup wall(1)/wall(2) = {c.spread(speedups)}  goal >= {GOAL_SPEEDUP}x  "
-          f"{c.verdict(ok)}")
+        print(
+            f"  {w} worker(s): wall {c.spread([b.wall for b in bs])} s, "
+            f"chunk CPU {c.spread([b.chunk_cpu for b in bs])} s, "
+            f"efficiency {c.spread(eff[w])}, merge {c.spread([b.merge for b in bs])} s, "
+            f"chunks per worker {[sorted(b.per_worker.values()) for b in bs]}"
+        )
+    print(
+        f"  speedup wall(1)/wall(2) = {c.spread(speedups)}  goal >= {GOAL_SPEEDUP}x  "
+        f"{c.verdict(ok)}"
+    )
     print("  efficiency = (sum of chunk cpu_seconds / request->ready wall) / workers")
+    print(
+        f"  machine ceiling: 2 raw cocoex processes vs 1 on 2^{raw_n.bit_length() - 1} points "
+        f"= {c.spread(ceiling)}x; workers' speedup / ceiling = "
+        f"{c.spread([a / b for a, b in zip(speedups, ceiling, strict=True)])}"
+    )
     return {
+        "ceiling_speedup": ceiling,
+        "loadavg_after": os.getloadavg(),
         "function_id": fid_id(fid),
         "log2n": log2n,
         "speedup_median": c.median(speedups),
@@ -296,8 +385,10 @@ def profile(fid: int, log2n: int, top: int = 18) -> None:
     """cProfile of the worker's code path in-process: ``run_chunk`` for every chunk + merge."""
     from app.services import tables as svc
 
-    print(f"\nprofile: in-process run_chunk x {2**log2n // CHUNK} + merge, {fid_id(fid)}, "
-          f"N = 2^{log2n}")
+    print(
+        f"\nprofile: in-process run_chunk x {2**log2n // CHUNK} + merge, {fid_id(fid)}, "
+        f"N = 2^{log2n}"
+    )
     with c.deployment("build-prof") as dep:
         settings = dep.settings()
         from app.db import make_engine, make_sessionmaker
@@ -335,21 +426,36 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--big-function", type=int, default=15, help="BBOB function of part (b)")
     p.add_argument("--only", choices=("a", "b"), default=None)
     p.add_argument("--profile", action="store_true", help="cProfile the in-process chunk path")
+    p.add_argument(
+        "--worker-cmd",
+        default=None,
+        help="run workers with this command instead of `absrank worker --workers N` "
+        "({python}, {workers} substituted), e.g. to measure a patched build",
+    )
     args = p.parse_args(argv)
+    global WORKER_CMD
+    WORKER_CMD = args.worker_cmd
+    c.exit_on_sigterm()
     log2n, big = (18, 20) if args.quick else (20, 22)
     if args.profile:
         profile(1, log2n)
         profile(15, min(log2n, 18))
         return {}
     repeats = args.repeats or (1 if args.quick else 3)
-    results: dict[str, Any] = {"mode": "quick" if args.quick else "full", "machine": c.machine()}
+    results: dict[str, Any] = {
+        "mode": "quick" if args.quick else "full",
+        "machine": c.machine(),
+        "worker_cmd": args.worker_cmd,
+    }
     t0 = time.perf_counter()
     if args.only in (None, "a"):
         results["a"] = part_a(log2n, repeats)
     if args.only in (None, "b"):
         results["b"] = part_b(big, max(1, repeats - 1) if not args.quick else 1, args.big_function)
     results["seconds"] = time.perf_counter() - t0
-    path = c.save(f"table_build-{results['mode']}", results)
+    name = f"table_build-{results['mode']}" + (f"-{args.only}" if args.only else "")
+    name += "-custom" if args.worker_cmd else ""
+    path = c.save(name, results)
     print(f"\n(total {results['seconds']:.0f} s; raw results in {path.relative_to(c.ROOT)})")
     return results
 
