@@ -495,22 +495,28 @@ def list_tables(
         return [_view(t, progress[t.id], now) for t in tables], total
 
 
-class _DataCache:
-    """Decoded data of ready tables, keyed by (id, sha256); ready data never changes."""
+class _ReadyCache:
+    """Ready tables (view and decoded data) per database and id: a ready table never changes.
+
+    Keyed by the database URL too, so two databases in one process (tests, tools) never share
+    an entry.
+    """
 
     def __init__(self, maxsize: int = 32) -> None:
         self.maxsize = maxsize
-        self._items: OrderedDict[tuple[str, str], absrank.TableData] = OrderedDict()
+        self._items: OrderedDict[tuple[str, str], tuple[TableView, absrank.TableData]] = (
+            OrderedDict()
+        )
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, str]) -> absrank.TableData | None:
+    def get(self, key: tuple[str, str]) -> tuple[TableView, absrank.TableData] | None:
         with self._lock:
             item = self._items.get(key)
             if item is not None:
                 self._items.move_to_end(key)
             return item
 
-    def put(self, key: tuple[str, str], value: absrank.TableData) -> None:
+    def put(self, key: tuple[str, str], value: tuple[TableView, absrank.TableData]) -> None:
         with self._lock:
             self._items[key] = value
             self._items.move_to_end(key)
@@ -522,7 +528,17 @@ class _DataCache:
             self._items.clear()
 
 
-_DATA_CACHE = _DataCache()
+def _cache_key(sm: SM, table_id: str) -> tuple[str, str]:
+    bind = sm.kw.get("bind")
+    return (str(getattr(bind, "url", id(sm))), table_id)
+
+
+def cached_ready_table(sm: SM, table_id: str) -> tuple[TableView, absrank.TableData] | None:
+    """The ready table ``table_id`` if this process already loaded it (no SQL), else None."""
+    return _READY_CACHE.get(_cache_key(sm, table_id))
+
+
+_READY_CACHE = _ReadyCache()
 
 
 def not_ready_error(view: TableView) -> TableNotReady:
@@ -552,7 +568,7 @@ def not_ready_error(view: TableView) -> TableNotReady:
 
 
 def load_table_data(sm: SM, table_id: str) -> tuple[TableView, absrank.TableData]:
-    """Return a ready table and its decoded data (decoded data is cached per process).
+    """Return a ready table and its decoded data (cached per process: ready tables never change).
 
     Raises
     ------
@@ -561,19 +577,19 @@ def load_table_data(sm: SM, table_id: str) -> tuple[TableView, absrank.TableData
     app.errors.TableNotReady
         The table is building, merging or failed (409, with ``Location`` and progress).
     """
+    key = _cache_key(sm, table_id)
+    cached = _READY_CACHE.get(key)
+    if cached is not None:
+        return cached
     with session_scope(sm) as session:
         repo = TableRepository(session)
         view = _load_view(repo, table_id)
         if not view.ready or view.data_sha256 is None:
             raise not_ready_error(view)
-        key = (view.id, view.data_sha256)
-        cached = _DATA_CACHE.get(key)
-        if cached is not None:
-            return view, cached
         blob = repo.get_data(table_id)
     assert blob is not None
     data = absrank.decode_table_data(blob)
-    _DATA_CACHE.put(key, data)
+    _READY_CACHE.put(key, (view, data))
     return view, data
 
 

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from scipy.special import gammaln
 
 from app.main import create_app
+from app.schemas.ranks import RankResponse
 from app.services import tables as table_service
 from tests.api.conftest import InlineDispatcher, api_settings
 from tests.support import migrate
@@ -22,7 +23,11 @@ PROBLEM = "application/problem+json"
 def _rank(client: TestClient, **payload: object) -> dict:
     r = client.post("/v1/absolute-ranks", json=payload)
     assert r.status_code == 200, r.text
-    return r.json()
+    assert r.headers["content-type"] == "application/json"
+    body = r.json()
+    # the endpoint serializes the service's dict directly: it must keep the documented shape
+    assert RankResponse.model_validate(body).model_dump(mode="json") == body
+    return body
 
 
 def test_values_at_samples_follow_eq28(client: TestClient) -> None:
