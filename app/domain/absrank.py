@@ -199,21 +199,25 @@ def build_table_data(
         raise InvalidInput("low_x must be a finite (k, d) array with k <= N", field="low_x")
     n = y.size
     ys = np.sort(y, kind="stable")
-    uniq, first, mult = np.unique(ys, return_index=True, return_counts=True)
-    cum = np.cumsum(mult)
     ke = min(k_exact, n)
-    keep = first < ke
     stride = max(1, math.ceil((n - ke) / n_knots))
     ranks = np.append(np.arange(ke + stride, n + 1, stride), n)  # 1-based order statistics
-    keep[np.searchsorted(uniq, ys[ranks - 1])] = True
-    kept = np.flatnonzero(keep)
-    skips = np.diff(kept) > 1
-    gaps = np.diff(cum[kept])[skips]
+    # Only the knots' groups of equal values are located (no full-size unique/cumsum): a knot
+    # value's group starts at searchsorted(…, "left") and its count #{y <= value} is
+    # searchsorted(…, "right"). The stored value is the group's first element, as np.unique took
+    # it: tied zeros are stored with the sign of the first of them in Sobol order.
+    first = np.unique(np.searchsorted(ys, np.concatenate((ys[:ke], ys[ranks - 1])), "left"))
+    knots = ys[first]
+    counts = np.searchsorted(ys, knots, "right")
+    # a segment skips a distinct sample value iff the next knot's group does not start right
+    # after this knot's group ends
+    skips = first[1:] > counts[:-1]
+    gaps = np.diff(counts)[skips]
     err = float(gaps.max()) / (n + 1) if gaps.size else 0.0
     return TableData(
         n=n,
-        values=_readonly(uniq[kept].astype(np.float64)),
-        counts=_readonly(cum[kept].astype(np.int64)),
+        values=_readonly(knots.astype(np.float64)),
+        counts=_readonly(counts.astype(np.int64)),
         k_exact=k_exact,
         max_interp_error=err,
         low_x=_readonly(pts.copy()),

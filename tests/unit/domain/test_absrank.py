@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from scipy import stats
 
 from app.domain.absrank import (
@@ -529,3 +530,72 @@ def test_low_values_keep_sobol_order_of_ties() -> None:
     table = build_table_data(values, low_x)
     np.testing.assert_array_equal(table.low_values, [1.0, 1.0, 2.0])
     np.testing.assert_array_equal(table.counts, [2, 3, 4, 5])
+
+
+# ------------------------------------------ fast paths vs the reference implementations -------
+# Stored tables' bytes and served intervals must not change: the implementations these replaced
+# are kept here as references and compared bit for bit on tie-heavy inputs with signed zeros.
+
+
+def _ref_build_table_data(
+    values: np.ndarray, low_x: np.ndarray, *, k_exact: int, n_knots: int
+) -> TableData:
+    """``build_table_data`` as first written: full-size ``np.unique`` and ``cumsum``."""
+    y = np.asarray(values, dtype=np.float64)
+    pts = np.asarray(low_x, dtype=np.float64)
+    n = y.size
+    ys = np.sort(y, kind="stable")
+    uniq, first, mult = np.unique(ys, return_index=True, return_counts=True)
+    cum = np.cumsum(mult)
+    ke = min(k_exact, n)
+    keep = first < ke
+    stride = max(1, math.ceil((n - ke) / n_knots))
+    ranks = np.append(np.arange(ke + stride, n + 1, stride), n)
+    keep[np.searchsorted(uniq, ys[ranks - 1])] = True
+    kept = np.flatnonzero(keep)
+    gaps = np.diff(cum[kept])[np.diff(kept) > 1]
+    return TableData(
+        n=n,
+        values=uniq[kept].astype(np.float64),
+        counts=cum[kept].astype(np.int64),
+        k_exact=k_exact,
+        max_interp_error=float(gaps.max()) / (n + 1) if gaps.size else 0.0,
+        low_x=pts.copy(),
+        low_values=ys[: pts.shape[0]].copy(),
+    )
+
+
+#: few distinct values, both zeros: ties everywhere
+_TIED = st.sampled_from([-2.5, -1.0, -0.0, 0.0, 0.0, 1e-300, 0.25, 1.0, 1.0, 3.0, 8.0])
+_SAMPLE = st.one_of(_TIED, _TIED, st.floats(-1e3, 1e3))
+
+
+@st.composite
+def _samples(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, int, int]:
+    n = draw(st.integers(1, 400))
+    values = draw(hnp.arrays(np.float64, n, elements=_SAMPLE))
+    low_x = draw(hnp.arrays(np.float64, (draw(st.integers(0, min(n, 8))), 2), elements=_SAMPLE))
+    return values, low_x, draw(st.integers(1, n + 3)), draw(st.integers(1, n + 3))
+
+
+@given(_samples())
+def test_build_table_data_bytes_equal_reference(sample: tuple) -> None:
+    values, low_x, k_exact, n_knots = sample
+    got = build_table_data(values, low_x, k_exact=k_exact, n_knots=n_knots)
+    ref = _ref_build_table_data(values, low_x, k_exact=k_exact, n_knots=n_knots)
+    assert encode_table_data(got) == encode_table_data(ref)
+
+
+@pytest.mark.parametrize(("k_exact", "n_knots"), [(4096, 16384), (4096, 256), (1, 1), (10, 3)])
+@pytest.mark.parametrize("decimals", [0, 2, None])
+def test_build_table_data_bytes_equal_reference_at_chunk_scale(
+    k_exact: int, n_knots: int, decimals: int | None
+) -> None:
+    rng = np.random.default_rng(k_exact + n_knots)
+    values = rng.standard_normal(2**16) * rng.gamma(0.5, 1.0, 2**16)
+    if decimals is not None:
+        values = np.round(values, decimals)  # ties, and -0.0 among them
+    low_x = rng.random((100, 3))
+    got = build_table_data(values, low_x, k_exact=k_exact, n_knots=n_knots)
+    ref = _ref_build_table_data(values, low_x, k_exact=k_exact, n_knots=n_knots)
+    assert encode_table_data(got) == encode_table_data(ref)
