@@ -182,7 +182,11 @@ def scale_to_box(U: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndar
     pts = np.asarray(U, dtype=np.float64)
     if pts.ndim != 2 or pts.shape[1] != lo.size:
         raise InvalidInput(f"points must have shape (n, {lo.size})", field="points")
-    return lo + pts * (hi - lo)
+    # one (n, d) temporary instead of two; IEEE addition commutes, so ``U·(hi − lo) + lo`` has
+    # the bytes of ``lo + U·(hi − lo)`` (recorded tables depend on them; tested)
+    X = pts * (hi - lo)
+    X += lo
+    return X
 
 
 def region_box(
@@ -256,8 +260,21 @@ class ChunkResult:
 
 
 def _lowest(values: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the ``k`` lowest values ordered by ``(value, position)``."""
-    return np.argsort(values, kind="stable")[:k].astype(np.int64)
+    """Positions of the ``k`` lowest values ordered by ``(value, position)``.
+
+    The first ``k`` entries of ``np.argsort(values, kind="stable")`` without sorting the whole
+    chunk: a partition finds the ``k``-th smallest value ``y_(k)``; every position with a value
+    ``<= y_(k)`` (``k`` or more of them, with ties) is a candidate, and a stable sort of the
+    candidates, taken in position order, orders them by ``(value, position)``. ``-0.0 == 0.0``
+    here as in the full sort, so signed zeros keep their positions' order.
+    """
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if k >= values.size:
+        return np.argsort(values, kind="stable").astype(np.int64)
+    kth = values[np.argpartition(values, k - 1)[k - 1]]
+    cand = np.flatnonzero(values <= kth)
+    return cand[np.argsort(values[cand], kind="stable")[:k]].astype(np.int64)
 
 
 def evaluate_chunk(

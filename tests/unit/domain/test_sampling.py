@@ -2,12 +2,17 @@
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from scipy.stats import qmc
 
 from app.domain import sampling
 from app.domain.errors import InvalidInput
+from app.domain.functions import get_function
 from app.domain.sampling import (
     SOBOL_SEED_KEYWORD,
+    _lowest,
     chunk_plan,
     evaluate_chunk,
     merge_chunk_results,
@@ -143,3 +148,99 @@ def test_merge_equals_one_shot() -> None:
 
 def test_module_exports() -> None:
     assert set(sampling.__all__) >= {"sobol_chunk", "region_box", "evaluate_chunk", "ChunkResult"}
+
+
+# ------------------------------------------ the fast paths give the reference bytes ----------
+# Recorded tables' bytes depend on these two steps: each is compared with the straightforward
+# implementation it replaced, kept here as the reference.
+
+
+def _ref_scale(U: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return lo + U * (hi - lo)
+
+
+def _ref_lowest(values: np.ndarray, k: int) -> np.ndarray:
+    return np.argsort(values, kind="stable")[:k].astype(np.int64)
+
+
+#: few distinct values, both zeros: ties everywhere
+_TIED = st.sampled_from([-3.0, -1.0, -0.0, 0.0, 0.0, 1e-300, 0.5, 2.0, 2.0, 7.25])
+_ANY = st.floats(-1e6, 1e6, allow_subnormal=True)
+
+
+@st.composite
+def _chunks(draw: st.DrawFn) -> tuple[np.ndarray, int]:
+    n = draw(st.integers(1, 300))
+    values = draw(hnp.arrays(np.float64, n, elements=st.one_of(_TIED, _TIED, _ANY)))
+    return values, draw(st.integers(0, n + 2))
+
+
+@given(_chunks())
+def test_lowest_equals_full_stable_argsort(chunk: tuple[np.ndarray, int]) -> None:
+    values, k = chunk
+    got = _lowest(values, min(k, values.size))
+    assert got.dtype == np.int64
+    assert got.tobytes() == _ref_lowest(values, k).tobytes()
+    assert got.tolist() == sorted(range(values.size), key=lambda i: (values[i], i))[:k]
+
+
+@pytest.mark.parametrize("decimals", [0, 1, 3, None])
+@pytest.mark.parametrize("k", [1, 17, 4096, 65535])
+def test_lowest_equals_full_stable_argsort_on_chunk_sizes(decimals: int | None, k: int) -> None:
+    rng = np.random.default_rng(k)
+    values = rng.standard_normal(2**16) ** 2 * rng.choice([-1.0, 1.0], 2**16)
+    if decimals is not None:
+        values = np.round(values, decimals)  # ties, and -0.0 among them
+        assert np.any(np.signbit(values) & (values == 0))
+    assert _lowest(values, k).tobytes() == _ref_lowest(values, k).tobytes()
+
+
+_BOUND = st.one_of(st.sampled_from([-0.0, 0.0, -5.0, 5.0, -1e-300, 1e300]), st.floats(-1e9, 1e9))
+
+
+@st.composite
+def _boxes(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    d, n = draw(st.integers(1, 6)), draw(st.integers(1, 40))
+    unit = st.one_of(
+        st.sampled_from([0.0, 0.5, 1.0 - 2**-53]), st.floats(0.0, 1.0, exclude_max=True)
+    )
+    U = draw(hnp.arrays(np.float64, (n, d), elements=unit))
+    a = draw(hnp.arrays(np.float64, d, elements=_BOUND))
+    b = draw(hnp.arrays(np.float64, d, elements=_BOUND))
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    hi = np.where(hi > lo, hi, lo + 1.0)
+    return U, lo, hi
+
+
+@given(_boxes())
+def test_scale_to_box_bytes_equal_reference(box: tuple[np.ndarray, np.ndarray, np.ndarray]):
+    U, lo, hi = box
+    before = U.tobytes()
+    assert scale_to_box(U, lo, hi).tobytes() == _ref_scale(U, lo, hi).tobytes()
+    assert U.tobytes() == before  # the caller's points are not scaled in place
+
+
+@pytest.mark.parametrize(
+    ("function_id", "delta"),
+    [
+        ("bbob/f1/i1/d10", None),
+        ("bbob/f15/i1/d10", None),
+        ("bbob/f21/i3/d5", None),
+        ("bbob/f7/i2/d3", 0.5),  # steps: ties
+        ("classic/step/d2", None),  # a plateau: thousands of tied zeros
+        ("classic/sphere/d3", 0.25),
+        ("classic/schwefel226/d2", 40.0),
+    ],
+)
+def test_chunks_equal_reference_on_registered_functions(function_id: str, delta: float | None):
+    fn = get_function(function_id)
+    lo, hi = region_box(fn.lower, fn.upper, fn.x_opt, delta)
+    size, k = 2**10, 100
+    for index in (0, 3):
+        res = evaluate_chunk(fn.evaluate, lo, hi, SEED, index, size, k)
+        X = _ref_scale(sobol_chunk(lo.size, SEED, index, size), lo, hi)
+        values = np.asarray(fn.evaluate(X), dtype=np.float64)
+        low = _ref_lowest(values, k)
+        assert res.values.tobytes() == values.tobytes()
+        assert res.low_index.tobytes() == low.tobytes()
+        assert res.low_x.tobytes() == X[low].tobytes()
