@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import struct
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -107,6 +108,11 @@ class TableData:
         Points of the ``k`` lowest samples, ordered by ``(value, Sobol index)``.
     low_values : ndarray, shape (k,)
         Their values ``y_1 <= … <= y_k``.
+
+    Notes
+    -----
+    An instance also carries a cache of its Clopper–Pearson limits per confidence level
+    (``_cp_limits``, see :class:`_CPLimits`); it is not part of the stored representation.
     """
 
     n: int
@@ -116,6 +122,9 @@ class TableData:
     max_interp_error: float
     low_x: np.ndarray
     low_values: np.ndarray
+    _cp_limits: dict[float, _CPLimits] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:
@@ -503,6 +512,74 @@ def _ln(x: float) -> float:
     return math.log(x) if x > 0 else -math.inf
 
 
+class _CPLimits:
+    """Clopper–Pearson limits of one table at one ``alpha``, each computed once.
+
+    Inside the samples the counts are always knot counts ``c_j`` or ``c_j − 1``, so the limits
+    are memoised per knot: ``lower(j)`` at ``c_j``, ``upper(j)`` at ``c_j`` and ``upper_below(j)``
+    at ``c_j − 1``, filled on first use (precomputing all ``3m`` of them would cost about 0.1 s
+    per table and level, far more than a request). ``upper_zero`` (count 0, below ``y_1``) and
+    ``lower_n`` (count ``N``, above ``y_N``) are the two constants. Every entry comes from
+    :func:`_ln_cp_lower` / :func:`_ln_cp_upper` on the same count, so the results are those of
+    the per-value calls bit for bit. Concurrent fills are harmless: they write the same values.
+    """
+
+    def __init__(self, table: TableData, alpha: float) -> None:
+        self.n = table.n
+        self.alpha = alpha
+        self.counts = table.counts
+        self._lower = np.full(table.counts.size, np.nan)
+        self._upper = np.full(table.counts.size, np.nan)
+        self._upper_below = np.full(table.counts.size, np.nan)
+        self.upper_zero = float(_ln_cp_upper(np.zeros(1), self.n, alpha)[0])
+        self.lower_n = float(_ln_cp_lower(np.full(1, self.n), self.n, alpha)[0])
+
+    def _memo(
+        self,
+        store: np.ndarray,
+        j: np.ndarray,
+        limit: Callable[[np.ndarray, int, float], np.ndarray],
+        shift: int,
+    ) -> np.ndarray:
+        out = store[j]
+        miss = np.isnan(out)
+        if np.any(miss):
+            need, inverse = np.unique(j[miss], return_inverse=True)
+            got = limit(self.counts[need] - shift, self.n, self.alpha)
+            store[need] = got
+            out[miss] = got[inverse]
+        return out
+
+    def lower(self, j: np.ndarray) -> np.ndarray:
+        return self._memo(self._lower, j, _ln_cp_lower, 0)
+
+    def upper(self, j: np.ndarray) -> np.ndarray:
+        return self._memo(self._upper, j, _ln_cp_upper, 0)
+
+    def upper_below(self, j: np.ndarray) -> np.ndarray:
+        return self._memo(self._upper_below, j, _ln_cp_upper, 1)
+
+
+#: Confidence levels whose limits a table keeps (the oldest is dropped beyond this).
+_CP_LEVELS_PER_TABLE = 4
+_CP_LOCK = threading.Lock()
+
+
+def _cp_limits(table: TableData, alpha: float) -> _CPLimits:
+    """The table's :class:`_CPLimits` at ``alpha``, created on first use."""
+    cache = table._cp_limits
+    limits = cache.get(alpha)
+    if limits is None:
+        with _CP_LOCK:
+            limits = cache.get(alpha)
+            if limits is None:
+                limits = _CPLimits(table, alpha)
+                while len(cache) >= _CP_LEVELS_PER_TABLE:
+                    del cache[next(iter(cache))]
+                cache[alpha] = limits
+    return limits
+
+
 # --------------------------------------------------------------------------------------------
 # v1 pieces
 # --------------------------------------------------------------------------------------------
@@ -525,6 +602,7 @@ class _Eq28:
         self.table = table
         self.n = table.n
         self.alpha = alpha
+        self.cp = _cp_limits(table, alpha)
         self.ln_n1 = math.log(table.n + 1.0)
         self.y_min = float(table.values[0])
         self.y_max = float(table.values[-1])
@@ -537,25 +615,32 @@ class _Eq28:
     def ln_v(self, t: np.ndarray) -> np.ndarray:
         return np.log(np.interp(t, self.table.values, self.table.counts)) - self.ln_n1
 
-    def bracket(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Bounds on the sample count ``#{y_i <= t}`` for ``t`` in ``[y_1, y_N]``."""
+    def bracket(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Bounds on the sample count ``#{y_i <= t}`` for ``t`` in ``[y_1, y_N]``.
+
+        Returns knot indices ``j`` and ``nxt`` and a mask ``exact``: the count lies in
+        ``[counts[j], counts[j]]`` where ``exact``, else in ``[counts[j], counts[nxt] − 1]``.
+        """
         values, counts = self.table.values, self.table.counts
         j = np.clip(np.searchsorted(values, t, side="right") - 1, 0, values.size - 1)
         nxt = np.minimum(j + 1, values.size - 1)
         exact = (values[j] == t) | (values[nxt] <= self.exact_upto) | (counts[nxt] - counts[j] <= 1)
-        return counts[j], np.where(exact, counts[j], counts[nxt] - 1)
+        return j, nxt, exact
 
     def piece(self, t: np.ndarray) -> _Piece:
         """Eq. 28; interval = Clopper–Pearson on the bracketed count (:func:`absolute_ranks`)."""
         ln_v = self.ln_v(t)
-        c_lo, c_hi = self.bracket(t)
-        lo = np.minimum(_ln_cp_lower(c_lo, self.n, self.alpha), ln_v)
-        hi = np.maximum(_ln_cp_upper(c_hi, self.n, self.alpha), ln_v)
+        j, nxt, exact = self.bracket(t)
+        cp_hi = np.empty(t.shape)
+        cp_hi[exact] = self.cp.upper(j[exact])
+        cp_hi[~exact] = self.cp.upper_below(nxt[~exact])
+        lo = np.minimum(self.cp.lower(j), ln_v)
+        hi = np.maximum(cp_hi, ln_v)
         return _Piece(ln_v, lo, hi, "interpolated")
 
     def ln_cp_upper_zero(self) -> float:
         """Upper confidence limit of ``v1(t)`` for ``t < y_1`` (no sample at or below ``t``)."""
-        return float(_ln_cp_upper(np.zeros(1), self.n, self.alpha)[0])
+        return self.cp.upper_zero
 
 
 class _LowerTail(Protocol):
@@ -919,7 +1004,7 @@ def _upper_kind(mode: str, ctx: RankContext) -> str:
 
 def _upper_piece(t: np.ndarray, eq: _Eq28, ctx: RankContext, kind: str) -> _Piece:
     ln_v, hi = _UPPER_TAILS[kind](t, eq, ctx)
-    lo = np.minimum(_ln_cp_lower(np.full(t.shape, eq.n), eq.n, eq.alpha), ln_v)
+    lo = np.minimum(eq.cp.lower_n, ln_v)
     at_max = ln_v == 0.0
     return _Piece(ln_v, np.where(at_max, 0.0, lo), hi, "upper-tail")
 

@@ -8,11 +8,14 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from scipy import stats
+from scipy import special, stats
 
+from app.domain import absrank as absrank_module
 from app.domain.absrank import (
     RankContext,
     TableData,
+    _Eq28,
+    _upper_piece,
     absolute_ranks,
     analytic_ranks,
     build_table_data,
@@ -599,3 +602,91 @@ def test_build_table_data_bytes_equal_reference_at_chunk_scale(
     got = build_table_data(values, low_x, k_exact=k_exact, n_knots=n_knots)
     ref = _ref_build_table_data(values, low_x, k_exact=k_exact, n_knots=n_knots)
     assert encode_table_data(got) == encode_table_data(ref)
+
+
+# the per-value Clopper–Pearson limits (unchanged): the reference calls them once per value
+_ref_ln_cp_lower = absrank_module._ln_cp_lower
+_ref_ln_cp_upper = absrank_module._ln_cp_upper
+
+
+def _ref_eq28_interval(table: TableData, alpha: float, t: np.ndarray) -> tuple:
+    """Eq. 28 and its interval with one Clopper–Pearson computation per value, as first written."""
+    values, counts, n = table.values, table.counts, table.n
+    ln_v = np.log(np.interp(t, values, counts)) - math.log(n + 1.0)
+    upto = values[min(int(np.searchsorted(counts, min(table.k_exact, n))), values.size - 1)]
+    j = np.clip(np.searchsorted(values, t, side="right") - 1, 0, values.size - 1)
+    nxt = np.minimum(j + 1, values.size - 1)
+    exact = (values[j] == t) | (values[nxt] <= upto) | (counts[nxt] - counts[j] <= 1)
+    c_hi = np.where(exact, counts[j], counts[nxt] - 1)
+    lo = np.minimum(_ref_ln_cp_lower(counts[j], n, alpha), ln_v)
+    hi = np.maximum(_ref_ln_cp_upper(c_hi, n, alpha), ln_v)
+    return ln_v, lo, hi
+
+
+@st.composite
+def _queries(draw: st.DrawFn) -> tuple[TableData, list[np.ndarray], list[float]]:
+    n = draw(st.integers(1, 300))
+    sample = draw(hnp.arrays(np.float64, n, elements=_SAMPLE))
+    k_exact, n_knots = draw(st.integers(1, 30)), draw(st.integers(1, 30))  # skipped values
+    table = decode_table_data(  # as the service holds it
+        encode_table_data(
+            build_table_data(sample, np.zeros((0, 1)), k_exact=k_exact, n_knots=n_knots)
+        )
+    )
+    lo, hi = float(table.values[0]), float(table.values[-1])
+    inside = st.one_of(st.sampled_from(sorted(set(sample.tolist()))), st.floats(lo, hi))
+    batches = draw(st.lists(st.lists(inside, min_size=1, max_size=60), min_size=1, max_size=4))
+    levels = draw(
+        st.lists(
+            st.one_of(st.sampled_from([0.95, 0.5, 0.999]), st.floats(0.01, 0.9999)),
+            min_size=1,
+            max_size=6,  # more than a table keeps: some are evicted and computed again
+        )
+    )
+    return table, [np.array(b) for b in batches], levels
+
+
+@given(_queries())
+def test_cached_clopper_pearson_limits_equal_per_value_computation(query: tuple) -> None:
+    table, batches, levels = query
+    for confidence in levels:
+        alpha = 1.0 - confidence
+        for t in batches:
+            eq = _Eq28(table, alpha)
+            got = eq.piece(t)
+            ref = _ref_eq28_interval(table, alpha, t)
+            for a, b in zip((got.ln_v, got.ln_lo, got.ln_hi), ref, strict=True):
+                assert a.tobytes() == b.tobytes()
+            assert eq.ln_cp_upper_zero() == _ref_ln_cp_upper(np.zeros(1), table.n, alpha)[0]
+            above = t + (float(table.values[-1]) - float(table.values[0]) + 1.0)
+            up = _upper_piece(above, eq, _ctx(), "flat")
+            ref_lo = np.minimum(
+                _ref_ln_cp_lower(np.full(above.shape, table.n), table.n, alpha), up.ln_v
+            )
+            assert up.ln_lo.tobytes() == np.where(up.ln_v == 0.0, 0.0, ref_lo).tobytes()
+
+
+def test_clopper_pearson_limits_are_computed_once_per_table_and_level(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sample = _tied_sample(20000, 3)
+    table = build_table_data(sample, np.zeros((0, 1)), k_exact=200, n_knots=500)
+    t = np.random.default_rng(4).uniform(table.values[0] - 1, table.values[-1] + 1, 1000)
+    cold = absolute_ranks(t, table, _ctx(), tail="paper")
+    evaluated: list[int] = []
+    original = special.betaincinv
+
+    def counting(*args: np.ndarray) -> np.ndarray:
+        evaluated.append(np.broadcast(*args).size)
+        return original(*args)
+
+    monkeypatch.setattr(absrank_module.special, "betaincinv", counting)
+    warm = absolute_ranks(t, table, _ctx(), tail="paper")
+    assert evaluated == []  # every limit came from the table's cache
+    fresh = absolute_ranks(t, decode_table_data(encode_table_data(table)), _ctx(), tail="paper")
+    assert 0 < sum(evaluated) <= 3 * np.unique(t).size  # no more than per value, once each
+    for res in (warm, fresh):
+        for name in ("log10_v", "log10_lo", "log10_hi"):
+            assert getattr(res, name).tobytes() == getattr(cold, name).tobytes()
+    absolute_ranks(t, table, _ctx(), tail="paper", confidence=0.9)
+    assert sorted(table._cp_limits) == sorted([1.0 - 0.95, 1.0 - 0.9])
