@@ -53,3 +53,16 @@ def test_configure_and_reset(settings: Settings):
     finally:
         worker_app.reset()
     assert worker_app.worker_settings() is not settings
+
+
+def test_worker_sqlite_connections_are_wal_with_synchronous_normal(settings: Settings):
+    worker_app.configure(settings=settings)
+    try:
+        engine = worker_app.get_sessionmaker().kw["bind"]
+        with engine.connect() as conn:
+            driver = conn.connection.dbapi_connection
+            assert driver.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert driver.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+            assert driver.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    finally:
+        worker_app.reset()
