@@ -66,3 +66,29 @@ def test_worker_sqlite_connections_are_wal_with_synchronous_normal(settings: Set
             assert driver.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     finally:
         worker_app.reset()
+
+
+class _FakeConsumer:
+    def run(self) -> None:
+        pass
+
+
+def test_consumer_polls_an_idle_queue_every_tenth_of_a_second(
+    monkeypatch: pytest.MonkeyPatch, make_settings: Callable[..., Settings], tmp_path: Path
+):
+    instance = worker_app.make_huey(make_settings(queue_url=f"sqlite:///{tmp_path / 'q.db'}"))
+    options: list[dict] = []
+
+    def create_consumer(**kw: object) -> _FakeConsumer:
+        options.append(kw)
+        return _FakeConsumer()
+
+    monkeypatch.setattr(instance, "create_consumer", create_consumer)
+    monkeypatch.setattr(worker_app, "huey", instance)
+    worker_app.run_consumer(2)
+    worker_app.run_consumer(1, max_delay=1.0)
+    instance.storage.close()
+    assert options[0]["workers"] == 2
+    assert options[0]["worker_type"] == "process"
+    assert (options[0]["initial_delay"], options[0]["max_delay"]) == (0.1, 0.1)
+    assert options[1]["max_delay"] == 1.0  # callers may still override it
