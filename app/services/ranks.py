@@ -49,6 +49,8 @@ def _table_source(view: tables.TableView, data: absrank.TableData) -> _Source:
             "spec": view.spec,
             "data_sha256": view.data_sha256,
             "max_interp_error": view.max_interp_error,
+            # v is P(f(U) <= t) for U uniform on this region: box ranks are their own scale
+            "relative_to": "domain" if region["kind"] == "domain" else "box",
         },
         data=data,
     )

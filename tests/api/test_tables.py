@@ -60,6 +60,11 @@ def test_delta_box_region_is_recorded(client: TestClient) -> None:
     assert r.status_code == 200
     region = r.json()["spec"]["region"]
     assert region == {"kind": "box", "delta": 0.25, "lower": [-0.25, -0.25], "upper": [0.25, 0.25]}
+    ranks = client.post(
+        "/v1/absolute-ranks", json={"table_id": r.json()["id"], "values": [1.0]}
+    ).json()
+    assert ranks["source"]["relative_to"] == "box"
+    assert ranks["source"]["spec"]["region"] == region
 
 
 @pytest.mark.parametrize(
