@@ -8,11 +8,11 @@ import contextlib
 import os
 import secrets
 import signal
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -22,7 +22,7 @@ from app.config import Settings
 from app.db import make_engine, make_sessionmaker
 from app.repositories.tables import TableRepository
 from app.services import tables as svc
-from tests.support import ROOT, migrate
+from tests.support import migrate, process_group
 from workers.app import make_huey
 from workers.tasks import HueyDispatcher
 
@@ -40,27 +40,9 @@ def redis_url() -> str:
     return REDIS_URL
 
 
-@contextlib.contextmanager
-def _worker(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "worker", "--workers", "1"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        yield proc
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+def _worker(env: dict[str, str], log: Path) -> contextlib.AbstractContextManager[Any]:
+    cmd = [sys.executable, "-m", "app.cli", "worker", "--workers", "1"]
+    return process_group(cmd, env=env, log=log, stop_signal=signal.SIGTERM)
 
 
 def _wait_started(log: Path, deadline: float) -> None:

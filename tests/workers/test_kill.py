@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +21,7 @@ from app.config import Settings
 from app.db import make_engine, make_sessionmaker, session_scope
 from app.repositories import TableRepository
 from app.services import tables as svc
+from tests.support import process_group, stop_group
 from workers.app import make_huey
 from workers.tasks import HueyDispatcher
 
@@ -53,28 +52,9 @@ def _env(settings: Settings) -> dict[str, str]:
     return env
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
-
-
-@contextlib.contextmanager
-def _consumer(settings: Settings, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+def _consumer(settings: Settings, log: Path) -> contextlib.AbstractContextManager[Any]:
     """A ``run_consumer(2)`` subprocess in its own process group, always killed at the end."""
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            CONSUMER,
-            cwd=ROOT,
-            env=_env(settings),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        yield proc
-    finally:
-        _kill_group(proc)
+    return process_group(CONSUMER, env=_env(settings), log=log)
 
 
 def _progress(sm: sessionmaker[Session], table_id: str) -> tuple[str, int, int]:
@@ -161,7 +141,7 @@ def test_kill_9_mid_build_delays_but_never_loses_or_duplicates(
             if done >= 3 or status != "building":
                 break
             time.sleep(0.01)
-        _kill_group(first)  # kill -9 of the consumer and its worker processes, mid-build
+        stop_group(first)  # kill -9 of the consumer and its worker processes, mid-build
     status, done, total = _progress(sm, view.id)
     assert status == "building", f"finished before the kill: {_tail(log)}"
     assert 0 < done < total
