@@ -797,23 +797,38 @@ def _hill(
 
 
 def _power_fit(below: np.ndarray, y_k: float, f_opt: float, beta: float) -> dict[str, Any]:
-    """Kolmogorov–Smirnov check of the power law on the samples below the anchor.
+    """Goodness of fit of the power law on the samples below the anchor.
 
     If ``v1(t) = v1(y_k)·((t − f*)/(y_k − f*))^β`` on ``[f*, y_k]``, then given ``y_k`` the
-    ``k − 1`` lower samples are i.i.d. with ``u_i = ((y_i − f*)/(y_k − f*))^β ~ U(0, 1)``. A
-    registered β is a statement about the limit ``t → f*``; this check refuses it where the
+    ``k − 1`` lower samples are i.i.d. with ``u_i = ((y_i − f*)/(y_k − f*))^β ~ U(0, 1)``. Two
+    tests, each at ``FIT_P_MIN / 2`` (Bonferroni):
+
+    - Kolmogorov–Smirnov of the ``u_i`` against ``U(0, 1)`` (the shape over ``[y_1, y_k]``);
+    - the smallest one, ``P(min u <= u_(1)) = 1 − (1 − u_(1))^(k−1)``: the extrapolation is used
+      below ``y_1``, exactly where KS has least power. A lowest sample that the model calls
+      improbably low means the power law does not reach down there (BBOB f7 and f19 at d = 2:
+      KS alone passed and the tail was 10–10^4 times too small at ``y_1``).
+
+    A registered β is a statement about the limit ``t → f*``; these checks refuse it where the
     anchor is not yet in that regime (e.g. BBOB f20 on its full domain, where ``y_1`` lies six
-    decades above the power law through ``y_25``). For a Hill-estimated β the test is
-    conservative (the parameter was fitted to the same points).
+    decades above the power law through ``y_25``). For a Hill-estimated β they are conservative
+    (the parameter was fitted to the same points).
     """
     u = ((below - f_opt) / (y_k - f_opt)) ** beta
-    res = stats.kstest(u, "uniform")
+    ks = stats.kstest(u, "uniform")
+    u_min = float(np.min(u))
+    # 1 - (1 - u)^m without cancellation
+    p_min = float(-np.expm1(u.size * np.log1p(-min(u_min, 1.0 - 1e-16))))
+    level = FIT_P_MIN / 2.0
     return {
-        "test": "Kolmogorov-Smirnov of ((y_i - f*)/(y_k - f*))^beta against U(0, 1)",
-        "statistic": float(res.statistic),
-        "p_value": float(res.pvalue),
+        "test": "Kolmogorov-Smirnov of u_i = ((y_i - f*)/(y_k - f*))^beta against U(0, 1), "
+        "and P(min u <= u_(1)) = 1 - (1 - u_(1))^(k-1), each at threshold/2",
+        "statistic": float(ks.statistic),
+        "p_value": float(ks.pvalue),
+        "min_u": u_min,
+        "min_p_value": p_min,
         "threshold": FIT_P_MIN,
-        "ok": bool(res.pvalue >= FIT_P_MIN),
+        "ok": bool(ks.pvalue >= level and p_min >= level),
     }
 
 
@@ -855,7 +870,8 @@ def _try_anchor(
     if not fit["ok"]:
         return (
             f"the {k - 1} samples below y_{k} do not follow the power law with beta = "
-            f"{beta:.6g} (KS p = {fit['p_value']:.3g} < {FIT_P_MIN})"
+            f"{beta:.6g} (KS p = {fit['p_value']:.3g}, lowest-sample p = "
+            f"{fit['min_p_value']:.3g}; each must reach {FIT_P_MIN / 2})"
         )
     return _Anchor(k, y_k, beta, beta_se, beta_lo, beta_hi, check | {"fit": fit})
 
@@ -1175,7 +1191,7 @@ def _result(
     with np.errstate(under="ignore"):
         v = np.exp(ln_v)
     # v is exactly 0 (t below f*, or at f* without an atom): say so instead of naming a tail
-    method = np.where(np.isneginf(ln_v), "below-minimum", method).astype(object)
+    method = np.where(np.isneginf(ln_v), "at-or-below-minimum", method).astype(object)
     return RankResult(
         log10_v=ln_v / LN10,
         v=v,

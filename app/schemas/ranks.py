@@ -129,7 +129,7 @@ class RankItem(BaseModel):
     )
     method: str = Field(
         description="interpolated | tail-power | tail-linear | tail-paper | analytic | atom | "
-        "upper-tail | below-minimum"
+        "upper-tail | at-or-below-minimum"
     )
     interval: RankInterval
 

@@ -56,8 +56,12 @@ def evaluate(function_id: str, points: list[list[float]], *, max_points: int) ->
         raise InvalidInput("points must hold at least one point", field="points")
     if len(points) > max_points:
         raise InvalidInput(f"at most {max_points} points per request", field="points")
-    if any(len(p) != fn.dim for p in points):
-        raise InvalidInput(f"every point must have {fn.dim} coordinates", field="points")
+    bad = next((i for i, p in enumerate(points) if len(p) != fn.dim), None)
+    if bad is not None:
+        raise InvalidInput(
+            f"every point must have {fn.dim} coordinates; points[{bad}] has {len(points[bad])}",
+            field=f"points.{bad}",
+        )
     X = np.asarray(points, dtype=np.float64)
     # far outside the domain a kernel may meet inf (cos(inf) is NaN): refused just below
     with domain_errors_as_problems("points"), np.errstate(invalid="ignore"):

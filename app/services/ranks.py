@@ -177,6 +177,25 @@ def _items(values: list[float], res: absrank.RankResult) -> list[dict[str, Any]]
     ]
 
 
+def _below_minimum_warnings(req: RankRequest, fn: BenchmarkFunction, t: np.ndarray) -> list[str]:
+    """Say so when values lie below the known minimum (likely a sign error or a wrong f*)."""
+    if fn.f_opt is None:
+        return []
+    below = np.flatnonzero(t < fn.f_opt)
+    if below.size == 0:
+        return []
+    out = [
+        f"{below.size} value(s) lie below f* = {fn.f_opt!r} (first: values[{int(below[0])}]); "
+        "no point of the domain reaches them"
+    ]
+    if req.tail == "paper":
+        out.append(
+            "tail='paper' reproduces exp(t - y_1)/(N+1) as published: it is positive below f*, "
+            "where the true v is 0"
+        )
+    return out
+
+
 def _anchor_warnings(req: RankRequest, tail: dict[str, Any]) -> list[str]:
     """Say so when the power tail's anchor is not the ``tail_k`` asked for."""
     k = tail.get("k")
@@ -240,7 +259,8 @@ def rank_values(
     aggregate = req.aggregate or "best"
     ctx = absrank.RankContext(
         f_opt=fn.f_opt,
-        f_max=fn.f_max,
+        # a box region's maximum is not the domain's: use the flat upper tail there
+        f_max=fn.f_max if source.description.get("relative_to", "domain") == "domain" else None,
         atom=fn.local.atom,
         beta=fn.local.beta,
         beta_derivation=fn.local.derivation,
@@ -278,7 +298,9 @@ def rank_values(
         "aggregate": aggregate,
         "results": _items(req.values, res),
         "tail": res.tail,
-        "warnings": list(res.warnings) + _anchor_warnings(req, res.tail),
+        "warnings": list(res.warnings)
+        + _anchor_warnings(req, res.tail)
+        + _below_minimum_warnings(req, fn, t),
         "provenance": provenance(
             request_payload,
             table=source.description.get("table_id"),

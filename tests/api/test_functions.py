@@ -66,8 +66,8 @@ def test_unknown_or_bad_ids_are_problems(client: TestClient, path: str, status: 
     ("points", "field"),
     [
         ([], "points"),
-        ([[0.0, 1.0], [1.0]], "points"),
-        ([[0.0, 1.0, 2.0]], "points"),
+        ([[0.0, 1.0], [1.0]], "points.1"),
+        ([[0.0, 1.0, 2.0]], "points.0"),
         ([[1.0, "NaN"]], "points.0.1"),
         ([[1.0, "Infinity"]], "points.0.1"),
     ],

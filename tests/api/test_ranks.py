@@ -80,7 +80,7 @@ def test_below_the_minimum_is_zero(client: TestClient) -> None:
     body = _rank(client, function_id="classic/sphere/d2", values=[-1.0])
     assert body["results"][0]["v"] == 0.0
     assert body["results"][0]["log10_v"] is None
-    assert body["results"][0]["method"] == "below-minimum"
+    assert body["results"][0]["method"] == "at-or-below-minimum"
 
 
 def test_best_of_c_and_order_statistics(client: TestClient) -> None:
@@ -368,3 +368,27 @@ def test_capped_tail_k_is_reported(client: TestClient) -> None:
     plain = _rank(client, **payload, tail_k=k)
     assert plain["tail"]["k"] == k
     assert not any("tail_k" in w for w in plain["warnings"])
+
+
+def test_values_below_f_opt_warn_and_the_paper_tail_says_it_is_positive_there(
+    client: TestClient,
+) -> None:
+    body = _rank(client, function_id="bbob/f21/i1/d2", values=[0.0, 1000.0], tail="paper")
+    assert body["results"][0]["method"] == "tail-paper"
+    assert body["results"][0]["v"] > 0  # as published
+    assert any("below f*" in w for w in body["warnings"])
+    assert any("tail='paper'" in w for w in body["warnings"])
+    auto = _rank(client, function_id="bbob/f21/i1/d2", values=[0.0])
+    assert auto["results"][0]["method"] == "at-or-below-minimum"
+    assert any("below f*" in w for w in auto["warnings"])
+
+
+def test_box_table_upper_tail_does_not_use_the_domain_maximum(client: TestClient) -> None:
+    table = client.post(
+        "/v1/tables", json={"function_id": "classic/pyramid/d2", "delta": 0.5}
+    ).json()
+    body = _rank(client, table_id=table["id"], values=[4.0])  # above the box, below f_max = 5
+    item = body["results"][0]
+    assert item["method"] == "upper-tail"
+    assert body["tail"]["upper"] == "flat"
+    assert item["interval"]["v_hi"] == 1.0

@@ -116,7 +116,7 @@ def test_linear_tail_and_atom() -> None:
     res = absolute_ranks(t, table, ctx)
     assert res.tail["lower"] == "linear"
     assert list(res.method) == [
-        "below-minimum",
+        "at-or-below-minimum",
         "atom",
         "interpolated",
         "interpolated",
@@ -257,6 +257,30 @@ def test_power_tail_refused_where_the_samples_contradict_it() -> None:
     auto = absolute_ranks(np.array([0.01]), table, ctx)
     assert list(auto.method) == ["interpolated"]
     assert any("do not follow the power law" in w for w in auto.warnings)
+
+
+def test_power_tail_refused_when_only_the_lowest_sample_contradicts_it() -> None:
+    """KS has little power at the bottom; the lowest-sample test catches a too-low y_1."""
+    rng = np.random.default_rng(11)
+    n, d, beta = 4096, 2, 1.0
+    values = rng.random(n) ** (1.0 / beta)  # exactly v1(t) = t on [0, 1]
+    order = np.argsort(values)
+    values[order[0]] = values[order[1]] * 1e-4  # one sample far below the power law's reach
+    table = build_table_data(values, rng.uniform(-0.01, 0.01, (n, d)))
+    ctx = _ctx(d, f_opt=0.0, beta=beta, x_opt=np.zeros(d))
+    with pytest.raises(NotApplicable, match="lowest-sample p") as info:
+        absolute_ranks(np.array([1e-9]), table, ctx, tail="power", k_anchor=100)
+    assert info.value.field == "tail"
+    # the untouched sample passes both tests
+    values[order[0]] = values[order[1]] * 0.5
+    ok = absolute_ranks(
+        np.array([1e-9]),
+        build_table_data(values, rng.uniform(-0.01, 0.01, (n, d))),
+        ctx,
+        tail="power",
+    )
+    assert ok.tail["validity"]["fit"]["ok"]
+    assert ok.tail["validity"]["fit"]["min_p_value"] >= 0.005
 
 
 # ---------------------------------------------------------------- sampled vs exact -----------

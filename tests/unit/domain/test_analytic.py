@@ -222,7 +222,7 @@ def test_analytic_ranks_sphere_and_transforms() -> None:
     ctx = _ctx(d, x_opt, f_opt=0.0)
     t = np.array([-1.0, 0.0, 1e-200, 1.0, 50.0, 390.0, 4990.0])
     res = analytic_ranks(t, "sphere", ctx)
-    assert list(res.method[:2]) == ["below-minimum", "below-minimum"]
+    assert list(res.method[:2]) == ["at-or-below-minimum", "at-or-below-minimum"]
     assert set(res.method[2:]) == {"analytic"}
     assert res.log10_v[0] == -np.inf
     assert res.log10_v[1] == -np.inf
