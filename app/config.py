@@ -8,8 +8,6 @@ from pathlib import Path
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-DEFAULT_DATA_DIR = Path("var")
-
 
 class Settings(BaseSettings):
     """All configuration of absrank. Every field can be set as ``ABSRANK_<FIELD>``."""

@@ -64,12 +64,6 @@ ApiKeyHeader = Annotated[
 ]
 
 
-def require_api_key(settings: SettingsDep, x_api_key: ApiKeyHeader = None) -> None:
-    """Refuse compute-costly writes without a valid key when the deployment configures keys."""
-    if settings.api_keys and x_api_key not in settings.api_keys:
-        raise Unauthorized(field="X-API-Key")
-
-
 def may_queue_builds(settings: SettingsDep, x_api_key: ApiKeyHeader = None) -> bool:
     """Whether this request may queue table builds (no keys configured, or a valid key).
 
@@ -82,6 +76,12 @@ def may_queue_builds(settings: SettingsDep, x_api_key: ApiKeyHeader = None) -> b
     if x_api_key not in settings.api_keys:
         raise Unauthorized("the X-API-Key header holds no valid key", field="X-API-Key")
     return True
+
+
+def require_api_key(settings: SettingsDep, x_api_key: ApiKeyHeader = None) -> None:
+    """Refuse compute-costly writes without a valid key when the deployment configures keys."""
+    if not may_queue_builds(settings, x_api_key):
+        raise Unauthorized(field="X-API-Key")
 
 
 ApiKeyDep = Depends(require_api_key)

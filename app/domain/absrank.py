@@ -920,10 +920,6 @@ def _power_tail(inp: _TailInputs) -> TailChoice:
             "never a power tail",
             field="tail",
         )
-    if ctx.x_opt is None:
-        raise NotApplicable(
-            "x_opt is unknown: the power tail's validity cannot be checked", field="tail"
-        )
     # the anchor must be a knot (k <= k_exact) so that its count is exact
     k_max = min(inp.k_anchor, table.low_values.size, table.k_exact, table.n)
     if k_max < 1 or (ctx.beta is None and k_max < 2):

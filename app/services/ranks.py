@@ -25,6 +25,7 @@ class _Source:
     """Where the ranks come from: a stored table or an exact formula."""
 
     kind: str  # "table" | "analytic"
+    whole_domain: bool  # False for a δ-box table: v is relative to the box
     lower: np.ndarray
     upper: np.ndarray
     description: dict[str, Any]
@@ -38,8 +39,10 @@ def _region_fraction(fn: BenchmarkFunction, lower: np.ndarray, upper: np.ndarray
 
 def _table_source(view: tables.TableView, data: absrank.TableData) -> _Source:
     region = view.spec["region"]
+    whole_domain = region["kind"] == "domain"
     return _Source(
         kind="table",
+        whole_domain=whole_domain,
         lower=np.asarray(region["lower"], dtype=np.float64),
         upper=np.asarray(region["upper"], dtype=np.float64),
         description={
@@ -50,7 +53,7 @@ def _table_source(view: tables.TableView, data: absrank.TableData) -> _Source:
             "data_sha256": view.data_sha256,
             "max_interp_error": view.max_interp_error,
             # v is P(f(U) <= t) for U uniform on this region: box ranks are their own scale
-            "relative_to": "domain" if region["kind"] == "domain" else "box",
+            "relative_to": "domain" if whole_domain else "box",
         },
         data=data,
     )
@@ -72,6 +75,7 @@ def _resolve(
     if req.use_analytic and fn.analytic is not None:
         return fn, _Source(
             kind="analytic",
+            whole_domain=True,
             lower=fn.lower,
             upper=fn.upper,
             description={"kind": "analytic", "form": fn.analytic, "region": "domain"},
@@ -260,7 +264,7 @@ def rank_values(
     ctx = absrank.RankContext(
         f_opt=fn.f_opt,
         # a box region's maximum is not the domain's: use the flat upper tail there
-        f_max=fn.f_max if source.description.get("relative_to", "domain") == "domain" else None,
+        f_max=fn.f_max if source.whole_domain else None,
         atom=fn.local.atom,
         beta=fn.local.beta,
         beta_derivation=fn.local.derivation,
