@@ -43,6 +43,32 @@ class Settings(BaseSettings):
     max_rank_values: int = Field(100_000, ge=1)
     max_evaluate_points: int = Field(10_000, ge=1)
     max_request_bytes: int = Field(8 * 1024 * 1024, ge=1024)
+    # statistical tests and comparisons (SPEC §4, §5)
+    max_algorithms: int = Field(1000, ge=2, description="algorithms (columns) per matrix")
+    max_problems: int = Field(10_000, ge=2, description="problems (rows, blocks) per matrix")
+    max_matrix_cells: int = Field(1_000_000, ge=4, description="problems × algorithms")
+    max_sample_size: int = Field(100_000, ge=2, description="values per sample or paired test")
+    max_result_rows: int = Field(
+        1_000_000, ge=1, description="rows (algorithm, problem, run, value) of a comparison"
+    )
+    max_niia_subsets: int = Field(100, ge=1, description="subsets in a comparison's NIIA report")
+    wilcoxon_exact_max_n: int = Field(
+        400, ge=1, le=1000, description="exact signed-rank distribution up to this many pairs"
+    )
+    permutation_exact_max_splits: int = Field(
+        1_000_000,
+        ge=1,
+        le=10**9,
+        description="exact mean permutation test while C(nA+nB, nA) <= this",
+    )
+    permutation_max_resamples: int = Field(
+        2_000_000, ge=1, le=10**7, description="Monte Carlo permutations per request"
+    )
+    permutation_max_work: int = Field(
+        500_000_000,
+        ge=1,
+        description="Monte Carlo work limit: n_resamples × (n_A + n_B) (about 2 s at the default)",
+    )
     # serve
     host: str = "127.0.0.1"
     port: int = 8000

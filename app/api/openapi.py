@@ -8,6 +8,10 @@ from fastapi import FastAPI
 from pydantic import BaseModel
 
 from app.schemas.common import Problem, problem_responses
+from app.schemas.comparisons import ComparisonCreate
+
+#: Request bodies that routes read themselves (JSON or CSV), so FastAPI does not list them.
+EXTRA_COMPONENTS: tuple[type[BaseModel], ...] = (ComparisonCreate,)
 
 _REF_TEMPLATE = "#/components/schemas/{model}"
 _BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
@@ -48,6 +52,11 @@ def _problems_as_problem_json(spec: dict[str, Any]) -> None:
     for name in _FASTAPI_ERROR_SCHEMAS:
         schemas.pop(name, None)
     schemas[Problem.__name__] = Problem.model_json_schema(ref_template=_REF_TEMPLATE)
+    for model in EXTRA_COMPONENTS:
+        schema = model.model_json_schema(ref_template=_REF_TEMPLATE)
+        for name, sub in schema.pop("$defs", {}).items():
+            schemas.setdefault(name, sub)
+        schemas[model.__name__] = schema
 
 
 def _schema_models() -> list[type[BaseModel]]:

@@ -1,5 +1,13 @@
 """SQLAlchemy models; importing this package registers every table on ``app.db.Base.metadata``."""
 
+from app.models.comparisons import COMPARISON_STATUSES, Comparison
 from app.models.tables import CHUNK_STATUSES, TABLE_STATUSES, Table, TableChunk
 
-__all__ = ["CHUNK_STATUSES", "TABLE_STATUSES", "Table", "TableChunk"]
+__all__ = [
+    "CHUNK_STATUSES",
+    "COMPARISON_STATUSES",
+    "TABLE_STATUSES",
+    "Comparison",
+    "Table",
+    "TableChunk",
+]

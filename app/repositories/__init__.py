@@ -1,5 +1,13 @@
 """Repositories: all SQL lives here; they flush but never commit."""
 
+from app.repositories.comparisons import ComparisonRepository
 from app.repositories.tables import ChunkBlobs, ChunkKey, ChunkProgress, TableRepository, as_utc
 
-__all__ = ["ChunkBlobs", "ChunkKey", "ChunkProgress", "TableRepository", "as_utc"]
+__all__ = [
+    "ChunkBlobs",
+    "ChunkKey",
+    "ChunkProgress",
+    "ComparisonRepository",
+    "TableRepository",
+    "as_utc",
+]

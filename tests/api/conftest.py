@@ -50,6 +50,10 @@ def api_settings(tmp_path: Path, **overrides: object) -> Settings:
         "max_rank_values": 1000,
         "max_evaluate_points": 100,
         "max_request_bytes": 256 * 1024,
+        "max_sample_size": 2000,
+        "max_algorithms": 50,
+        "max_problems": 500,
+        "max_matrix_cells": 5000,
     }
     fields.update(overrides)
     return Settings(**fields)  # type: ignore[arg-type]

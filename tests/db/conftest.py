@@ -23,7 +23,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import make_engine, make_sessionmaker
-from app.models import Table, TableChunk
+from app.models import Comparison, Table, TableChunk
 from tests.support import alembic_config
 
 DEFAULT_PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -112,6 +112,7 @@ def engine(backend: str, request: pytest.FixtureRequest) -> Iterator[Engine]:
         with eng.begin() as conn:
             conn.execute(delete(TableChunk))
             conn.execute(delete(Table))
+            conn.execute(delete(Comparison))
         eng.dispose()
 
 

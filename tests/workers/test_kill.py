@@ -168,8 +168,17 @@ def test_lost_message_is_recovered_by_a_real_consumer(
     sm, settings, log = queue_sm, queue_settings, tmp_path / "consumer.log"
     view, _ = svc.request_table(sm, settings, DropOne(), function_id=FUNCTION, log2n=13)
     with _consumer(settings, log):
+        # let the consumer finish every delivered chunk first: on a loaded machine its start-up
+        # can outlast the 2 s lease, and an early re-dispatch would count those chunks as lost too
+        deadline = time.monotonic() + DEADLINE
+        while _progress(sm, view.id)[1] < view.n_chunks - 1:
+            assert time.monotonic() < deadline, _tail(log)
+            time.sleep(0.05)
         counts = _wait_ready(sm, settings, queue_dispatcher, view.id, log)
-    assert counts["chunks_lost"] == 1
+    # chunk 5's message never reached the queue, so the table can only be ready because a
+    # re-dispatcher found the chunk lost: ours (counted here) or the consumer's periodic task
+    # (when the test straddles a minute boundary; not counted here). Never more than once.
+    assert counts["chunks_lost"] <= 1
     _check_final(sm, view.id)
 
 

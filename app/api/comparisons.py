@@ -1,0 +1,167 @@
+"""Comparisons of several algorithms on several problems: relative and absolute ranks, NIIA."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+from pydantic_core import to_json
+
+from app.api.deps import (
+    JSON_TYPES,
+    ContentTypes,
+    DispatcherDep,
+    MayQueueBuildsDep,
+    SessionmakerDep,
+    SettingsDep,
+)
+from app.errors import InvalidInput, NotFound
+from app.schemas.common import BODY_PROBLEMS, problem_responses
+from app.schemas.comparisons import ComparisonCreate, ComparisonRead
+from app.services import comparisons as service
+
+router = APIRouter(prefix="/v1/comparisons", tags=["comparisons"])
+
+CSV_TYPE = "text/csv"
+#: Options a text/csv request takes as query parameters (niia_subset is repeatable: "A,B,C").
+QUERY_OPTIONS = tuple(
+    name for name in ComparisonCreate.model_fields if name not in ("results", "csv", "niia_subsets")
+)
+MAX_ID_LENGTH = 64
+
+_REF = "#/components/schemas/ComparisonCreate"
+_CSV_EXAMPLE = "algorithm,problem,run,value\nA,p1,0,1.0\nB,p1,0,2.0\nA,p2,0,3.5\nB,p2,0,1.5\n"
+REQUEST_BODY = {
+    "required": True,
+    "content": {
+        "application/json": {"schema": {"$ref": _REF}},
+        CSV_TYPE: {
+            "schema": {"type": "string"},
+            "example": _CSV_EXAMPLE,
+        },
+    },
+    "description": "JSON (ComparisonCreate), or CSV rows algorithm,problem,run,value with the "
+    "options as query parameters (e.g. ?reduction=median&posthoc=holm&niia_subset=A,B,C)",
+}
+
+
+def _query_options(request: Request) -> dict[str, Any]:
+    params = request.query_params
+    data: dict[str, Any] = {}
+    for name in params:
+        if name == "niia_subset":
+            data["niia_subsets"] = [v.split(",") for v in params.getlist(name)]
+        elif name in QUERY_OPTIONS:
+            data[name] = params[name]
+        else:
+            raise InvalidInput(f"unknown query parameter {name[:40]!r}", field=name[:40])
+    return data
+
+
+async def _parse(request: Request) -> ComparisonCreate:
+    raw = await request.body()
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    try:
+        if media_type == CSV_TYPE:
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvalidInput(
+                    f"the CSV is not UTF-8 (byte {exc.start})", field="csv"
+                ) from None
+            return ComparisonCreate.model_validate(
+                _query_options(request) | {"csv": text}, strict=False
+            )
+        if request.query_params:
+            raise InvalidInput(
+                "options go in the JSON body; query parameters are for text/csv bodies",
+                field=next(iter(request.query_params))[:40],
+            )
+        return ComparisonCreate.model_validate_json(raw)
+    except ValidationError as exc:
+        raise RequestValidationError(
+            [{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors(include_url=False)]
+        ) from None
+
+
+def _comparison_id(
+    comparison_id: Annotated[
+        str,
+        Path(
+            description="a comparison id (c + 23 hex digits)", examples=["c0123456789abcdef0123456"]
+        ),
+    ],
+) -> str:
+    if len(comparison_id) > MAX_ID_LENGTH:
+        raise NotFound(f"no comparison with id {comparison_id[:30]!r}...", field="comparison_id")
+    return comparison_id
+
+
+ComparisonIdPath = Annotated[str, Depends(_comparison_id)]
+
+
+@router.post(
+    "",
+    response_model=ComparisonRead,
+    status_code=201,
+    dependencies=[Depends(ContentTypes(*JSON_TYPES, CSV_TYPE))],
+    openapi_extra={"requestBody": REQUEST_BODY},
+    responses={
+        200: {"model": ComparisonRead, "description": "The identical request was answered before"},
+        201: {
+            "description": "Computed and stored; its URL is in the Location header",
+            "headers": {"Location": {"schema": {"type": "string"}}},
+        },
+    }
+    | problem_responses(401, 409, *BODY_PROBLEMS),
+)
+async def create_comparison(
+    request: Request,
+    sm: SessionmakerDep,
+    settings: SettingsDep,
+    dispatcher: DispatcherDep,
+    may_queue_builds: MayQueueBuildsDep,
+) -> Response:
+    """Compare algorithms over problems: relative and absolute ranks, post-hoc, NIIA report."""
+    body = await _parse(request)
+    out, created = await run_in_threadpool(
+        service.create_comparison, sm, settings, dispatcher, body, may_queue_builds=may_queue_builds
+    )
+    return Response(
+        to_json(out),
+        status_code=201 if created else 200,
+        media_type="application/json",
+        headers={"Location": out["location"]},
+    )
+
+
+@router.get("/{comparison_id}", response_model=ComparisonRead, responses=problem_responses(404))
+def get_comparison(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> Response:
+    """Show a stored comparison."""
+    return Response(
+        to_json(service.get_comparison(sm, comparison_id)), media_type="application/json"
+    )
+
+
+@router.get(
+    "/{comparison_id}/cd-diagram.svg",
+    response_class=Response,
+    responses={200: {"content": {"image/svg+xml": {}}, "description": "SVG"}}
+    | problem_responses(404),
+)
+def cd_diagram_svg(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> Response:
+    """Draw the critical-difference diagram of a comparison from its post-hoc cliques."""
+    return Response(service.cd_diagram(sm, comparison_id), media_type="image/svg+xml")
+
+
+@router.get(
+    "/{comparison_id}/cd-diagram.png",
+    response_class=Response,
+    responses={200: {"content": {"image/png": {}}, "description": "PNG"}} | problem_responses(404),
+)
+def cd_diagram_png(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> Response:
+    """Draw the critical-difference diagram of a comparison as PNG."""
+    return Response(service.cd_diagram(sm, comparison_id, fmt="png"), media_type="image/png")

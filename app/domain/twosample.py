@@ -1,0 +1,689 @@
+"""Two independent samples: rank-sum (Mann–Whitney U), two-sample KS and Vargha–Delaney A12.
+
+``x`` holds the runs of algorithm A and ``y`` those of algorithm B on one problem (SPEC §5).
+Values are *minimized*; ``alternative="less"`` is the hypothesis that ``x`` tends to be smaller
+(better) than ``y``, ``"greater"`` the reverse. ``±inf`` is allowed (for example runtimes of runs
+that never hit the target) and NaN refused.
+
+Ties are decided once by :func:`app.domain.ranking.tie_labels` with the declared ``rtol``/``atol``
+(default exact equality). The exact tests are *conditional on the tie structure* of the pooled
+sample: under H0 all ``C(n, n_x)`` ways of labelling the sorted pooled values as ``x`` or ``y`` are
+equally likely, and the exact p-value is the share of labellings whose statistic is at least as
+extreme as the observed one. Statistics are compared as integers (twice the ``U`` statistic; the
+KS distance times ``n_x n_y``), so float noise cannot split a tie. Tail probabilities are sums of
+positive terms taken directly on the tail (never ``1 − cdf``).
+
+Degenerate but valid data (every pooled value tied) give p = 1 with ``degenerate=True`` and a
+reason: never an error, never NaN.
+
+References
+----------
+.. [1] H. B. Mann, D. R. Whitney. On a test of whether one of two random variables is
+       stochastically larger than the other. Ann. Math. Statist. 18, 1947.
+.. [2] B. Streitberg, J. Röhmel. Exact distributions for permutation and rank tests: an
+       introduction to some recently published algorithms. Statistical Software Newsletter 12,
+       1986 (exact rank-sum distribution with ties by counting over (items, count, score sum)).
+.. [3] G. Schröer, D. Trenkler. Exact and randomization distributions of Kolmogorov–Smirnov tests
+       for two or three samples. Computational Statistics & Data Analysis 20, 1995 (ties: the
+       constraint is checked only at the ends of tie blocks).
+.. [4] J. L. Hodges. The significance probability of the Smirnov two-sample test. Arkiv för
+       Matematik 3, 1958 (one-sided asymptotic approximation, as in scipy).
+.. [5] A. Vargha, H. D. Delaney. A critique and improvement of the CL common language effect size
+       statistics of McGraw and Wong. J. Educ. Behav. Stat. 25(2), 2000.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import stats
+
+from app.domain.errors import InvalidInput, NotApplicable
+from app.domain.ranking import check_tolerances, midranks, tie_labels, tie_sizes
+from app.domain.stattools import choice, clip_p, lattice_p, normal_p, sample
+
+__all__ = [
+    "A12_THRESHOLDS",
+    "ALTERNATIVES",
+    "KS_EXACT_MAX_N",
+    "METHODS",
+    "A12Result",
+    "KSResult",
+    "RankSumResult",
+    "ks_2samp",
+    "rank_sum",
+    "vargha_delaney_a12",
+]
+
+ALTERNATIVES = ("two-sided", "less", "greater")
+METHODS = ("auto", "exact", "asymptotic")
+#: Vargha–Delaney [5]_ thresholds on ``max(A12, 1 − A12)``: small, medium, large.
+A12_THRESHOLDS = (
+    ("small", Fraction(56, 100)),
+    ("medium", Fraction(64, 100)),
+    ("large", Fraction(71, 100)),
+)
+#: The exact KS walks the pooled sample one value at a time: at most this many values.
+KS_EXACT_MAX_N = 20_000
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def _positive_limit(value: float, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise InvalidInput(f"{field} must be a number >= 0, got {value!r}", field=field)
+    if not (value >= 0):  # also refuses NaN
+        raise InvalidInput(f"{field} must be >= 0, got {value!r}", field=field)
+    return float(value)
+
+
+def _two_samples_iv(
+    x: ArrayLike, y: ArrayLike, rtol: float, atol: float
+) -> tuple[np.ndarray, np.ndarray]:
+    xa, ya = sample(x, "x"), sample(y, "y")
+    check_tolerances(rtol, atol)
+    return xa, ya
+
+
+def _two_sample_test_iv(
+    x: ArrayLike,
+    y: ArrayLike,
+    alternative: str,
+    method: str,
+    rtol: float,
+    atol: float,
+    limit: tuple[float, str],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validate the options shared by rank-sum and KS; ``limit`` is (value, field name)."""
+    choice(alternative, ALTERNATIVES, "alternative")
+    choice(method, METHODS, "method")
+    _positive_limit(*limit)
+    return _two_samples_iv(x, y, rtol, atol)
+
+
+def _choose(method: str, fits: bool, size: str, test: str) -> tuple[str, str]:
+    """Method actually used and why; ``method="exact"`` beyond the limit is refused.
+
+    ``size`` describes the problem size against its limit, e.g. ``"cells=3.8e+07 <= 5e+07"``.
+    """
+    if method == "asymptotic":
+        return "asymptotic", "asymptotic requested"
+    if method == "exact" and not fits:
+        raise NotApplicable(
+            f"exact {test} requested but {size}; raise the limit or use method='auto' or "
+            "'asymptotic'",
+            field="method",
+        )
+    prefix = "exact requested" if method == "exact" else "auto"
+    return ("exact" if fits else "asymptotic"), f"{prefix}: {size}"
+
+
+def _size(what: str, cost: float, limit: float) -> tuple[bool, str]:
+    fits = cost <= limit
+    return fits, f"{what}={cost:.4g} {'<=' if fits else '>'} limit {limit:.4g}"
+
+
+# --------------------------------------------------------------------------- rank-sum
+
+
+@dataclass(frozen=True)
+class RankSumResult:
+    """Wilcoxon rank-sum / Mann–Whitney U test of ``x`` against ``y`` [1]_.
+
+    Attributes
+    ----------
+    statistic : float
+        ``U_x = R_x − n_x(n_x + 1)/2`` = #pairs with ``x > y`` + ½ #tied pairs; small ``U_x``
+        means ``x`` tends to be smaller (better under minimization).
+    p_value : float
+        In ``[0, 1]``, never NaN; 1 when degenerate.
+    method : {"exact", "asymptotic"}
+        Null distribution actually used.
+    method_reason : str
+        Why that method was used.
+    alternative : {"two-sided", "less", "greater"}
+        ``"less"``: ``x`` tends to be smaller than ``y``; p = ``P(U <= U_x)``.
+    n_x, n_y : int
+        Sample sizes.
+    rank_sum_x : float
+        ``R_x``, sum of the pooled midranks of ``x``.
+    a12 : float
+        Vargha–Delaney ``A12 = U_x / (n_x n_y)`` = ``P(X > Y) + ½ P(X = Y)``; below 1/2 means
+        ``x`` tends to be better under minimization.
+    z : float or None
+        Standardized statistic of the normal approximation (tie- and continuity-corrected);
+        ``None`` for the exact method.
+    continuity : bool
+        Whether the continuity correction of 1/2 was applied (asymptotic method only).
+    rtol, atol : float
+        Tie tolerance used for the midranks.
+    degenerate : bool
+        True when every pooled value is tied.
+    reason : str or None
+        Why the result is degenerate.
+    """
+
+    statistic: float
+    p_value: float
+    method: str
+    method_reason: str
+    alternative: str
+    n_x: int
+    n_y: int
+    rank_sum_x: float
+    a12: float
+    z: float | None
+    continuity: bool
+    rtol: float
+    atol: float
+    degenerate: bool
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    """Pooled midrank scores (``2·rank``, integers; ``x`` first) and the observed ``2U_x``."""
+
+    scores: np.ndarray
+    n_x: int
+    n_y: int
+    k_obs: int  # 2 U_x, an integer in [0, 2 n_x n_y]
+    ties: np.ndarray  # tie-group sizes of the pooled sample
+
+
+def _rank_sum_pmf(scores: np.ndarray, m: int) -> np.ndarray:
+    """Law of the score sum of a uniformly random ``m``-subset of ``scores`` (integers >= 0).
+
+    Returns
+    -------
+    ndarray, shape (s_max + 1,)
+        ``pmf[s] = P(Σ_{i ∈ S} scores_i = s)`` for ``S`` uniform over the ``C(n, m)`` subsets;
+        ``s_max`` is the sum of the ``m`` largest scores.
+
+    Notes
+    -----
+    Dynamic programming over (items, chosen count, score sum) [2]_ with probabilities: item
+    ``i + 1`` joins the subset with probability ``(m − j)/(n − i)`` given ``j`` chosen among the
+    first ``i`` (sequential hypergeometric sampling), so no entry overflows.
+    """
+    s = np.sort(scores.astype(np.int64))
+    n = s.size
+    s_max = int(s[n - m :].sum())
+    f = np.zeros((m + 1, s_max + 1))
+    f[0, 0] = 1.0
+    j = np.arange(m + 1)
+    top = 0
+    for i, v in enumerate(s.tolist()):
+        p_in = np.minimum((m - j) / (n - i), 1.0)
+        lim = min(top, s_max - v)  # sums beyond s_max cannot complete a subset of size m
+        moved = f[:-1, : lim + 1] * p_in[:-1, None]
+        f[:, : top + 1] *= (1.0 - p_in)[:, None]
+        f[1:, v : v + lim + 1] += moved
+        top = min(top + v, s_max)
+    return f[m]
+
+
+def _rank_sum_exact(r: _Ranked, alternative: str, continuity: bool) -> tuple[float, float | None]:
+    n_x, n_y = r.n_x, r.n_y
+    big = n_x * n_y
+    m = min(n_x, n_y)  # build the law for the smaller sample: less work
+    sub_pmf = _rank_sum_pmf(r.scores, m)
+    pmf = np.zeros(2 * big + 1)
+    offset = m * (m + 1)  # 2 R_min: the smallest possible 2·rank sum of m items without ties
+    part = sub_pmf[offset : offset + 2 * big + 1]
+    pmf[: part.size] = part
+    if m != n_x:  # we built the law of 2U_y; 2U_x = 2 n_x n_y − 2U_y
+        pmf = pmf[::-1]
+    return lattice_p(pmf, r.k_obs, 2 * big, alternative), None
+
+
+def _rank_sum_asymptotic(
+    r: _Ranked, alternative: str, continuity: bool
+) -> tuple[float, float | None]:
+    # Normal approximation with tie correction, as scipy.stats.mannwhitneyu [1]_.
+    n_x, n_y = r.n_x, r.n_y
+    n = n_x + n_y
+    t = r.ties.astype(np.float64)
+    tie_term = float(np.sum(t**3 - t))
+    sd = math.sqrt(n_x * n_y / 12.0 * ((n + 1) - tie_term / (n * (n - 1))))
+    dev = r.k_obs / 2.0 - n_x * n_y / 2.0
+    return normal_p(dev, sd, 0.5 if continuity else 0.0, alternative)
+
+
+_RANK_SUM_METHODS: dict[str, Callable[[_Ranked, str, bool], tuple[float, float | None]]] = {
+    "exact": _rank_sum_exact,
+    "asymptotic": _rank_sum_asymptotic,
+}
+
+
+def rank_sum(
+    x: ArrayLike,
+    y: ArrayLike,
+    *,
+    alternative: str = "two-sided",
+    method: str = "auto",
+    rtol: float = 0.0,
+    atol: float = 0.0,
+    exact_max_cells: float = 5e7,
+    continuity: bool = True,
+) -> RankSumResult:
+    """Wilcoxon rank-sum / Mann–Whitney U test, exact with ties when feasible [1]_, [2]_.
+
+    Parameters
+    ----------
+    x : array_like, shape (n_x,)
+        Runs of algorithm A (``±inf`` allowed, NaN refused).
+    y : array_like, shape (n_y,)
+        Runs of algorithm B.
+    alternative : {"two-sided", "less", "greater"}, optional
+        ``"less"``: ``x`` tends to be smaller (better under minimization), p = ``P(U <= U_x)``.
+    method : {"auto", "exact", "asymptotic"}, optional
+        ``"auto"`` is exact when the dynamic programme has at most ``exact_max_cells`` cells.
+    rtol, atol : float, optional
+        Tie tolerance for the pooled midranks (:mod:`app.domain.ranking`).
+    exact_max_cells : float, optional
+        Work limit ``n · (m + 1) · (S_max + 1)`` of the exact method, ``m = min(n_x, n_y)`` and
+        ``S_max`` twice the largest rank sum of ``m`` items. The default admits 50 vs 50.
+    continuity : bool, optional
+        Continuity correction of 1/2 in the normal approximation (default True, as scipy).
+
+    Returns
+    -------
+    RankSumResult
+
+    Raises
+    ------
+    app.domain.errors.InvalidInput
+        Empty, non-1-D or NaN sample (field ``"x"``/``"y"``), bad option (field named).
+    app.domain.errors.NotApplicable
+        ``method="exact"`` beyond ``exact_max_cells``.
+
+    Notes
+    -----
+    The exact law of ``U_x`` is the permutation distribution of the midrank sum of ``x`` over all
+    ``C(n, n_x)`` splits of the pooled sample, so it is exact with ties (scipy's ``"exact"``
+    assumes no ties). The two-sided p-value is
+
+    .. math:: p = P(|U − n_x n_y/2| >= |U_x − n_x n_y/2|),
+
+    which is the scipy value ``min(1, 2·min tail)`` when there are no ties (the law is then
+    symmetric) and never exceeds 1.
+
+    Examples
+    --------
+    >>> res = rank_sum([1, 2, 3], [4, 5, 6], alternative="less")
+    >>> res.statistic, round(res.p_value, 4), res.method
+    (0.0, 0.05, 'exact')
+    """
+    xa, ya = _two_sample_test_iv(
+        x, y, alternative, method, rtol, atol, (exact_max_cells, "exact_max_cells")
+    )
+    pooled = np.concatenate([xa, ya])
+    scores = np.rint(2.0 * midranks(pooled, rtol=rtol, atol=atol)).astype(np.int64)
+    n_x, n_y = xa.size, ya.size
+    r = _Ranked(
+        scores=scores,
+        n_x=n_x,
+        n_y=n_y,
+        k_obs=int(scores[:n_x].sum()) - n_x * (n_x + 1),
+        ties=tie_sizes(pooled, rtol=rtol, atol=atol),
+    )
+    u = r.k_obs / 2.0
+    common = {
+        "statistic": u,
+        "alternative": alternative,
+        "n_x": n_x,
+        "n_y": n_y,
+        "rank_sum_x": float(scores[:n_x].sum()) / 2.0,
+        "a12": r.k_obs / (2.0 * n_x * n_y),
+        "continuity": bool(continuity),
+        "rtol": float(rtol),
+        "atol": float(atol),
+    }
+    if r.ties.size == 1:
+        return RankSumResult(
+            p_value=1.0,
+            method="exact",
+            method_reason="all values tied: the null distribution is a single point",
+            z=None,
+            degenerate=True,
+            reason=f"all {n_x + n_y} pooled values are tied; nothing left to test",
+            **common,
+        )
+    m = min(n_x, n_y)
+    cost = float(n_x + n_y) * (m + 1) * (np.sort(scores)[-m:].sum() + 1)
+    fits, size = _size("cells", cost, float(exact_max_cells))
+    used, why = _choose(method, fits, size, "rank-sum distribution")
+    p, z = _RANK_SUM_METHODS[used](r, alternative, bool(continuity))
+    return RankSumResult(
+        p_value=p,
+        method=used,
+        method_reason=why,
+        z=None if z is None else float(z),
+        degenerate=False,
+        reason=None,
+        **common,
+    )
+
+
+# --------------------------------------------------------------------------- KS
+
+
+@dataclass(frozen=True)
+class KSResult:
+    """Two-sample Kolmogorov–Smirnov test of ``x`` against ``y``.
+
+    Attributes
+    ----------
+    statistic : float
+        ``D`` for two-sided (``max(d_plus, d_minus)``), ``d_plus`` for ``"less"``, ``d_minus``
+        for ``"greater"``.
+    d_plus : float
+        ``max_t (F_x(t) − F_y(t))`` >= 0 (scipy's ``D+``): large when ``x`` tends to be smaller.
+    d_minus : float
+        ``max_t (F_y(t) − F_x(t))`` >= 0 (scipy's ``D−``): large when ``x`` tends to be larger.
+    p_value : float
+        ``P(D >= d_obs)`` under H0, in ``[0, 1]``, never NaN.
+    method : {"exact", "asymptotic"}
+        Null distribution actually used; the exact one is conditional on the ties [3]_.
+    method_reason : str
+        Why that method was used.
+    alternative : {"two-sided", "less", "greater"}
+        ``"less"``: ``x`` tends to be smaller (``F_x > F_y`` somewhere); this is scipy's
+        ``alternative="greater"``. ``"greater"`` is scipy's ``"less"``.
+    n_x, n_y : int
+        Sample sizes.
+    rtol, atol : float
+        Tie tolerance of the pooled sample.
+    degenerate : bool
+        True when every pooled value is tied.
+    reason : str or None
+        Why the result is degenerate.
+    """
+
+    statistic: float
+    d_plus: float
+    d_minus: float
+    p_value: float
+    method: str
+    method_reason: str
+    alternative: str
+    n_x: int
+    n_y: int
+    rtol: float
+    atol: float
+    degenerate: bool
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class _KSPath:
+    """Tie-block ends of the pooled sample and the observed distance, in units of 1/(n_x n_y)."""
+
+    is_end: np.ndarray  # bool, shape (n + 1,): position k (values placed) ends a tie block
+    n_x: int
+    n_y: int
+    d_num: int  # observed statistic × n_x n_y
+
+
+def _ks_exact(path: _KSPath, alternative: str) -> float:
+    """Share of the ``C(n, n_x)`` labellings whose statistic reaches ``d_num`` [3]_.
+
+    Walks the pooled positions; ``mass[i]`` is the probability that the first ``k`` labels hold
+    ``i`` x's and the path has not yet reached the rejection region at a tie-block end. Mass that
+    reaches it is absorbed into the p-value (a direct sum, no complement).
+    """
+    n_x, n_y, d = path.n_x, path.n_y, path.d_num
+    n = n_x + n_y
+    i = np.arange(n_x + 1)
+    mass = np.zeros(n_x + 1)
+    mass[0] = 1.0
+    p = 0.0
+    for k in range(n):
+        p_x = np.minimum((n_x - i) / (n - k), 1.0)
+        moved = mass[:-1] * p_x[:-1]
+        mass *= 1.0 - p_x
+        mass[1:] += moved
+        if path.is_end[k + 1]:
+            gap = i * n_y - (k + 1 - i) * n_x  # n_x n_y (F_x − F_y) at (i, j = k + 1 − i)
+            if alternative == "greater":
+                gap = -gap
+            elif alternative == "two-sided":
+                gap = np.abs(gap)
+            hit = gap >= d
+            p += float(mass[hit].sum())
+            mass[hit] = 0.0
+    return clip_p(p)
+
+
+def _ks_asymptotic(d: float, n_x: int, n_y: int, alternative: str) -> float:
+    # scipy.stats.ks_2samp's asymptotic branch (no tie correction).
+    m, n = sorted([float(n_x), float(n_y)], reverse=True)
+    en = m * n / (m + n)
+    if alternative == "two-sided":
+        return clip_p(stats.kstwo.sf(d, round(en)))
+    z = math.sqrt(en) * d
+    return clip_p(math.exp(-2 * z**2 - 2 * z * (m + 2 * n) / math.sqrt(m * n * (m + n)) / 3.0))
+
+
+def ks_2samp(
+    x: ArrayLike,
+    y: ArrayLike,
+    *,
+    alternative: str = "two-sided",
+    method: str = "auto",
+    rtol: float = 0.0,
+    atol: float = 0.0,
+    exact_max_paths: float = 1e7,
+) -> KSResult:
+    """Two-sample Kolmogorov–Smirnov test, exact with ties when feasible [3]_.
+
+    Parameters
+    ----------
+    x : array_like, shape (n_x,)
+        Runs of algorithm A (``±inf`` allowed, NaN refused).
+    y : array_like, shape (n_y,)
+        Runs of algorithm B.
+    alternative : {"two-sided", "less", "greater"}, optional
+        ``"less"``: ``x`` tends to be smaller, statistic ``d_plus`` (scipy's ``"greater"``);
+        ``"greater"``: statistic ``d_minus`` (scipy's ``"less"``).
+    method : {"auto", "exact", "asymptotic"}, optional
+        ``"auto"`` is exact when the lattice has at most ``exact_max_paths`` points and
+        ``n_x + n_y <= KS_EXACT_MAX_N``.
+    rtol, atol : float, optional
+        Tie tolerance of the pooled sample (:mod:`app.domain.ranking`).
+    exact_max_paths : float, optional
+        Limit on the lattice size ``(n_x + 1)(n_y + 1)`` of the exact method.
+
+    Returns
+    -------
+    KSResult
+
+    Raises
+    ------
+    app.domain.errors.InvalidInput
+        Empty, non-1-D or NaN sample (field ``"x"``/``"y"``), bad option (field named).
+    app.domain.errors.NotApplicable
+        ``method="exact"`` beyond the limits.
+
+    Notes
+    -----
+    The ECDFs are compared at the ends of the tie blocks of the pooled sorted sample. The exact
+    p-value counts the lattice paths from ``(0, 0)`` to ``(n_x, n_y)`` (one step per pooled value,
+    right for ``x``, up for ``y``) that reach ``|i/n_x − j/n_y| >= D`` at some tie-block end [3]_,
+    divided by ``C(n, n_x)``: the p-value of the permutation test conditional on the ties. Without
+    ties it equals scipy's exact p-value. The asymptotic method is scipy's (``kstwo`` with
+    ``round(n_x n_y/(n_x + n_y))`` for two-sided, Hodges [4]_ for one-sided), which ignores ties.
+
+    Examples
+    --------
+    >>> res = ks_2samp([1, 2], [3, 4, 5, 6])
+    >>> res.statistic, round(res.p_value * 15, 10)
+    (1.0, 2.0)
+    """
+    xa, ya = _two_sample_test_iv(
+        x, y, alternative, method, rtol, atol, (exact_max_paths, "exact_max_paths")
+    )
+    n_x, n_y = xa.size, ya.size
+    n = n_x + n_y
+    order, labels = tie_labels(np.concatenate([xa, ya]), rtol=rtol, atol=atol)
+    in_x = (order < n_x).astype(np.int64)
+    group_x = np.bincount(labels, weights=in_x).astype(np.int64)
+    group_n = np.bincount(labels)
+    i_end, k_end = np.cumsum(group_x), np.cumsum(group_n)
+    gap = i_end * n_y - (k_end - i_end) * n_x  # n_x n_y (F_x − F_y) at the block ends
+    dp_num, dm_num = max(int(gap.max()), 0), max(int(-gap.min()), 0)
+    d_num = {"two-sided": max(dp_num, dm_num), "less": dp_num, "greater": dm_num}[alternative]
+    d = d_num / (n_x * n_y)
+    common = {
+        "statistic": d,
+        "d_plus": dp_num / (n_x * n_y),
+        "d_minus": dm_num / (n_x * n_y),
+        "alternative": alternative,
+        "n_x": n_x,
+        "n_y": n_y,
+        "rtol": float(rtol),
+        "atol": float(atol),
+    }
+    if group_n.size == 1:
+        return KSResult(
+            p_value=1.0,
+            method="exact",
+            method_reason="all values tied: the null distribution is a single point",
+            degenerate=True,
+            reason=f"all {n} pooled values are tied; nothing left to test",
+            **common,
+        )
+    fits, size = _size("lattice points", float(n_x + 1) * (n_y + 1), float(exact_max_paths))
+    if n > KS_EXACT_MAX_N:
+        fits, size = False, f"n_x + n_y = {n} > KS_EXACT_MAX_N = {KS_EXACT_MAX_N}"
+    used, why = _choose(method, fits, size, "KS test")
+    if used == "exact":
+        is_end = np.zeros(n + 1, dtype=bool)
+        is_end[k_end] = True
+        p = _ks_exact(_KSPath(is_end=is_end, n_x=n_x, n_y=n_y, d_num=d_num), alternative)
+    else:
+        p = _ks_asymptotic(d, n_x, n_y, alternative)
+        why += "; scipy's asymptotic formula (no tie correction)"
+    return KSResult(
+        p_value=p, method=used, method_reason=why, degenerate=False, reason=None, **common
+    )
+
+
+# --------------------------------------------------------------------------- A12
+
+
+@dataclass(frozen=True)
+class A12Result:
+    """Vargha–Delaney effect size ``A12`` of ``x`` against ``y`` [5]_.
+
+    Attributes
+    ----------
+    a12 : float
+        ``P(X > Y) + ½ P(X = Y)`` over all ``n_x n_y`` pairs. Under MINIMIZATION, ``A12 < 0.5``
+        means ``x`` (algorithm A) tends to be better (smaller); ``A12 > 0.5`` means ``y`` does.
+    magnitude : {"negligible", "small", "medium", "large"}
+        From ``max(A12, 1 − A12)`` with thresholds 0.56, 0.64, 0.71 [5]_.
+    better : {"x", "y"} or None
+        The sample that tends to be smaller (better), None when ``A12 = 0.5`` exactly.
+    interpretation : str
+        One sentence saying the above.
+    n_x, n_y : int
+        Sample sizes.
+    rtol, atol : float
+        Tie tolerance ("equal" pairs count ½).
+    """
+
+    a12: float
+    magnitude: str
+    better: str | None
+    interpretation: str
+    n_x: int
+    n_y: int
+    rtol: float
+    atol: float
+
+
+def _a12_magnitude(k: int, big: int) -> str:
+    """Magnitude of ``A12 = k / (2·big)`` compared exactly (rationals) with the thresholds."""
+    share = Fraction(max(k, 2 * big - k), 2 * big)
+    label = "negligible"
+    for name, threshold in A12_THRESHOLDS:
+        if share >= threshold:
+            label = name
+    return label
+
+
+def _vargha_delaney_a12_iv(
+    x: ArrayLike, y: ArrayLike, rtol: float, atol: float
+) -> tuple[np.ndarray, np.ndarray]:
+    return _two_samples_iv(x, y, rtol, atol)
+
+
+def vargha_delaney_a12(
+    x: ArrayLike, y: ArrayLike, *, rtol: float = 0.0, atol: float = 0.0
+) -> A12Result:
+    """Vargha–Delaney ``A12``: probability that a run of A is larger than one of B [5]_.
+
+    Parameters
+    ----------
+    x : array_like, shape (n_x,)
+        Runs of algorithm A (``±inf`` allowed, NaN refused).
+    y : array_like, shape (n_y,)
+        Runs of algorithm B.
+    rtol, atol : float, optional
+        Tie tolerance (:mod:`app.domain.ranking`); tied pairs count ½.
+
+    Returns
+    -------
+    A12Result
+
+    Raises
+    ------
+    app.domain.errors.InvalidInput
+        Empty, non-1-D or NaN sample, bad tolerance.
+
+    Notes
+    -----
+    .. math:: A_{12} = P(X > Y) + \\tfrac12 P(X = Y) = \\frac{R_x/n_x − (n_x + 1)/2}{n_y},
+
+    with ``R_x`` the sum of the pooled midranks of ``x``. Under minimization ``A12 < 0.5`` means
+    ``x`` tends to be better (smaller).
+
+    Examples
+    --------
+    >>> res = vargha_delaney_a12([1, 2, 3], [2, 4, 6])
+    >>> round(res.a12, 4), res.magnitude, res.better
+    (0.1667, 'large', 'x')
+    """
+    xa, ya = _vargha_delaney_a12_iv(x, y, rtol, atol)
+    n_x, n_y = xa.size, ya.size
+    big = n_x * n_y
+    scores = np.rint(2.0 * midranks(np.concatenate([xa, ya]), rtol=rtol, atol=atol))
+    k = int(scores[:n_x].sum()) - n_x * (n_x + 1)  # 2 U_x = 2·big·A12
+    a12 = k / (2.0 * big)
+    magnitude = _a12_magnitude(k, big)
+    better = None if k == big else ("x" if k < big else "y")
+    if better is None:
+        text = "neither sample tends to be smaller: A12 = 0.5"
+    else:
+        text = (
+            f"{better} ({'A' if better == 'x' else 'B'}) tends to be smaller, i.e. better under "
+            f"minimization: A12 = {a12:.4g} ({magnitude} effect)"
+        )
+    return A12Result(
+        a12=a12,
+        magnitude=magnitude,
+        better=better,
+        interpretation=text,
+        n_x=n_x,
+        n_y=n_y,
+        rtol=float(rtol),
+        atol=float(atol),
+    )

@@ -1,0 +1,140 @@
+"""Schemas of ``/v1/comparisons``: results of several algorithms on several problems."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.schemas.common import STRICT_REQUEST, FiniteFloat
+from app.schemas.stattests import NAME, MatrixMissing, PosthocMethod
+
+Reduction = Literal["mean", "median", "best"]
+
+MAX_CSV_CHARS = 64 * 1024 * 1024
+
+
+class ResultRow(BaseModel):
+    """One run: the metric value of ``algorithm`` on ``problem`` in run ``run``."""
+
+    model_config = STRICT_REQUEST
+    algorithm: NAME
+    problem: NAME = Field(
+        description="a hosted function id (absolute ranks then apply) or any free name"
+    )
+    run: int = Field(ge=0, le=10**9, description="run number (unique per algorithm and problem)")
+    value: FiniteFloat | None = Field(description="metric value; null = missing run")
+
+
+ComparisonOptions = dict[str, Any]
+
+_EXAMPLE_ROWS = [
+    {"algorithm": alg, "problem": prob, "run": run, "value": value}
+    for alg, prob, base in (
+        ("DE", "classic/sphere/d2", 1e-3),
+        ("PSO", "classic/sphere/d2", 5e-3),
+        ("RS", "classic/sphere/d2", 2e-2),
+        ("DE", "classic/rastrigin/d2", 0.5),
+        ("PSO", "classic/rastrigin/d2", 0.9),
+        ("RS", "classic/rastrigin/d2", 1.5),
+        ("DE", "classic/rosenbrock/d2", 0.01),
+        ("PSO", "classic/rosenbrock/d2", 0.002),
+        ("RS", "classic/rosenbrock/d2", 0.3),
+    )
+    for run, value in enumerate((base, 2 * base, 1.5 * base))
+]
+
+
+class ComparisonCreate(BaseModel):
+    """Results of algorithms on problems (long format), and how to analyse them (SPEC §4)."""
+
+    model_config = STRICT_REQUEST | ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "results": _EXAMPLE_ROWS,
+                    "reduction": "best",
+                    "values_are": "error",
+                    "budget": 1000,
+                    "posthoc": "nemenyi",
+                    "alpha": 0.05,
+                },
+                {
+                    "csv": "algorithm,problem,run,value\nA,p1,0,1.0\nB,p1,0,2.0\nC,p1,0,3.0\n"
+                    "A,p2,0,1.5\nB,p2,0,1.0\nC,p2,0,4.0\nA,p3,0,0.2\nB,p3,0,0.9\nC,p3,0,0.7\n",
+                    "reduction": "mean",
+                    "posthoc": "holm",
+                },
+            ]
+        }
+    )
+    results: list[ResultRow] | None = Field(
+        None, description="long format rows; give exactly one of results and csv"
+    )
+    csv: str | None = Field(
+        None,
+        max_length=MAX_CSV_CHARS,
+        description="the same rows as CSV with header algorithm,problem,run,value "
+        "(empty, NA or NaN value = missing)",
+    )
+    reduction: Reduction = Field(
+        "mean", description="per-cell reduction of the runs: mean, median or best (minimum)"
+    )
+    missing: MatrixMissing = Field(
+        "reject",
+        description="a cell is missing when it has no run or a null run: reject (422), "
+        "drop-problem, worst-rank, par-k",
+    )
+    par_k: float = Field(10.0, gt=1.0, le=1e6, description="k of the par-k policy")
+    alpha: float = Field(0.05, gt=0.0, lt=1.0, description="significance level")
+    posthoc: PosthocMethod = Field("nemenyi", description="post-hoc family (see /v1/tests/posthoc)")
+    control: NAME | None = Field(
+        None, description="control algorithm (bonferroni-dunn and li need one)"
+    )
+    rtol: float = Field(
+        0.0,
+        ge=0.0,
+        le=1e-3,
+        allow_inf_nan=False,
+        description="values within rtol·max(|a|,|b|) tie when ranking",
+    )
+    values_are: Literal["f", "error"] = Field(
+        "f", description="for absolute ranks: 'error' means f − f*"
+    )
+    budget: int = Field(
+        1, ge=1, le=10**15, description="evaluations per run, c (absolute ranks, best-of-c)"
+    )
+    absolute: Literal["auto", "off"] = Field(
+        "auto", description="auto: absolute ranks when every problem is a hosted function id"
+    )
+    zero_method: Literal["pratt", "wilcox", "zsplit"] = Field(
+        "pratt", description="Wilcoxon zero method of the paired tests on absolute ranks"
+    )
+    niia_subsets: list[Annotated[list[NAME], Field(min_length=2)]] | None = Field(
+        None,
+        description="algorithm subsets to compare against the full set (default: every pair alone)",
+    )
+
+
+class ComparisonRead(BaseModel):
+    """A stored comparison: relative ranks, absolute ranks, NIIA report, provenance.
+
+    Infinite numbers are the strings ``"Infinity"`` / ``"-Infinity"``.
+    """
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    location: str
+    status: Literal["complete", "partial"] = Field(
+        description="partial: absolute ranks wait for tables; POST the same request again later"
+    )
+    algorithms: list[str]
+    problems: list[str]
+    options: dict[str, Any]
+    missing: dict[str, Any]
+    matrix: list[list[Any]] = Field(description="reduced values, problems × algorithms")
+    relative: dict[str, Any]
+    absolute: dict[str, Any]
+    niia: dict[str, Any]
+    warnings: list[str]
+    provenance: dict[str, Any]

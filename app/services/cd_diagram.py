@@ -1,0 +1,112 @@
+"""Critical-difference diagrams (Demšar 2006, Fig. 1–2) as SVG, drawn from cliques only.
+
+The diagram never decides significance itself: it draws the average ranks and the cliques
+(groups of algorithms with no significant difference) that the post-hoc result already holds,
+so the picture and the numbers cannot disagree (SPEC §4, §8).
+
+Output is deterministic: the same input gives the same bytes (fixed SVG id salt, no date).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import threading
+from collections.abc import Sequence
+
+import matplotlib as mpl
+from matplotlib.figure import Figure  # a bare Figure draws with Agg: no pyplot, no screen
+
+_LOCK = threading.Lock()  # rcParams are process-global
+_RC = {"svg.hashsalt": "absrank", "svg.fonttype": "path", "font.size": 10.0}
+
+
+def cd_diagram_svg(
+    names: Sequence[str],
+    average_ranks: Sequence[float],
+    cliques: Sequence[Sequence[int]],
+    *,
+    critical_difference: float | None,
+    title: str,
+    fmt: str = "svg",
+) -> bytes:
+    """Draw a CD diagram.
+
+    Parameters
+    ----------
+    names : sequence of str, length k
+        Algorithm names.
+    average_ranks : sequence of float, length k
+        Average ranks, 1 = best, drawn on an axis from 1 (left) to k.
+    cliques : sequence of sequence of int
+        Groups of algorithm indices not significantly different (from the post-hoc result);
+        each is drawn as a thick bar joining its members.
+    critical_difference : float or None
+        Drawn as a reference interval above the axis when given (Nemenyi, Bonferroni–Dunn).
+    title : str
+        Caption (method, α, N).
+    fmt : {"svg", "png"}, optional
+        Output format.
+
+    Returns
+    -------
+    bytes
+        An SVG (or PNG) document.
+    """
+    k = len(names)
+    order = sorted(range(k), key=lambda i: (average_ranks[i], i))
+    left = order[: math.ceil(k / 2)]
+    right = order[math.ceil(k / 2) :]
+    rows = max(len(left), len(right))
+    height = 1.6 + 0.28 * rows + 0.18 * len(cliques)
+    with _LOCK, mpl.rc_context(_RC):
+        fig = Figure(figsize=(7.0, height))
+        ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
+        ax.set_axis_off()
+        ax.set_xlim(-0.5, 10.5)
+        ax.set_ylim(height, 0.0)
+
+        def x_of(rank: float) -> float:
+            return 2.0 + 6.0 * (rank - 1.0) / max(k - 1, 1)
+
+        _axis(ax, k, x_of)
+        if critical_difference is not None and math.isfinite(critical_difference):
+            cd = min(critical_difference, k - 1)
+            ax.plot([x_of(1), x_of(1 + cd)], [0.35, 0.35], color="black", linewidth=1.2)
+            ax.text(x_of(1 + cd / 2), 0.28, f"CD = {critical_difference:.3f}", ha="center")
+        y_cliques = 1.05
+        for n, clique in enumerate(cliques):
+            ranks = [average_ranks[i] for i in clique]
+            y = y_cliques + 0.18 * n
+            ax.plot(
+                [x_of(min(ranks)) - 0.05, x_of(max(ranks)) + 0.05],
+                [y, y],
+                color="black",
+                linewidth=3.0,
+                solid_capstyle="round",
+            )
+        y0 = y_cliques + 0.18 * len(cliques) + 0.2
+        for row, i in enumerate(left):
+            _label(ax, x_of(average_ranks[i]), y0 + 0.28 * row, 1.6, names[i], average_ranks[i])
+        for row, i in enumerate(reversed(right)):
+            _label(ax, x_of(average_ranks[i]), y0 + 0.28 * row, 8.4, names[i], average_ranks[i])
+        ax.text(5.0, height - 0.1, title, ha="center", fontsize=8.0, color="dimgray")
+        buf = io.BytesIO()
+        meta = {"Date": None} if fmt == "svg" else {"Software": None}
+        fig.savefig(buf, format=fmt, metadata=meta, dpi=110)
+    return buf.getvalue()
+
+
+def _axis(ax: object, k: int, x_of: object) -> None:
+    ax.plot([x_of(1), x_of(k)], [0.8, 0.8], color="black", linewidth=1.0)  # type: ignore[attr-defined,operator]
+    step = 1 if k <= 20 else math.ceil(k / 20)
+    for r in range(1, k + 1, step):
+        ax.plot([x_of(r), x_of(r)], [0.8, 0.72], color="black", linewidth=1.0)  # type: ignore[attr-defined,operator]
+        ax.text(x_of(r), 0.68, str(r), ha="center", va="bottom")  # type: ignore[attr-defined,operator]
+
+
+def _label(ax: object, x: float, y: float, x_text: float, name: str, rank: float) -> None:
+    ax.plot([x, x, x_text], [0.8, y, y], color="gray", linewidth=0.8)  # type: ignore[attr-defined]
+    ha = "right" if x_text < x else "left"
+    pad = -0.05 if ha == "right" else 0.05
+    ax.text(x_text + pad, y, f"{name} ({rank:.2f})", ha=ha, va="center")  # type: ignore[attr-defined]

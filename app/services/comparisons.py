@@ -1,0 +1,599 @@
+"""Use case of ``/v1/comparisons``: relative ranks, absolute ranks and the NIIA report (SPEC §4).
+
+Flow: rows (JSON or CSV) → cells of runs → per-cell reduction → declared missing policy →
+relative analysis (Friedman family, post-hoc, cliques, Bradley–Terry) → absolute analysis
+(every cell's absolute rank from the problem's table, when every problem is a hosted function)
+→ NIIA report (which pairwise conclusions flip between the full set and each subset) → stored
+under an id derived from the normalized request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy.orm import Session, sessionmaker
+
+from app import errors
+from app.config import Settings
+from app.db import session_scope
+from app.domain import missing as missing_policy
+from app.domain import niia, paired, ranktests
+from app.domain.ranking import rank_rows
+from app.repositories.comparisons import ComparisonRepository
+from app.schemas.comparisons import ComparisonCreate
+from app.schemas.ranks import RankRequest
+from app.services import results_input
+from app.services.cd_diagram import cd_diagram_svg
+from app.services.errors import domain_errors_as_problems
+from app.services.functions import find_function
+from app.services.provenance import canonical_sha256, provenance
+from app.services.ranks import rank_values
+from app.services.serialize import jsonable
+
+#: Settings that change a comparison's numbers: part of its identity.
+RESULT_SETTINGS = ("wilcoxon_exact_max_n", "table_default_log2n")
+
+#: Post-hoc family → the adjustment of pairwise Wilcoxon p-values on absolute ranks.
+ABSOLUTE_ADJUSTMENT = {
+    "nemenyi": "holm",
+    "shaffer": "shaffer",
+    "holm": "holm",
+    "hochberg": "hochberg",
+    "hommel": "hommel",
+    "finner": "finner",
+    "bonferroni-dunn": "bonferroni",
+    "li": "li",
+}
+CONTROL_METHODS = ("bonferroni-dunn", "li")
+
+
+def comparison_id(request_sha256: str) -> str:
+    """Stable id of a comparison: ``c`` + the first 23 hex digits of its request hash."""
+    return "c" + request_sha256[:23]
+
+
+def location(cid: str) -> str:
+    """URL path of a stored comparison."""
+    return f"/v1/comparisons/{cid}"
+
+
+# ---------------------------------------------------------------------------------------------
+# input
+
+
+def _rows(body: ComparisonCreate, settings: Settings) -> tuple[list[results_input.Row], str]:
+    if (body.results is None) == (body.csv is None):
+        raise errors.InvalidInput("give exactly one of results and csv", field="results")
+    if body.csv is not None:
+        return results_input.parse_csv(body.csv, max_rows=settings.max_result_rows), "csv"
+    assert body.results is not None
+    if len(body.results) > settings.max_result_rows:
+        raise errors.PayloadTooLarge(
+            f"at most {settings.max_result_rows} result rows", field="results"
+        )
+    return [(r.algorithm, r.problem, r.run, r.value) for r in body.results], "results"
+
+
+def _options(body: ComparisonCreate) -> dict[str, Any]:
+    return body.model_dump(mode="json", exclude={"results", "csv"})
+
+
+def normalized_request(
+    body: ComparisonCreate, settings: Settings
+) -> tuple[dict[str, Any], list[results_input.Row], str]:
+    """The request as hashed and stored: options + rows (CSV and JSON rows hash alike)."""
+    rows, field = _rows(body, settings)
+    payload = {
+        "options": _options(body),
+        "rows": [list(r) for r in rows],
+        "settings": {k: getattr(settings, k) for k in RESULT_SETTINGS},
+    }
+    return payload, rows, field
+
+
+# ---------------------------------------------------------------------------------------------
+# relative ranks
+
+
+def _control_index(body: ComparisonCreate, algorithms: tuple[str, ...]) -> int | None:
+    if body.control is None:
+        if body.posthoc in CONTROL_METHODS:
+            raise errors.InvalidInput(
+                f"posthoc {body.posthoc!r} compares against a control: name it in control",
+                field="control",
+            )
+        return None
+    if body.control not in algorithms:
+        raise errors.InvalidInput(
+            f"control {body.control!r} is not one of the algorithms", field="control"
+        )
+    return algorithms.index(body.control)
+
+
+def _significance(result: ranktests.PosthocResult, k: int) -> np.ndarray:
+    sig = np.full((k, k), None, dtype=object)
+    for pair in result.pairs:
+        sig[pair.i, pair.j] = sig[pair.j, pair.i] = bool(pair.significant)
+    return sig
+
+
+def _posthoc(matrix: np.ndarray, body: ComparisonCreate, control: int | None) -> Any:
+    with domain_errors_as_problems("posthoc"):
+        return ranktests.posthoc(
+            matrix, method=body.posthoc, alpha=body.alpha, control=control, rtol=body.rtol
+        )
+
+
+def _relative(
+    matrix: np.ndarray, body: ComparisonCreate, control: int | None
+) -> tuple[dict[str, Any], ranktests.PosthocResult]:
+    rtol = body.rtol
+    with domain_errors_as_problems("results"):
+        ranks = rank_rows(matrix, rtol=rtol)
+        fried = ranktests.friedman(matrix, rtol=rtol)
+        finite = bool(np.isfinite(matrix).all())
+        aligned = ranktests.friedman_aligned_ranks(matrix, rtol=rtol) if finite else None
+        quade = ranktests.quade(matrix, rtol=rtol) if finite else None
+        bt = ranktests.bradley_terry(ranktests.pairwise_wins(matrix, rtol=rtol))
+    post = _posthoc(matrix, body, control)
+    out = {
+        "ranks": ranks,
+        "average_ranks": fried.average_ranks,
+        "friedman": fried,
+        "aligned_ranks": aligned
+        or {"computed": False, "reason": "needs finite values (worst-rank puts +inf in cells)"},
+        "quade": quade
+        or {"computed": False, "reason": "needs finite values (worst-rank puts +inf in cells)"},
+        "posthoc": post,
+        "bradley_terry": bt,
+    }
+    return out, post
+
+
+def _relative_analyse(
+    body: ComparisonCreate, control: int | None
+) -> Callable[[np.ndarray, list[int]], niia.Analysis]:
+    def analyse(sub: np.ndarray, members: list[int]) -> niia.Analysis:
+        sub_control = members.index(control) if control in members else None
+        if control is not None and sub_control is None:
+            avg = rank_rows(sub, rtol=body.rtol).mean(axis=0)
+            return niia.Analysis(avg, np.full((len(members),) * 2, None, dtype=object))
+        post = _posthoc(sub, body, sub_control)
+        return niia.Analysis(np.asarray(post.average_ranks), _significance(post, len(members)))
+
+    return analyse
+
+
+# ---------------------------------------------------------------------------------------------
+# absolute ranks
+
+
+@dataclass
+class _AbsoluteInputs:
+    sm: sessionmaker[Session]
+    settings: Settings
+    dispatcher: Any
+    may_queue_builds: bool
+
+
+def _absolute_unavailable(reason: str) -> dict[str, Any]:
+    return {"status": "unavailable", "reason": reason}
+
+
+def _absolute_blocker(
+    body: ComparisonCreate, problems: list[str], n_runs: np.ndarray
+) -> str | None:
+    if body.absolute == "off":
+        return "absolute ranks were turned off (absolute='off')"
+    for p in problems:
+        try:
+            find_function(p)
+        except (errors.NotFound, errors.InvalidInput):
+            return f"problem {p!r} is not a hosted function id, so it has no absolute-rank table"
+    if body.reduction == "mean":
+        return (
+            "the absolute rank of a mean over runs needs the distribution of the mean "
+            "(not yet offered); use reduction 'best' or 'median' (odd number of runs)"
+        )
+    if body.reduction == "median" and bool((n_runs[n_runs > 0] % 2 == 0).any()):
+        return (
+            "the absolute rank of an even-sized median needs the joint density of the two middle "
+            "order statistics (not yet offered); use an odd number of runs or reduction 'best'"
+        )
+    return None
+
+
+def _rank_cells(
+    ctx: _AbsoluteInputs,
+    body: ComparisonCreate,
+    problem: str,
+    values: np.ndarray,
+    n_runs: np.ndarray,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """log10 v of one problem's cells; NaN for missing cells."""
+    out = np.full(values.size, np.nan)
+    source: dict[str, Any] = {}
+    for r in sorted({int(x) for x in n_runs if x > 0}):
+        cols = np.flatnonzero((n_runs == r) & np.isfinite(values))
+        if cols.size == 0:
+            continue
+        aggregate = None if r == 1 else ("best" if body.reduction == "best" else "median")
+        req = RankRequest(
+            function_id=problem,
+            values=[float(v) for v in values[cols]],
+            values_are=body.values_are,
+            budget=body.budget,
+            runs=r,
+            aggregate=aggregate,
+        )
+        res = rank_values(
+            ctx.sm, ctx.settings, ctx.dispatcher, req, may_queue_builds=ctx.may_queue_builds
+        )
+        log10 = [np.nan if it["log10_v"] is None else it["log10_v"] for it in res["results"]]
+        out[cols] = np.where(np.isnan(log10), -np.inf, log10)
+        source = res["source"]
+    return out, source
+
+
+def _absolute_matrix(
+    ctx: _AbsoluteInputs,
+    body: ComparisonCreate,
+    problems: list[str],
+    matrix: np.ndarray,
+    n_runs: np.ndarray,
+) -> tuple[np.ndarray | None, dict[str, Any], list[dict[str, Any]]]:
+    log10 = np.full(matrix.shape, np.nan)
+    sources: dict[str, Any] = {}
+    pending: list[dict[str, Any]] = []
+    for i, problem in enumerate(problems):
+        try:
+            log10[i], sources[problem] = _rank_cells(ctx, body, problem, matrix[i], n_runs[i])
+        except (errors.TableNotReady, errors.TableNotBuilt) as exc:
+            pending.append({"problem": problem, "detail": exc.detail, **jsonable(exc.extra)})
+    if pending:
+        return None, sources, pending
+    log10[np.isinf(matrix) & (matrix > 0)] = 0.0  # worst-rank: a missing cell ranks v = 1
+    return log10, sources, pending
+
+
+def _pairwise_absolute(
+    v: np.ndarray, body: ComparisonCreate, control: int | None, settings: Settings
+) -> tuple[list[dict[str, Any]], np.ndarray]:
+    k = v.shape[1]
+    pairs = [
+        (i, j) for i in range(k) for j in range(i + 1, k) if control is None or control in (i, j)
+    ]
+    tests = []
+    with domain_errors_as_problems("results"):
+        for i, j in pairs:
+            w = paired.wilcoxon_signed_rank(
+                v[:, i],
+                v[:, j],
+                zero_method=body.zero_method,
+                exact_max_n=settings.wilcoxon_exact_max_n,
+            )
+            s = paired.sign_test(v[:, i], v[:, j])
+            tests.append((i, j, w, s))
+        p = np.array([t[2].p_value for t in tests], dtype=np.float64)
+        adjusted = (
+            ranktests.adjusted_pvalues(p, method=ABSOLUTE_ADJUSTMENT[body.posthoc]) if p.size else p
+        )
+    sig = np.full((k, k), None, dtype=object)
+    out = []
+    for (i, j, w, s), p_adj in zip(tests, adjusted, strict=True):
+        significant = bool(p_adj < body.alpha)
+        sig[i, j] = sig[j, i] = significant
+        out.append(
+            {
+                "pair": [i, j],
+                "wilcoxon": w,
+                "sign_test": s,
+                "p_adjusted": float(p_adj),
+                "adjustment": ABSOLUTE_ADJUSTMENT[body.posthoc],
+                "significant": significant,
+            }
+        )
+    return out, sig
+
+
+def _absolute(
+    ctx: _AbsoluteInputs,
+    body: ComparisonCreate,
+    problems: list[str],
+    matrix: np.ndarray,
+    n_runs: np.ndarray,
+    control: int | None,
+) -> tuple[dict[str, Any], np.ndarray | None]:
+    blocker = _absolute_blocker(body, problems, n_runs)
+    if blocker is not None:
+        return _absolute_unavailable(blocker), None
+    log10, sources, pending = _absolute_matrix(ctx, body, problems, matrix, n_runs)
+    if log10 is None:
+        return {
+            "status": "pending",
+            "reason": "some problems' tables are not ready; POST the same request again later",
+            "pending": pending,
+        }, None
+    v = np.power(10.0, log10)
+    pairs, _ = _pairwise_absolute(v, body, control, ctx.settings)
+    return {
+        "status": "complete",
+        "v": v,
+        "log10_v": log10,
+        "average_absolute_rank": v.mean(axis=0),
+        "mean_log10_v": log10.mean(axis=0),
+        "order_by": "average_absolute_rank (mean of v over problems; lower is better)",
+        "pairwise": pairs,
+        "tables": sources,
+    }, v
+
+
+def _absolute_analyse(
+    body: ComparisonCreate, control: int | None, settings: Settings
+) -> Callable[[np.ndarray, list[int]], niia.Analysis]:
+    def analyse(sub: np.ndarray, members: list[int]) -> niia.Analysis:
+        sub_control = members.index(control) if control in members else None
+        if control is not None and sub_control is None:
+            return niia.Analysis(sub.mean(axis=0), np.full((len(members),) * 2, None, object))
+        _, sig = _pairwise_absolute(sub, body, sub_control, settings)
+        return niia.Analysis(sub.mean(axis=0), sig)
+
+    return analyse
+
+
+# ---------------------------------------------------------------------------------------------
+# NIIA
+
+
+def _subsets(body: ComparisonCreate, algorithms: tuple[str, ...], settings: Settings) -> list:
+    if body.niia_subsets is None:
+        k = len(algorithms)
+        return [[i, j] for i in range(k) for j in range(i + 1, k)]
+    if len(body.niia_subsets) > settings.max_niia_subsets:
+        raise errors.PayloadTooLarge(
+            f"at most {settings.max_niia_subsets} NIIA subsets", field="niia_subsets"
+        )
+    out = []
+    for s, subset in enumerate(body.niia_subsets):
+        unknown = [a for a in subset if a not in algorithms]
+        if unknown:
+            raise errors.InvalidInput(
+                f"subset {s} names unknown algorithm(s) {unknown[:5]}", field=f"niia_subsets.{s}"
+            )
+        out.append([algorithms.index(a) for a in subset])
+    return out
+
+
+def _niia_side(
+    matrix: np.ndarray,
+    subsets: list[list[int]],
+    analyse: Callable[[np.ndarray, list[int]], niia.Analysis],
+    algorithms: tuple[str, ...],
+) -> dict[str, Any]:
+    with domain_errors_as_problems("niia_subsets"):
+        _, reports = niia.niia_check(matrix, subsets, analyse)
+    named = [
+        {
+            "subset": [algorithms[i] for i in r.members],
+            "pairs_compared": r.pairs_compared,
+            "flips": [
+                {
+                    "pair": [algorithms[f.pair[0]], algorithms[f.pair[1]]],
+                    "kinds": list(f.kinds),
+                    "full": f.full,
+                    "subset": f.subset,
+                }
+                for f in r.flips
+            ],
+        }
+        for r in reports
+    ]
+    flipped = sorted(
+        {(algorithms[f.pair[0]], algorithms[f.pair[1]]) for r in reports for f in r.flips}
+    )
+    return {"subsets": named, "flipped_pairs": [list(p) for p in flipped]}
+
+
+def _niia(
+    matrix: np.ndarray,
+    v: np.ndarray | None,
+    body: ComparisonCreate,
+    control: int | None,
+    algorithms: tuple[str, ...],
+    settings: Settings,
+) -> dict[str, Any]:
+    subsets = _subsets(body, algorithms, settings)
+    rel = _niia_side(matrix, subsets, _relative_analyse(body, control), algorithms)
+    out: dict[str, Any] = {
+        "subsets": "each pair alone" if body.niia_subsets is None else "as requested",
+        "conclusion": "order by average (rank or absolute rank) and, separately, significance "
+        f"at alpha = {body.alpha} under the post-hoc family",
+        "relative": rel,
+    }
+    if v is None:
+        out["absolute"] = {"status": "unavailable"}
+    else:
+        out["absolute"] = _niia_side(
+            v, subsets, _absolute_analyse(body, control, settings), algorithms
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the use cases
+
+
+def _names(result: dict[str, Any], key: str) -> list[str]:
+    return list(result[key])
+
+
+def _analyse(
+    body: ComparisonCreate,
+    rows: list[results_input.Row],
+    field: str,
+    ctx: _AbsoluteInputs,
+) -> tuple[dict[str, Any], list[str]]:
+    settings = ctx.settings
+    table = results_input.group_rows(rows, settings, field=field)
+    reduced = results_input.reduce_runs(table, body.reduction, policy=body.missing, field=field)
+    with domain_errors_as_problems("missing"):
+        matrix, kept, report = missing_policy.apply_matrix_policy(
+            reduced.matrix, policy=body.missing, par_k=body.par_k
+        )
+    problems = [p for p, keep in zip(table.problems, kept, strict=True) if keep]
+    if len(problems) < 2:
+        raise errors.NotApplicable(
+            f"{len(problems)} problem(s) left after dropping problems with missing cells; "
+            "a comparison needs at least 2",
+            field="missing",
+        )
+    control = _control_index(body, table.algorithms)
+    relative, _ = _relative(matrix, body, control)
+    n_runs = reduced.n_runs[kept]
+    absolute, v = _absolute(ctx, body, problems, matrix, n_runs, control)
+    warnings = _warnings(body, reduced, report, table.problems)
+    result = {
+        "algorithms": list(table.algorithms),
+        "problems": problems,
+        "options": _options(body),
+        "missing": {
+            "policy": report.policy,
+            "missing_runs": reduced.missing_runs,
+            "missing_cells": report.n_missing,
+            "dropped_problems": [table.problems[i] for i in report.dropped],
+            "filled_cells": report.filled,
+            "par_k": report.par_k,
+        },
+        "n_runs": n_runs,
+        "matrix": matrix,
+        "relative": relative,
+        "absolute": absolute,
+        "niia": _niia(matrix, v, body, control, table.algorithms, settings),
+        "warnings": warnings,
+    }
+    return jsonable(result), [str(p["problem"]) for p in absolute.get("pending", [])]
+
+
+def _warnings(
+    body: ComparisonCreate,
+    reduced: results_input.Reduced,
+    report: missing_policy.MissingReport,
+    problems: tuple[str, ...],
+) -> list[str]:
+    out = []
+    if report.dropped:
+        out.append(
+            f"{len(report.dropped)} problem(s) with missing cells were dropped "
+            f"(first: {problems[report.dropped[0]]!r})"
+        )
+    runs = reduced.n_runs[reduced.n_runs > 0]
+    if runs.size and runs.min() != runs.max():
+        out.append(
+            f"cells have different numbers of runs ({int(runs.min())} to {int(runs.max())}); "
+            f"each cell's {body.reduction} uses its own runs"
+        )
+    return out
+
+
+def create_comparison(
+    sm: sessionmaker[Session],
+    settings: Settings,
+    dispatcher: Any,
+    body: ComparisonCreate,
+    *,
+    may_queue_builds: bool,
+) -> tuple[dict[str, Any], bool]:
+    """Analyse a results table and store the answer under an id (SPEC §4).
+
+    Returns
+    -------
+    comparison : dict
+        The body of :class:`app.schemas.comparisons.ComparisonRead`.
+    created : bool
+        Whether this call computed it (``False``: the identical request was answered before).
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        Malformed rows or CSV, missing values under ``reject``, unknown control or subset
+        names, invalid options; the field is named.
+    app.errors.PayloadTooLarge
+        More rows, algorithms, problems, cells or subsets than the settings allow.
+    app.errors.NotApplicable
+        Fewer than 2 problems left after the missing policy.
+    """
+    payload, rows, field = normalized_request(body, settings)
+    digest = canonical_sha256(payload)
+    cid = comparison_id(digest)
+    with session_scope(sm) as session:
+        stored = ComparisonRepository(session).get(cid)
+        if stored is not None and stored.status == "complete":
+            return _read(cid, stored.status, stored.result), False
+    ctx = _AbsoluteInputs(sm, settings, dispatcher, may_queue_builds)
+    result, pending = _analyse(body, rows, field, ctx)
+    status = "partial" if pending else "complete"
+    result["provenance"] = provenance(
+        payload,
+        comparison_id=cid,
+        settings=payload["settings"],
+        tables={
+            p: {"table_id": s.get("table_id"), "spec": s.get("spec"), "kind": s.get("kind")}
+            for p, s in (result["absolute"].get("tables") or {}).items()
+        },
+    )
+    with session_scope(sm) as session:
+        ComparisonRepository(session).save(
+            comparison_id=cid,
+            request_sha256=digest,
+            status=status,
+            request=payload,
+            result=result,
+        )
+    return _read(cid, status, result), True
+
+
+def _read(cid: str, status: str, result: dict[str, Any]) -> dict[str, Any]:
+    return {"id": cid, "location": location(cid), "status": status, **result}
+
+
+def get_comparison(sm: sessionmaker[Session], cid: str) -> dict[str, Any]:
+    """A stored comparison.
+
+    Raises
+    ------
+    app.errors.NotFound
+        No comparison has this id.
+    """
+    with session_scope(sm) as session:
+        stored = ComparisonRepository(session).get(cid)
+        if stored is None:
+            raise errors.NotFound(f"no comparison with id {cid[:40]!r}", field="comparison_id")
+        return _read(cid, stored.status, stored.result)
+
+
+def cd_diagram(sm: sessionmaker[Session], cid: str, *, fmt: str = "svg") -> bytes:
+    """The CD diagram of a stored comparison, drawn from its post-hoc cliques.
+
+    Raises
+    ------
+    app.errors.NotFound
+        No comparison has this id.
+    """
+    comp = get_comparison(sm, cid)
+    post = comp["relative"]["posthoc"]
+    cd = post.get("critical_difference")
+    title = (
+        f"{post['method']} ({post['comparison']}), alpha = {post['alpha']}, "
+        f"N = {len(comp['problems'])} problems; bars join algorithms not significantly different"
+    )
+    return cd_diagram_svg(
+        comp["algorithms"],
+        [float(r) for r in comp["relative"]["average_ranks"]],
+        post["cliques"],
+        critical_difference=float(cd) if isinstance(cd, int | float) else None,
+        title=title,
+        fmt=fmt,
+    )

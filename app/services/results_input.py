@@ -1,0 +1,245 @@
+"""Results tables in long format (``algorithm,problem,run,value``): parse, check, reduce.
+
+JSON rows and CSV text become the same normalized rows, so a comparison's id does not depend
+on how its results were sent.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from app.config import Settings
+from app.errors import InvalidInput, PayloadTooLarge
+
+COLUMNS = ("algorithm", "problem", "run", "value")
+MISSING_TOKENS = {"", "na", "nan", "null", "none"}
+MAX_NAME = 200
+
+Row = tuple[str, str, int, float | None]
+
+
+def _csv_value(text: str, where: str) -> float | None:
+    token = text.strip()
+    if token.lower() in MISSING_TOKENS:
+        return None
+    try:
+        value = float(token)
+    except ValueError:
+        raise InvalidInput(f"{where}: value {token[:40]!r} is not a number", field="csv") from None
+    if not math.isfinite(value):
+        return None  # ±inf: a failed run, handled by the missing policy like NaN
+    return value
+
+
+def _csv_run(text: str, where: str) -> int:
+    token = text.strip()
+    if not token.isdigit() or len(token) > 10:
+        raise InvalidInput(
+            f"{where}: run {token[:40]!r} is not an integer in [0, 10^9]", field="csv"
+        )
+    return int(token)
+
+
+def _csv_name(text: str, where: str, column: str) -> str:
+    name = text.strip()
+    if not name or len(name) > MAX_NAME:
+        raise InvalidInput(f"{where}: {column} must have 1 to {MAX_NAME} characters", field="csv")
+    return name
+
+
+def parse_csv(text: str, *, max_rows: int) -> list[Row]:
+    """Rows of a CSV results table with header ``algorithm,problem,run,value`` (any order).
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        Missing/unknown/duplicate header columns, a row with the wrong number of fields, a bad
+        run number or value; the message names the line. Field ``csv``.
+    app.errors.PayloadTooLarge
+        More than ``max_rows`` data rows.
+    """
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = [h.strip().lower() for h in next(reader)]
+    except StopIteration:
+        raise InvalidInput("csv is empty; expected a header line", field="csv") from None
+    except csv.Error as exc:
+        raise InvalidInput(f"csv line 1: {exc}", field="csv") from None
+    if sorted(header) != sorted(COLUMNS):
+        raise InvalidInput(
+            f"csv header must name the columns {', '.join(COLUMNS)} "
+            f"(got {', '.join(header)[:200]})",
+            field="csv",
+        )
+    pos = [header.index(c) for c in COLUMNS]
+    rows: list[Row] = []
+    try:
+        for line_no, fields in enumerate(reader, start=2):
+            if not fields or all(not f.strip() for f in fields):
+                continue
+            where = f"csv line {line_no}"
+            if len(fields) != len(COLUMNS):
+                raise InvalidInput(
+                    f"{where}: expected {len(COLUMNS)} fields, got {len(fields)}", field="csv"
+                )
+            if len(rows) >= max_rows:
+                raise PayloadTooLarge(f"at most {max_rows} result rows", field="csv")
+            a, p, r, v = (fields[i] for i in pos)
+            rows.append(
+                (
+                    _csv_name(a, where, "algorithm"),
+                    _csv_name(p, where, "problem"),
+                    _csv_run(r, where),
+                    _csv_value(v, where),
+                )
+            )
+    except csv.Error as exc:
+        raise InvalidInput(f"csv line {reader.line_num}: {exc}", field="csv") from None
+    if not rows:
+        raise InvalidInput("csv has a header but no rows", field="csv")
+    return rows
+
+
+@dataclass(frozen=True)
+class ResultsTable:
+    """Runs grouped by (problem, algorithm).
+
+    Attributes
+    ----------
+    algorithms, problems : tuple of str
+        In order of first appearance in the rows.
+    runs : dict
+        ``{(problem_index, algorithm_index): ndarray of run values}``, NaN for a missing run,
+        sorted by run number.
+    sources : dict
+        ``{(problem_index, algorithm_index): first row position}`` (for error messages).
+    """
+
+    algorithms: tuple[str, ...]
+    problems: tuple[str, ...]
+    runs: dict[tuple[int, int], np.ndarray]
+    sources: dict[tuple[int, int], int]
+
+
+def _index(names: dict[str, int], name: str) -> int:
+    return names.setdefault(name, len(names))
+
+
+def group_rows(rows: Iterable[Row], settings: Settings, *, field: str) -> ResultsTable:
+    """Group rows by cell, refusing duplicate runs and sizes over the settings' limits.
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        A duplicate (algorithm, problem, run), fewer than 2 algorithms or problems.
+    app.errors.PayloadTooLarge
+        More algorithms, problems or cells than the settings allow.
+    """
+    algs: dict[str, int] = {}
+    probs: dict[str, int] = {}
+    cells: dict[tuple[int, int], dict[int, float]] = {}
+    sources: dict[tuple[int, int], int] = {}
+    for pos, (alg, prob, run, value) in enumerate(rows):
+        key = (_index(probs, prob), _index(algs, alg))
+        runs = cells.setdefault(key, {})
+        sources.setdefault(key, pos)
+        if run in runs:
+            raise InvalidInput(
+                f"duplicate run {run} of algorithm {alg!r} on problem {prob!r} (row {pos})",
+                field=f"{field}.{pos}.run" if field == "results" else field,
+            )
+        runs[run] = math.nan if value is None else value
+    _check_sizes(len(algs), len(probs), settings, field)
+    grouped = {
+        key: np.array([runs[r] for r in sorted(runs)], dtype=np.float64)
+        for key, runs in cells.items()
+    }
+    return ResultsTable(tuple(algs), tuple(probs), grouped, sources)
+
+
+def _check_sizes(k: int, n: int, settings: Settings, field: str) -> None:
+    if k < 2:
+        raise InvalidInput(f"a comparison needs at least 2 algorithms, got {k}", field=field)
+    if n < 2:
+        raise InvalidInput(f"a comparison needs at least 2 problems, got {n}", field=field)
+    if k > settings.max_algorithms:
+        raise PayloadTooLarge(f"at most {settings.max_algorithms} algorithms", field=field)
+    if n > settings.max_problems:
+        raise PayloadTooLarge(f"at most {settings.max_problems} problems", field=field)
+    if n * k > settings.max_matrix_cells:
+        raise PayloadTooLarge(
+            f"{n} problems × {k} algorithms exceeds max_matrix_cells = {settings.max_matrix_cells}",
+            field=field,
+        )
+
+
+REDUCTIONS: dict[str, Any] = {"mean": np.mean, "median": np.median, "best": np.min}
+
+
+@dataclass(frozen=True)
+class Reduced:
+    """A problems × algorithms matrix reduced from runs.
+
+    Attributes
+    ----------
+    matrix : ndarray, shape (n_problems, k_algorithms)
+        NaN where the cell is missing (no run, or any missing run).
+    n_runs : ndarray of int, shape (n_problems, k_algorithms)
+        Present runs per cell (0 for a missing cell).
+    missing_runs : int
+        Runs sent as missing (null, NaN, ±inf).
+    """
+
+    matrix: np.ndarray
+    n_runs: np.ndarray
+    missing_runs: int
+
+
+def reduce_runs(table: ResultsTable, reduction: str, *, policy: str, field: str) -> Reduced:
+    """Reduce each cell's runs by ``reduction``; a cell with a missing run is a missing cell.
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        Under ``policy="reject"``: a missing run or an empty cell, naming it.
+    """
+    n, k = len(table.problems), len(table.algorithms)
+    matrix = np.full((n, k), np.nan)
+    n_runs = np.zeros((n, k), dtype=np.int64)
+    missing_runs = 0
+    fn = REDUCTIONS[reduction]
+    for (i, j), values in table.runs.items():
+        bad = int(np.isnan(values).sum())
+        missing_runs += bad
+        if bad:
+            if policy == "reject":
+                raise InvalidInput(
+                    f"algorithm {table.algorithms[j]!r} on problem {table.problems[i]!r} has "
+                    f"{bad} missing run value(s); declare a missing policy to use them",
+                    field=_row_field(field, table.sources[(i, j)]),
+                )
+            continue
+        matrix[i, j] = fn(values)
+        n_runs[i, j] = values.size
+    if policy == "reject":
+        empty = np.argwhere(n_runs == 0)
+        if empty.size:
+            i, j = (int(v) for v in empty[0])
+            raise InvalidInput(
+                f"algorithm {table.algorithms[j]!r} has no result on problem "
+                f"{table.problems[i]!r} ({empty.shape[0]} empty cell(s)); declare a missing "
+                "policy (drop-problem, worst-rank, par-k)",
+                field=field,
+            )
+    return Reduced(matrix, n_runs, missing_runs)
+
+
+def _row_field(field: str, pos: int) -> str:
+    return f"{field}.{pos}.value" if field == "results" else field

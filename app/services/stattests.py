@@ -1,0 +1,262 @@
+"""Use cases of ``POST /v1/tests/*``: one statistical test on a matrix or on two samples.
+
+Each use case applies the declared missing-value policy, checks sizes against the settings,
+calls the pure test in ``app.domain`` and wraps its result with the policies used, warnings and
+provenance. Domain errors become problem responses naming the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from app.config import Settings
+from app.domain import missing as missing_policy
+from app.domain import paired, permutation, ranktests, twosample
+from app.errors import InvalidInput, PayloadTooLarge
+from app.schemas.stattests import (
+    BradleyTerryRequest,
+    FriedmanRequest,
+    KSRequest,
+    MatrixInput,
+    PairedInput,
+    PermutationRequest,
+    PosthocRequest,
+    RankSumRequest,
+    SignRequest,
+    TwoSampleInput,
+    WilcoxonRequest,
+)
+from app.services.errors import domain_errors_as_problems
+from app.services.provenance import provenance
+from app.services.serialize import finite_or_none, jsonable
+
+
+def _names(given: list[str] | None, n: int, prefix: str, field: str) -> list[str]:
+    if given is None:
+        return [f"{prefix}{i + 1}" for i in range(n)]
+    if len(given) != n:
+        raise InvalidInput(f"{field} has {len(given)} names for {n} entries", field=field)
+    if len(set(given)) != len(given):
+        raise InvalidInput(f"{field} must be unique", field=field)
+    return given
+
+
+def _matrix(body: MatrixInput, settings: Settings) -> tuple[np.ndarray, list[str], dict[str, Any]]:
+    """Check shape and limits, apply the missing policy; return (matrix, algorithm names, info)."""
+    rows = body.values
+    k = len(rows[0])
+    for i, row in enumerate(rows):
+        if len(row) != k:
+            raise InvalidInput(
+                f"ragged matrix: row {i} has {len(row)} values, row 0 has {k}", field=f"values.{i}"
+            )
+    if k < 2:
+        raise InvalidInput("at least 2 algorithms (columns) are needed", field="values.0")
+    if len(rows) > settings.max_problems or k > settings.max_algorithms:
+        raise PayloadTooLarge(
+            f"at most {settings.max_problems} problems and {settings.max_algorithms} algorithms",
+            field="values",
+        )
+    if len(rows) * k > settings.max_matrix_cells:
+        raise PayloadTooLarge(
+            f"at most {settings.max_matrix_cells} cells (problems × algorithms)", field="values"
+        )
+    algorithms = _names(body.algorithms, k, "A", "algorithms")
+    problems = _names(body.problems, len(rows), "P", "problems")
+    a = np.array([finite_or_none(r) for r in rows], dtype=np.float64)
+    with domain_errors_as_problems("values"):
+        matrix, kept, report = missing_policy.apply_matrix_policy(
+            a, policy=body.missing, par_k=body.par_k
+        )
+    if matrix.shape[0] < 2:
+        raise InvalidInput(
+            f"at least 2 problems (rows) are needed; {matrix.shape[0]} left after the missing "
+            "policy",
+            field="values",
+        )
+    info = {
+        "missing": body.missing,
+        "missing_cells": report.n_missing,
+        "dropped_problems": [problems[i] for i in report.dropped],
+        "filled_cells": report.filled,
+        "par_k": report.par_k,
+        "rtol": body.rtol,
+        "algorithms": algorithms,
+        "problems": [p for p, keep in zip(problems, kept, strict=True) if keep],
+    }
+    return matrix, algorithms, info
+
+
+def _answer(
+    test: str, body: BaseModel, result: Any, policies: dict[str, Any], warnings: list[str]
+) -> dict[str, Any]:
+    return {
+        "test": test,
+        "result": jsonable(result),
+        "policies": jsonable(policies),
+        "warnings": warnings,
+        "provenance": provenance(body.model_dump(mode="json"), test=test),
+    }
+
+
+def friedman(body: FriedmanRequest, settings: Settings) -> dict[str, Any]:
+    """Friedman χ² (tie-corrected), Iman–Davenport F, aligned ranks and Quade on a matrix."""
+    matrix, _, info = _matrix(body, settings)
+    finite = bool(np.isfinite(matrix).all())
+    not_finite = {"computed": False, "reason": "needs finite values (worst-rank puts +inf)"}
+    with domain_errors_as_problems("values"):
+        result = {
+            "friedman": ranktests.friedman(matrix, rtol=body.rtol),
+            "aligned_ranks": ranktests.friedman_aligned_ranks(matrix, rtol=body.rtol)
+            if finite
+            else not_finite,
+            "quade": ranktests.quade(matrix, rtol=body.rtol) if finite else not_finite,
+        }
+    return _answer("friedman", body, result, info, [])
+
+
+def posthoc(body: PosthocRequest, settings: Settings) -> dict[str, Any]:
+    """Post-hoc comparisons of Friedman ranks (all pairs or against a control)."""
+    matrix, algorithms, info = _matrix(body, settings)
+    control = None
+    if body.control is not None:
+        if body.control not in algorithms:
+            raise InvalidInput(f"control {body.control!r} is not an algorithm", field="control")
+        control = algorithms.index(body.control)
+    with domain_errors_as_problems("method"):
+        result = ranktests.posthoc(
+            matrix, method=body.method, alpha=body.alpha, control=control, rtol=body.rtol
+        )
+    return _answer("posthoc", body, result, info | {"alpha": body.alpha}, [])
+
+
+def bradley_terry(body: BradleyTerryRequest, settings: Settings) -> dict[str, Any]:
+    """Bradley–Terry strengths from pairwise wins over problems."""
+    matrix, _, info = _matrix(body, settings)
+    with domain_errors_as_problems("values"):
+        wins = ranktests.pairwise_wins(matrix, rtol=body.rtol)
+        result = {"wins": wins, "model": ranktests.bradley_terry(wins)}
+    return _answer("bradley-terry", body, result, info, [])
+
+
+def _check_sample(values: list[Any], field: str, settings: Settings) -> None:
+    if len(values) > settings.max_sample_size:
+        raise PayloadTooLarge(f"at most {settings.max_sample_size} values", field=field)
+
+
+def _paired(body: PairedInput, settings: Settings) -> tuple[np.ndarray, np.ndarray, dict]:
+    _check_sample(body.x, "x", settings)
+    x = finite_or_none(body.x)
+    if body.y is None:
+        y = np.zeros_like(x)
+    else:
+        _check_sample(body.y, "y", settings)
+        y = finite_or_none(body.y)
+    with domain_errors_as_problems("x"):
+        x, y, report = missing_policy.apply_paired_policy(x, y, policy=body.missing)
+    info = {
+        "missing": body.missing,
+        "dropped_pairs": list(report.dropped),
+        "zero_tol": body.zero_tol,
+        "differences": "x" if body.y is None else "x - y",
+    }
+    return x, y, info
+
+
+def wilcoxon(body: WilcoxonRequest, settings: Settings) -> dict[str, Any]:
+    """Wilcoxon signed-rank test (exact with ties and zeros up to the configured n)."""
+    x, y, info = _paired(body, settings)
+    with domain_errors_as_problems("x"):
+        result = paired.wilcoxon_signed_rank(
+            x,
+            y,
+            zero_method=body.zero_method,
+            zero_tol=body.zero_tol,
+            alternative=body.alternative,
+            method=body.method,
+            exact_max_n=settings.wilcoxon_exact_max_n,
+        )
+    info |= {"zero_method": body.zero_method, "exact_max_n": settings.wilcoxon_exact_max_n}
+    return _answer("wilcoxon", body, result, info, [])
+
+
+def sign(body: SignRequest, settings: Settings) -> dict[str, Any]:
+    """Exact sign test (ties dropped and counted)."""
+    x, y, info = _paired(body, settings)
+    with domain_errors_as_problems("x"):
+        result = paired.sign_test(x, y, zero_tol=body.zero_tol, alternative=body.alternative)
+    return _answer("sign", body, result, info, [])
+
+
+def _samples(body: TwoSampleInput, settings: Settings) -> tuple[np.ndarray, np.ndarray, dict]:
+    _check_sample(body.x, "x", settings)
+    _check_sample(body.y, "y", settings)
+    with domain_errors_as_problems("x"):
+        x, rx = missing_policy.apply_sample_policy(
+            finite_or_none(body.x), policy=body.missing, field="x"
+        )
+        y, ry = missing_policy.apply_sample_policy(
+            finite_or_none(body.y), policy=body.missing, field="y"
+        )
+    info = {"missing": body.missing, "dropped_x": list(rx.dropped), "dropped_y": list(ry.dropped)}
+    return x, y, info
+
+
+def _two_sample(
+    test: str, body: RankSumRequest | KSRequest, settings: Settings, fn: Callable[..., Any]
+) -> dict[str, Any]:
+    x, y, info = _samples(body, settings)
+    with domain_errors_as_problems("x"):
+        result = {
+            test.replace("-", "_"): fn(
+                x, y, alternative=body.alternative, method=body.method, rtol=body.rtol
+            ),
+            "a12": twosample.vargha_delaney_a12(x, y, rtol=body.rtol),
+        }
+    return _answer(test, body, result, info | {"rtol": body.rtol}, [])
+
+
+def rank_sum(body: RankSumRequest, settings: Settings) -> dict[str, Any]:
+    """Wilcoxon rank-sum / Mann–Whitney U (exact with ties when feasible) and A12."""
+    return _two_sample("rank-sum", body, settings, twosample.rank_sum)
+
+
+def ks(body: KSRequest, settings: Settings) -> dict[str, Any]:
+    """Two-sample Kolmogorov–Smirnov (exact, conditional on ties, when feasible) and A12."""
+    return _two_sample("ks", body, settings, twosample.ks_2samp)
+
+
+def permutation_test(body: PermutationRequest, settings: Settings) -> dict[str, Any]:
+    """Permutation test of the difference of medians or means (exact or Monte Carlo)."""
+    x, y, info = _samples(body, settings)
+    if body.n_resamples > settings.permutation_max_resamples:
+        raise PayloadTooLarge(
+            f"n_resamples must not exceed permutation_max_resamples = "
+            f"{settings.permutation_max_resamples}",
+            field="n_resamples",
+        )
+    work = body.n_resamples * (x.size + y.size)
+    if work > settings.permutation_max_work:
+        raise PayloadTooLarge(
+            f"n_resamples × (n_A + n_B) = {work} exceeds permutation_max_work = "
+            f"{settings.permutation_max_work}; use fewer permutations or smaller samples",
+            field="n_resamples",
+        )
+    with domain_errors_as_problems("x"):
+        result = permutation.permutation_test(
+            x,
+            y,
+            statistic=body.statistic,
+            alternative=body.alternative,
+            method=body.method,
+            n_resamples=body.n_resamples,
+            seed=body.seed,
+            rtol=body.rtol,
+            exact_max_splits=settings.permutation_exact_max_splits,
+        )
+    info |= {"exact_max_splits": settings.permutation_exact_max_splits, "seed": body.seed}
+    return _answer("permutation", body, result, info, list(result.notes))

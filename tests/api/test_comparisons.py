@@ -1,0 +1,241 @@
+"""POST/GET /v1/comparisons: JSON and CSV input, relative and absolute ranks, NIIA, CD diagram."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.api.conftest import InlineDispatcher
+
+# A beats B on p1, p2 and loses on p3; C is best on p1, p2 and second on p3. With C present,
+# A and B tie on average rank; alone, A is better: a relative-rank NIIA flip.
+NIIA_VALUES = {
+    "classic/sphere/d2": {"A": 0.2, "B": 0.3, "C": 0.1},
+    "classic/rastrigin/d2": {"A": 2.0, "B": 3.0, "C": 1.0},
+    "classic/rosenbrock/d2": {"A": 3.0, "B": 1.0, "C": 2.0},
+}
+
+
+def _rows(values: dict[str, dict[str, float]], runs: int = 1) -> list[dict[str, Any]]:
+    return [
+        {"algorithm": alg, "problem": prob, "run": r, "value": v * (1 + 0.1 * r)}
+        for prob, cells in values.items()
+        for alg, v in cells.items()
+        for r in range(runs)
+    ]
+
+
+def _csv(rows: list[dict[str, Any]]) -> str:
+    lines = ["algorithm,problem,run,value"]
+    lines += [f"{r['algorithm']},{r['problem']},{r['run']},{r['value']!r}" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _create(client: TestClient, body: dict[str, Any], status: int = 201) -> dict[str, Any]:
+    r = client.post("/v1/comparisons", json=body)
+    assert r.status_code == status, r.text
+    assert r.headers["location"] == r.json()["location"]
+    return r.json()
+
+
+def test_relative_and_absolute_ranks_with_the_niia_report(client: TestClient) -> None:
+    body = {"results": _rows(NIIA_VALUES, runs=3), "reduction": "best", "values_are": "error"}
+    out = _create(client, body)
+    assert out["status"] == "complete"
+    assert out["algorithms"] == ["A", "B", "C"]
+    rel = out["relative"]
+    assert rel["average_ranks"] == pytest.approx([7 / 3, 7 / 3, 4 / 3])
+    assert rel["friedman"]["p_value"] <= 1.0
+    assert rel["posthoc"]["method"] == "nemenyi"
+    absolute = out["absolute"]
+    assert absolute["status"] == "complete"
+    assert len(absolute["v"]) == 3
+    assert len(absolute["v"][0]) == 3
+    assert all(0.0 <= v <= 1.0 for row in absolute["v"] for v in row)
+    assert absolute["tables"]["classic/sphere/d2"]["kind"] == "analytic"
+    assert len(absolute["pairwise"]) == 3
+    niia = out["niia"]
+    assert ["A", "B"] in niia["relative"]["flipped_pairs"]
+    ab = next(s for s in niia["relative"]["subsets"] if s["subset"] == ["A", "B"])
+    assert ab["flips"][0]["kinds"] == ["order"]
+    for report in niia["absolute"]["subsets"]:  # absolute ranks cannot flip order
+        assert all("order" not in f["kinds"] for f in report["flips"])
+    assert out["provenance"]["comparison_id"] == out["id"]
+
+
+def test_identical_requests_share_an_id_and_bytes(client: TestClient) -> None:
+    body = {"results": _rows(NIIA_VALUES), "reduction": "mean", "posthoc": "holm"}
+    first = client.post("/v1/comparisons", json=body)
+    again = client.post("/v1/comparisons", json=body)
+    assert first.status_code == 201
+    assert again.status_code == 200
+    assert first.content == again.content
+    got = client.get(first.headers["location"])
+    assert got.status_code == 200
+    assert got.content == first.content
+
+
+def test_csv_body_and_json_rows_give_the_same_comparison(client: TestClient) -> None:
+    rows = _rows(NIIA_VALUES)
+    as_json = _create(client, {"results": rows, "reduction": "median", "alpha": 0.1})
+    r = client.post(
+        "/v1/comparisons?reduction=median&alpha=0.1",
+        content=_csv(rows),
+        headers={"content-type": "text/csv"},
+    )
+    assert r.status_code == 200, r.text  # the same request: already stored
+    assert r.json()["id"] == as_json["id"]
+    embedded = client.post(
+        "/v1/comparisons", json={"csv": _csv(rows), "reduction": "median", "alpha": 0.1}
+    )
+    assert embedded.json()["id"] == as_json["id"]
+
+
+def test_mean_reduction_has_no_absolute_ranks_yet_and_says_why(client: TestClient) -> None:
+    out = _create(client, {"results": _rows(NIIA_VALUES, runs=2), "reduction": "mean"})
+    assert out["absolute"]["status"] == "unavailable"
+    assert "mean" in out["absolute"]["reason"]
+    assert out["niia"]["absolute"] == {"status": "unavailable"}
+
+
+def test_free_problem_names_get_relative_ranks_only(client: TestClient) -> None:
+    values = {f"p{i}": {"A": 1.0 + i, "B": 2.0 + i % 3, "C": 0.5 * i} for i in range(6)}
+    out = _create(client, {"results": _rows(values), "posthoc": "shaffer"})
+    assert out["absolute"]["status"] == "unavailable"
+    assert "not a hosted function" in out["absolute"]["reason"]
+    assert out["relative"]["posthoc"]["method"] == "shaffer"
+
+
+def test_cd_diagram_is_drawn_from_the_stored_cliques(client: TestClient) -> None:
+    values = {
+        f"p{j}": dict(zip("ABCDE", (-5.2, -6.0, -2.1, -1.7, -6.4), strict=True)) for j in range(10)
+    }
+    out = _create(client, {"results": _rows(values)})
+    svg = client.get(f"/v1/comparisons/{out['id']}/cd-diagram.svg")
+    assert svg.status_code == 200
+    assert svg.headers["content-type"] == "image/svg+xml"
+    assert svg.content.startswith(b"<?xml")
+    assert svg.content == client.get(f"/v1/comparisons/{out['id']}/cd-diagram.svg").content
+    post = out["relative"]["posthoc"]
+    significant = {tuple(sorted((p["i"], p["j"]))) for p in post["pairs"] if p["significant"]}
+    for clique in post["cliques"]:
+        assert not any((a, b) in significant for a in clique for b in clique if a < b)
+    png = client.get(f"/v1/comparisons/{out['id']}/cd-diagram.png")
+    assert png.content.startswith(b"\x89PNG")
+
+
+def test_missing_policies(client: TestClient) -> None:
+    rows = _rows(NIIA_VALUES) + _rows({"p4": {"A": 1.0, "B": 2.0}})
+    r = client.post("/v1/comparisons", json={"results": rows})
+    assert r.status_code == 422
+    assert r.json()["field"] == "results"
+    assert "no result" in r.json()["detail"]
+    out = _create(client, {"results": rows, "missing": "drop-problem"})
+    assert out["missing"]["dropped_problems"] == ["p4"]
+    assert out["warnings"]
+    out = _create(client, {"results": rows, "missing": "worst-rank"})
+    assert out["relative"]["ranks"][3][2] == 3.0
+    rows[0]["value"] = None
+    r = client.post("/v1/comparisons", json={"results": rows, "missing": "reject"})
+    assert r.status_code == 422
+    assert r.json()["field"] == "results.0.value"
+
+
+def test_unknown_ids_are_404(client: TestClient) -> None:
+    for path in ("/v1/comparisons/cnope", "/v1/comparisons/" + "c" * 300 + "/cd-diagram.svg"):
+        r = client.get(path)
+        assert r.status_code == 404
+        assert r.json()["field"] == "comparison_id"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"csv": "algo,problem,run,value\nA,p,0,1\n"}, "csv"),
+        ({"csv": "algorithm,problem,run,value\nA,p,0\n"}, "csv"),
+        ({"csv": "algorithm,problem,run,value\nA,p,x,1\n"}, "csv"),
+        ({"csv": "algorithm,problem,run,value\nA,p,0,abc\n"}, "csv"),
+        ({"csv": ""}, "csv"),
+        ({}, "results"),
+        ({"results": [], "csv": "x"}, "results"),
+        ({"results": _rows({"p1": {"A": 1.0}, "p2": {"A": 2.0}})}, "results"),
+        ({"results": _rows({"p1": {"A": 1.0, "B": 2.0}})}, "results"),
+        ({"results": _rows(NIIA_VALUES), "control": "Z"}, "control"),
+        ({"results": _rows(NIIA_VALUES), "posthoc": "li"}, "control"),
+        ({"results": _rows(NIIA_VALUES), "niia_subsets": [["A", "Z"]]}, "niia_subsets.0"),
+        ({"results": _rows(NIIA_VALUES), "alpha": 1.5}, "alpha"),
+        ({"results": _rows(NIIA_VALUES), "reduction": "mode"}, "reduction"),
+    ],
+)
+def test_bad_input_is_a_problem_naming_the_field(
+    client: TestClient, body: dict[str, Any], field: str
+) -> None:
+    r = client.post("/v1/comparisons", json=body)
+    assert 400 <= r.status_code < 500, r.text
+    assert r.headers["content-type"].startswith("application/problem+json")
+    assert r.json()["field"] == field
+
+
+def test_duplicate_runs_are_refused(client: TestClient) -> None:
+    rows = _rows(NIIA_VALUES)
+    rows.append(dict(rows[0]))
+    r = client.post("/v1/comparisons", json={"results": rows})
+    assert r.status_code == 422
+    assert r.json()["field"] == f"results.{len(rows) - 1}.run"
+
+
+def test_csv_query_options_are_checked(client: TestClient) -> None:
+    csv = _csv(_rows(NIIA_VALUES))
+    headers = {"content-type": "text/csv"}
+    r = client.post("/v1/comparisons?bogus=1", content=csv, headers=headers)
+    assert r.status_code == 422
+    assert r.json()["field"] == "bogus"
+    r = client.post("/v1/comparisons?alpha=2", content=csv, headers=headers)
+    assert r.status_code == 422
+    assert r.json()["field"] == "alpha"
+    r = client.post("/v1/comparisons?niia_subset=A,B,C", content=csv, headers=headers)
+    assert r.status_code == 201, r.text
+    assert r.json()["niia"]["relative"]["subsets"][0]["subset"] == ["A", "B", "C"]
+    r = client.post("/v1/comparisons", content=b"\xff\xfe", headers=headers)
+    assert r.status_code == 422
+    assert r.json()["field"] == "csv"
+    r = client.post("/v1/comparisons", content=csv, headers={"content-type": "text/plain"})
+    assert r.status_code == 415
+
+
+def test_too_many_algorithms_is_413(client: TestClient, settings: Any) -> None:
+    k = settings.max_algorithms + 1
+    rows = [
+        {"algorithm": f"a{i}", "problem": p, "run": 0, "value": float(i)}
+        for i in range(k)
+        for p in ("p1", "p2")
+    ]
+    r = client.post("/v1/comparisons", json={"results": rows})
+    assert r.status_code == 413
+    assert r.json()["field"] == "results"
+
+
+def test_absolute_ranks_wait_for_tables_then_complete(
+    client: TestClient, dispatcher: InlineDispatcher
+) -> None:
+    dispatcher.hold = True  # tables are queued but not built
+    values = {
+        "classic/rastrigin/d2": {"A": 2.0, "B": 3.0},
+        "classic/rosenbrock/d2": {"A": 3.0, "B": 1.0},
+    }
+    body = {"results": _rows(values), "reduction": "best"}
+    out = _create(client, body)
+    assert out["status"] == "partial"
+    assert out["absolute"]["status"] == "pending"
+    assert {p["problem"] for p in out["absolute"]["pending"]} == set(values)
+    dispatcher.hold = False
+    for table_id, index in list(dispatcher.chunks):
+        dispatcher.enqueue_chunk(table_id, index)
+    for table_id in {t for t, _ in dispatcher.chunks}:
+        dispatcher.enqueue_merge(table_id)
+    again = _create(client, body, status=201)  # recomputed now that the tables exist
+    assert again["id"] == out["id"]
+    assert again["status"] == "complete"
+    assert client.get(out["location"]).json()["status"] == "complete"
