@@ -167,6 +167,9 @@ class PermutationResult:
     notes: tuple[str, ...] = ()
 
 
+_OVERFLOW_GUARD = 2.0**1000
+
+
 @dataclass(frozen=True)
 class _Problem:
     """Validated inputs; ``pooled`` is sorted (positions of the exact count and Monte Carlo)."""
@@ -179,6 +182,7 @@ class _Problem:
     observed: float
     rtol: float
     atol: float
+    exponent: int = 0  # values were divided by 2**exponent (exact) so that sums cannot overflow
 
     @property
     def n(self) -> int:
@@ -562,6 +566,12 @@ def _permutation_test_iv(
         raise InvalidInput(f"rtol must be a number in [0, 1), got {rtol!r}", field="rtol")
     pooled = np.sort(np.concatenate((xa, ya)))
     scale = float(np.max(np.abs(pooled)))
+    # p is invariant under positive scaling: divide by a power of two (exact) when sums of the
+    # values could overflow, and report the observed difference in the original units
+    exponent = math.frexp(scale)[1] if scale * pooled.size > _OVERFLOW_GUARD else 0
+    if exponent:
+        xa, ya, pooled = (np.ldexp(a, -exponent) for a in (xa, ya, pooled))
+        scale = float(np.max(np.abs(pooled)))
     return _Problem(
         pooled=pooled,
         n_a=xa.size,
@@ -571,6 +581,7 @@ def _permutation_test_iv(
         observed=_observed(xa, ya, stat),
         rtol=float(rtol),
         atol=_NOISE_ULPS * pooled.size * float(np.finfo(np.float64).eps) * scale,
+        exponent=exponent,
     )
 
 
@@ -660,9 +671,11 @@ def permutation_test(
             "the observed medians are equal: Omran et al. recommend the mean statistic "
             "(statistic='mean') to compare these samples"
         )
+    with np.errstate(over="ignore"):  # a difference beyond the float range is ±inf
+        observed = float(np.ldexp(prob.observed, prob.exponent))
     return PermutationResult(
-        statistic=abs(prob.observed) if prob.alternative == "two-sided" else prob.observed,
-        observed_difference=prob.observed,
+        statistic=abs(observed) if prob.alternative == "two-sided" else observed,
+        observed_difference=observed,
         statistic_name=prob.statistic,
         alternative=prob.alternative,
         method=chosen,

@@ -896,8 +896,8 @@ class PosthocResult:
 
     Attributes
     ----------
-    method : str
-        The procedure (a key of :data:`POSTHOC_METHODS`).
+    procedure : str
+        The post-hoc procedure (a key of :data:`POSTHOC_METHODS`).
     comparison : str
         ``"all-pairs"`` or ``"vs-control"``.
     alpha : float
@@ -926,7 +926,7 @@ class PosthocResult:
         Groups of algorithms not significantly different, from the ``significant`` flags only
         (:func:`rank_cliques`); vs-control: the control with every algorithm not significantly
         different from it, if any. Members are listed by increasing average rank.
-    p_value_method : str
+    method : str
         ``"asymptotic"`` (normal or studentized-range approximation of rank differences).
     degenerate : bool
         True when every problem ties all algorithms (all p-values 1).
@@ -934,7 +934,7 @@ class PosthocResult:
         Why the result is degenerate.
     """
 
-    method: str
+    procedure: str
     comparison: str
     alpha: float
     control: int | None
@@ -947,7 +947,7 @@ class PosthocResult:
     p_matrix: np.ndarray | None
     p_vs_control: np.ndarray | None
     cliques: tuple[tuple[int, ...], ...]
-    p_value_method: str
+    method: str
     degenerate: bool
     reason: str | None
 
@@ -1179,7 +1179,7 @@ def posthoc(
     tied = bool(np.all(ranks == (k + 1) / 2.0))
     reason = "every problem ties all algorithms: no differences to test (all p = 1)"
     return PosthocResult(
-        method=method,
+        procedure=method,
         comparison=comparison,
         alpha=float(alpha),
         control=ctrl,
@@ -1192,7 +1192,7 @@ def posthoc(
         p_matrix=None if p_matrix is None else _frozen(p_matrix),
         p_vs_control=None if p_control is None else _frozen(p_control),
         cliques=cliques,
-        p_value_method="asymptotic",
+        method="asymptotic",
         degenerate=tied,
         reason=reason if tied else None,
     )
@@ -1329,7 +1329,7 @@ class BradleyTerryResult:
         Newman iterations of the longest component fit.
     converged : bool
         Every component fit met ``tol`` within ``max_iter`` iterations.
-    method : str
+    iteration : str
         ``"newman"``.
     zermelo_max_relative_difference : float
         Max ``|θ_newman − θ_zermelo| / θ_newman`` over the fitted components, Zermelo's
@@ -1346,7 +1346,7 @@ class BradleyTerryResult:
     components: tuple[tuple[int, ...], ...]
     iterations: int
     converged: bool
-    method: str
+    iteration: str
     zermelo_max_relative_difference: float
     degenerate: bool
     reason: str | None
@@ -1555,7 +1555,7 @@ def bradley_terry(
         components=tuple(tuple(int(x) for x in c) for c in order),
         iterations=iterations,
         converged=converged,
-        method="newman",
+        iteration="newman",
         zermelo_max_relative_difference=zermelo_diff,
         degenerate=degenerate,
         reason=_degenerate_reason(order, ref) if degenerate else None,

@@ -586,7 +586,7 @@ def cd_diagram(sm: sessionmaker[Session], cid: str, *, fmt: str = "svg") -> byte
     post = comp["relative"]["posthoc"]
     cd = post.get("critical_difference")
     title = (
-        f"{post['method']} ({post['comparison']}), alpha = {post['alpha']}, "
+        f"{post['procedure']} ({post['comparison']}), alpha = {post['alpha']}, "
         f"N = {len(comp['problems'])} problems; bars join algorithms not significantly different"
     )
     return cd_diagram_svg(

@@ -48,7 +48,7 @@ def test_relative_and_absolute_ranks_with_the_niia_report(client: TestClient) ->
     rel = out["relative"]
     assert rel["average_ranks"] == pytest.approx([7 / 3, 7 / 3, 4 / 3])
     assert rel["friedman"]["p_value"] <= 1.0
-    assert rel["posthoc"]["method"] == "nemenyi"
+    assert rel["posthoc"]["procedure"] == "nemenyi"
     absolute = out["absolute"]
     assert absolute["status"] == "complete"
     assert len(absolute["v"]) == 3
@@ -105,7 +105,7 @@ def test_free_problem_names_get_relative_ranks_only(client: TestClient) -> None:
     out = _create(client, {"results": _rows(values), "posthoc": "shaffer"})
     assert out["absolute"]["status"] == "unavailable"
     assert "not a hosted function" in out["absolute"]["reason"]
-    assert out["relative"]["posthoc"]["method"] == "shaffer"
+    assert out["relative"]["posthoc"]["procedure"] == "shaffer"
 
 
 def test_cd_diagram_is_drawn_from_the_stored_cliques(client: TestClient) -> None:

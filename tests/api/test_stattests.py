@@ -227,3 +227,24 @@ def _walk(obj: Any, key: str = ""):  # type: ignore[no-untyped-def]
             yield from _walk(v, key)
     else:
         yield key, obj
+
+
+def test_bradley_terry_strengths_at_zero_and_infinity(client: TestClient) -> None:
+    rows = [[1.0, 2.0, 3.0], [1.0, 3.0, 2.0], [1.0, 2.0, 3.0], [1.0, 3.0, 2.0]]
+    out = _ok(client, "bradley-terry", {"values": rows, "algorithms": ["A", "B", "C"]})
+    model = out["result"]["model"]
+    assert model["strengths"][0] == "Infinity"  # A never loses
+    assert model["degenerate"] is True
+    assert model["reason"]
+    finite = [s for s in model["strengths"] if isinstance(s, float)]
+    assert finite == pytest.approx([1.0, 1.0])  # B and C split: geometric mean 1
+    assert out["result"]["wins"][0] == [0.0, 4.0, 4.0]
+
+
+@pytest.mark.parametrize("path", ["rank-sum", "ks", "permutation"])
+def test_constant_samples_are_degenerate_not_errors(client: TestClient, path: str) -> None:
+    out = _ok(client, path, {"x": [2.0, 2.0, 2.0], "y": [2.0, 2.0]})
+    res = out["result"]
+    res = res.get("rank_sum") or res.get("ks") or res
+    assert res["p_value"] == 1.0
+    assert res["degenerate"] is True

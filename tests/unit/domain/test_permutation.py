@@ -412,3 +412,14 @@ def test_bad_options(kwargs: dict[str, object], field: str) -> None:
     with pytest.raises(InvalidInput) as info:
         permutation_test([1.0, 2.0], [3.0], **kwargs)  # type: ignore[arg-type]
     assert info.value.field == field
+
+
+@pytest.mark.parametrize("statistic", ["mean", "median"])
+def test_values_near_the_float_maximum_do_not_overflow(statistic: str) -> None:
+    x = np.array([0.0, 8.98846567431158e307, 1.5e308])
+    y = np.array([8.988465674311579e307, -1.7e308])
+    big = permutation_test(x, y, statistic=statistic, method="exact")
+    small = permutation_test(x / 2.0**1000, y / 2.0**1000, statistic=statistic, method="exact")
+    assert big.p_value == small.p_value
+    assert 0.0 <= big.p_value <= 1.0
+    assert big.observed_difference == pytest.approx(small.observed_difference * 2.0**1000)

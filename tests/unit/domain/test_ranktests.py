@@ -654,7 +654,8 @@ def test_posthoc_result_shape(method: str) -> None:
     x = _random_ties(5, n=15, k=5, levels=5)
     control = 1 if method in ("bonferroni-dunn", "li") else None
     res = rt.posthoc(x, method=method, control=control, alpha=0.1)
-    assert res.method == method
+    assert res.procedure == method
+    assert res.method == "asymptotic"
     assert res.alpha == 0.1
     assert res.n_problems == 15
     assert res.n_algorithms == 5
@@ -741,7 +742,7 @@ def test_bradley_terry_matches_direct_mle_and_zermelo() -> None:
     res = rt.bradley_terry(w)
     assert not res.degenerate
     assert res.converged
-    assert res.method == "newman"
+    assert res.iteration == "newman"
     np.testing.assert_allclose(res.strengths, _bt_mle(w), rtol=1e-6)
     assert np.exp(np.mean(np.log(res.strengths))) == pytest.approx(1.0, rel=1e-12)
     assert res.zermelo_max_relative_difference < 1e-8
