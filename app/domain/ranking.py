@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from app.domain.errors import InvalidInput
 
@@ -79,7 +78,8 @@ def tie_labels(
     with np.errstate(invalid="ignore"):  # inf - inf
         gap = np.diff(s)
         scale = np.maximum(np.abs(s[:-1]), np.abs(s[1:]))
-        new_group = ~((gap <= atol + rtol * scale) | (s[:-1] == s[1:]))
+        close = np.isfinite(gap) & (gap <= atol + rtol * scale)  # ±inf tie only with themselves
+        new_group = ~(close | (s[:-1] == s[1:]))
     labels = np.concatenate(([0], np.cumsum(new_group))).astype(np.int64)
     return order, labels
 
@@ -172,7 +172,26 @@ def rank_rows(
             field=field,
         )
     if rtol == 0.0 and atol == 0.0:
-        return stats.rankdata(a, method="average", axis=1).astype(np.float64)
+        return _exact_row_midranks(a)
     return np.vstack([midranks(row, rtol=rtol, atol=atol, field=field) for row in a]).reshape(
         a.shape
     )
+
+
+def _exact_row_midranks(a: np.ndarray) -> np.ndarray:
+    """Row-wise midranks with exact ties, vectorized (``scipy.stats.rankdata(axis=1)`` values)."""
+    n, k = a.shape
+    if n == 0 or k == 0:
+        return np.zeros((n, k), dtype=np.float64)
+    order = np.argsort(a, axis=1, kind="stable")
+    s = np.take_along_axis(a, order, axis=1)
+    idx = np.broadcast_to(np.arange(k), (n, k))
+    starts = np.ones((n, k), dtype=bool)
+    starts[:, 1:] = s[:, 1:] != s[:, :-1]
+    ends = np.ones((n, k), dtype=bool)
+    ends[:, :-1] = starts[:, 1:]
+    first = np.maximum.accumulate(np.where(starts, idx, 0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, idx, k - 1)[:, ::-1], axis=1)[:, ::-1]
+    out = np.empty((n, k), dtype=np.float64)
+    np.put_along_axis(out, order, (first + last) / 2.0 + 1.0, axis=1)
+    return out

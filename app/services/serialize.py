@@ -25,6 +25,8 @@ def jsonable(obj: Any) -> Any:
     if isinstance(obj, list | tuple):
         return [jsonable(v) for v in obj]
     if isinstance(obj, np.ndarray):
+        if obj.dtype.kind in "iub" or (obj.dtype.kind == "f" and np.isfinite(obj).all()):
+            return obj.tolist()  # plain numbers already: skip the per-element walk
         return jsonable(obj.tolist())
     if isinstance(obj, np.bool_ | bool):
         return bool(obj)
