@@ -16,7 +16,8 @@
     ours >= 5x faster; the two p-values must agree within 4 combined standard errors (and
     with the exact p for the median).
 
-Benchmarks report, they do not assert. Usage::
+Raw figures (every repeat, medians, load average, library versions, goal flags) go to
+``bench/results/permutation-<quick|full>.json``. Benchmarks report, they do not assert. Usage::
 
     .venv/bin/python bench/permutation.py            # full: 3 processes per case, 2 x 10^6
     .venv/bin/python bench/permutation.py --quick    # 1 process per case, 10^5 resamples
@@ -27,8 +28,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import subprocess
-import sys
 import time
 from typing import Any
 
@@ -37,6 +38,7 @@ import numpy as np
 
 GOAL_EXACT_SECONDS = 0.5
 GOAL_MC_SPEEDUP = 5.0
+MAX_Z = 4.0  # p-values agree when within this many combined standard errors
 CASES: dict[str, tuple[int, int, str]] = {
     "50v50-continuous": (50, 50, "normal"),
     "50v50-ties": (50, 50, "ties"),
@@ -158,8 +160,11 @@ def part_b(n_resamples: int, repeats: int) -> dict[str, Any]:
         z = abs(ours.p_value - peer.pvalue) / math.hypot(ours.standard_error or 0.0, se_peer)
         ratio = c.median(peer_t) / c.median(ours_t)
         row: dict[str, Any] = {
+            "n_resamples": n_resamples,
             "ours_seconds": ours_t,
             "scipy_seconds": peer_t,
+            "ours_median": c.median(ours_t),
+            "scipy_median": c.median(peer_t),
             "speedup": ratio,
             "goal_met": ratio >= GOAL_MC_SPEEDUP,
             "p_ours": ours.p_value,
@@ -172,13 +177,28 @@ def part_b(n_resamples: int, repeats: int) -> dict[str, Any]:
             f"{ratio:.1f}x {c.verdict(row['goal_met'])}; p ours {ours.p_value:.5f} "
             f"± {ours.standard_error:.5f}, scipy {peer.pvalue:.5f} (|z| = {z:.2f}"
         )
+        z_max = z
         if name == "median":
             exact = permutation_test(x, y, method="exact")
             row["p_exact"] = exact.p_value
             row["z_ours_vs_exact"] = abs(ours.p_value - exact.p_value) / (ours.standard_error or 1)
+            z_max = max(z, row["z_ours_vs_exact"])
             line += f"; exact {exact.p_value:.5f}, |z| = {row['z_ours_vs_exact']:.2f}"
-        print(line + ")")
+        row["p_agree"] = z_max <= MAX_Z
+        print(f"{line}; |z| <= {MAX_Z:g}: {'agree' if row['p_agree'] else 'DISAGREE'})")
         out[name] = row
+    return out
+
+
+def goals(results: dict[str, Any]) -> dict[str, bool]:
+    """Every goal flag of the parts that ran, in one place (read by ``run_all.py``)."""
+    out: dict[str, bool] = {}
+    if "a" in results:
+        out["exact_50v50"] = all(results["a"][case]["goal_met"] for case in GOAL_CASES)
+    if "b" in results:
+        for name, row in results["b"].items():
+            out[f"mc_{name}_speedup"] = row["goal_met"]
+        out["mc_p_agree"] = all(row["p_agree"] for row in results["b"].values())
     return out
 
 
@@ -204,10 +224,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         n_resamples = 10**5 if args.quick else 10**6
         results["b"] = part_b(n_resamples, args.repeats or (1 if args.quick else 2))
     results["seconds"] = time.perf_counter() - t0
-    path = c.save(f"permutation-{results['mode']}", results)
+    results["goals_met"] = goals(results)
+    results["loadavg_after"] = os.getloadavg()
+    name = f"permutation-{results['mode']}" + (f"-{args.only}" if args.only else "")
+    path = c.save(name, results)
     print(f"\n(total {results['seconds']:.0f} s; raw results in {path.relative_to(c.ROOT)})")
     return results
 
 
 if __name__ == "__main__":
-    sys.exit(0 if main() is not None else 1)
+    main()

@@ -15,7 +15,9 @@ plus a per-algorithm shift (so that the cliques are neither all nor nothing) plu
 
 Times are medians [min–max] over repeats, in this process, after one warm-up call (the first
 call of a new k also fills a small per-k cache: printed separately). Ratios are peer / absrank,
-so > 1 means absrank is faster. Benchmarks print; they do not assert.
+so > 1 means absrank is faster. Raw figures (every repeat, medians, load average, library
+versions of absrank and of the peers, goal flags) go to ``bench/results/ranktests-<mode>.json``.
+Benchmarks print; they do not assert.
 
 Usage::
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -40,6 +43,7 @@ SEED = 20240501
 ALPHA = 0.05
 GOAL_PIPELINE_S = 0.050
 GOAL_PVALUES_S = 1.0
+PEERS = ("scikit-posthocs", "autorank", "statsmodels")  # versions recorded with the figures
 
 
 def data() -> np.ndarray:
@@ -143,6 +147,7 @@ def report(m: dict[str, Any]) -> dict[str, Any]:
     ratio_scipy = t["pvalues_scipy"] / t["pvalues_absrank"]
     goal_a = t["pipeline_absrank"] < GOAL_PIPELINE_S
     goal_b = t["pvalues_absrank"] < GOAL_PVALUES_S
+    agree = m["verdicts_differing"] == 0
     n, k = m["shape"]
     print(f"\nRank tests, {k} algorithms x {n} problems (seed {m['seed']}), ms, median [min-max]")
     print(f"(a) ranks + Friedman + Nemenyi CD/p/cliques: {spread['pipeline_absrank']} ms")
@@ -161,7 +166,10 @@ def report(m: dict[str, Any]) -> dict[str, Any]:
     rel = m["max_rel_diff_vs_scikit_posthocs_p_gt_1e-8"]
     print(f"    max relative dp where p > 1e-8 = {rel:.2e}")
     pairs = k * (k - 1) // 2
-    print(f"    verdicts differing at alpha {ALPHA}: {m['verdicts_differing']} of {pairs}")
+    print(
+        f"    verdicts differing at alpha {ALPHA}: {m['verdicts_differing']} of {pairs}  "
+        f"{'agree' if agree else 'DISAGREE'}"
+    )
     print(
         f"    smallest p = {m['smallest_p']:.3e}; pairs where scikit-posthocs has p < 1e-15 "
         f"(no correct digit: it forms 1 - cdf): {m['peer_p_below_1e-15']}, "
@@ -181,8 +189,24 @@ def report(m: dict[str, Any]) -> dict[str, Any]:
         "ratio_pipeline_peer_over_absrank": ratio_pipeline,
         "ratio_scikit_posthocs_over_absrank": ratio_sp,
         "ratio_scipy_sf_over_absrank": ratio_scipy,
-        "goals_met": {"pipeline_50ms": goal_a, "pvalues_1s": goal_b},
+        "goals_met": {
+            "pipeline_50ms": goal_a,
+            "pvalues_1s": goal_b,
+            "same_verdicts_as_scikit_posthocs": agree,
+        },
     }
+
+
+def peer_versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {}
+    for name in PEERS:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "absent"
+    return out
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -190,12 +214,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--quick", action="store_true", help="3 repeats")
     p.add_argument("--repeats", type=int, default=None, help="repeats (7 / 3)")
     args = p.parse_args(argv)
+    c.exit_on_sigterm()
     repeats = args.repeats or (3 if args.quick else 7)
+    machine = {**c.machine(), "peer_versions": peer_versions()}
     t0 = time.perf_counter()
     m = measure(repeats)
-    results = {"mode": "quick" if args.quick else "full", **m, **report(m)}
-    results["machine"] = c.machine()
+    results = {"mode": "quick" if args.quick else "full", "machine": machine, **m, **report(m)}
     results["seconds"] = time.perf_counter() - t0
+    results["loadavg_after"] = os.getloadavg()
     path = c.save(f"ranktests-{results['mode']}", results)
     print(f"\n(total {results['seconds']:.0f} s; raw results in {path.relative_to(c.ROOT)})")
     return results

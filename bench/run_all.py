@@ -1,32 +1,43 @@
 """Run every benchmark (quick or full) and print the goals side by side.
 
-Each benchmark runs as its own child process (``bench/table_build.py``, ``bench/ranks_load.py``)
-and writes its raw figures to ``bench/results/<name>-<mode>.json`` (git-ignored); this script
-then reads them back and prints one summary. Benchmarks report, they do not assert: the exit
-status is 0 unless a benchmark crashed (or, with ``--strict``, a goal was missed).
+Each benchmark runs as its own child process (``bench/table_build.py``, ``bench/ranks_load.py``,
+``bench/permutation.py``, ``bench/ranktests.py``) and writes its raw figures to
+``bench/results/<name>-<mode>.json`` (git-ignored); this script then reads them back and prints
+one summary. Benchmarks report, they do not assert: the exit status is 0 unless a benchmark
+crashed (or, with ``--strict``, a goal was missed).
 
 Usage::
 
-    .venv/bin/python bench/run_all.py            # full: about 4 minutes on 2 cores
-    .venv/bin/python bench/run_all.py --quick    # about 1 minute
+    .venv/bin/python bench/run_all.py            # full: about 4-5 minutes on 2 cores
+    .venv/bin/python bench/run_all.py --quick    # about 70 s
+    .venv/bin/python bench/run_all.py --quick --only permutation,ranktests
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import _common as c
 
-SCRIPTS = ("table_build", "ranks_load")
+SCRIPTS = ("table_build", "ranks_load", "permutation", "ranktests")
+
+Row = tuple[str, str, str, bool]  # label, figure, goal, met
 
 
-def summary(mode: str) -> list[tuple[str, str, str, bool]]:
-    rows: list[tuple[str, str, str, bool]] = []
-    tb = json.loads((c.RESULTS / f"table_build-{mode}.json").read_text())
+def load(name: str, mode: str) -> dict[str, Any]:
+    return json.loads((c.RESULTS / f"{name}-{mode}.json").read_text())
+
+
+def _table_build(mode: str) -> list[Row]:
+    rows: list[Row] = []
+    tb = load("table_build", mode)
     for fid, r in tb["a"]["functions"].items():
         rows.append(
             (
@@ -46,7 +57,12 @@ def summary(mode: str) -> list[tuple[str, str, str, bool]]:
             b["goal_met"],
         )
     )
-    rl = json.loads((c.RESULTS / f"ranks_load-{mode}.json").read_text())
+    return rows
+
+
+def _ranks_load(mode: str) -> list[Row]:
+    rows: list[Row] = []
+    rl = load("ranks_load", mode)
     g = rl["goals_met"]
     rows.append(
         (
@@ -75,29 +91,120 @@ def summary(mode: str) -> list[tuple[str, str, str, bool]]:
     return rows
 
 
+def _permutation(mode: str) -> list[Row]:
+    pm = load("permutation", mode)
+    a, b, g = pm["a"], pm["b"], pm["goals_met"]
+    cont, ties = a["50v50-continuous"], a["50v50-ties"]
+    rows: list[Row] = [
+        (
+            "exact median p, 50 vs 50, 1st call in fresh process",
+            f"{cont['first_median']:.3f} s (many ties {ties['first_median']:.3f} s)",
+            "<= 0.5 s",
+            g["exact_50v50"],
+        )
+    ]
+    for name, row in b.items():
+        rows.append(
+            (
+                f"permutation MC, {name}, N=10^{math.log10(row['n_resamples']):.0f}: scipy / ours",
+                f"{row['speedup']:.1f}x ({row['scipy_median']:.2f} s / {row['ours_median']:.3f} s)",
+                ">= 5x",
+                g[f"mc_{name}_speedup"],
+            )
+        )
+    z = [row["z_ours_vs_scipy"] for row in b.values()] + [
+        row["z_ours_vs_exact"] for row in b.values() if "z_ours_vs_exact" in row
+    ]
+    rows.append(
+        (
+            "permutation MC p vs scipy (and exact median p)",
+            f"max |z| = {max(z):.2f}",
+            "|z| <= 4",
+            g["mc_p_agree"],
+        )
+    )
+    return rows
+
+
+def _ranktests(mode: str) -> list[Row]:
+    rt = load("ranktests", mode)
+    t, g = rt["median_s"], rt["goals_met"]
+    n, k = rt["shape"]
+    pairs = k * (k - 1) // 2
+    return [
+        (
+            f"ranks + Friedman + Nemenyi CD/p/cliques, {k} x {n}",
+            f"{t['pipeline_absrank'] * 1e3:.1f} ms "
+            f"(scipy + scikit-posthocs {rt['ratio_pipeline_peer_over_absrank']:.1f}x slower)",
+            "< 50 ms",
+            g["pipeline_50ms"],
+        ),
+        (
+            f"{pairs:,} pairwise Nemenyi p-values",
+            f"{t['pvalues_absrank'] * 1e3:.1f} ms "
+            f"(scikit-posthocs {rt['ratio_scikit_posthocs_over_absrank']:.1f}x slower)",
+            "< 1 s",
+            g["pvalues_1s"],
+        ),
+        (
+            "Nemenyi p vs scikit-posthocs, alpha 0.05",
+            f"{rt['verdicts_differing']} of {pairs:,} verdicts differ, "
+            f"max |dp| {rt['max_abs_diff_vs_scikit_posthocs']:.1e}",
+            "same",
+            g["same_verdicts_as_scikit_posthocs"],
+        ),
+    ]
+
+
+SUMMARIES: dict[str, Callable[[str], list[Row]]] = {
+    "table_build": _table_build,
+    "ranks_load": _ranks_load,
+    "permutation": _permutation,
+    "ranktests": _ranktests,
+}
+
+
+def summary(mode: str, names: Sequence[str] = SCRIPTS) -> list[Row]:
+    """The goal rows of the benchmarks ``names``, from their JSON of ``mode``."""
+    return [row for name in names for row in SUMMARIES[name](mode)]
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--quick", action="store_true", help="short runs of every benchmark")
     p.add_argument("--strict", action="store_true", help="exit 1 if a goal was missed")
+    p.add_argument(
+        "--only",
+        default=None,
+        metavar="NAME[,NAME]",
+        help=f"run and summarize only these benchmarks (of: {', '.join(SCRIPTS)})",
+    )
     args = p.parse_args()
+    names = SCRIPTS
+    if args.only:
+        names = tuple(dict.fromkeys(x.strip() for x in args.only.split(",") if x.strip()))
+        unknown = [x for x in names if x not in SCRIPTS]
+        if unknown or not names:
+            p.error(f"--only: {args.only!r}: name one or more of {', '.join(SCRIPTS)}")
     c.exit_on_sigterm()
     mode = "quick" if args.quick else "full"
     t0 = time.perf_counter()
-    for name in SCRIPTS:
+    for name in names:
         print(f"\n=== bench/{name}.py ({mode})", flush=True)
         argv = [c.PYTHON, str(c.BENCH / f"{name}.py")] + (["--quick"] if args.quick else [])
         code = subprocess.run(argv, cwd=c.ROOT, check=False).returncode
         if code != 0:
             print(f"bench/{name}.py failed with exit status {code}")
             return code
-    rows = summary(mode)
+    rows = summary(mode, names)
     print(
         f"\n=== summary ({mode}, {time.perf_counter() - t0:.0f} s; ratios against peers "
         "measured side by side in the same run)"
     )
     width = max(len(r[0]) for r in rows)
+    value_width = max(36, *(len(r[1]) for r in rows))
     for label, value, goal, ok in rows:
-        print(f"  {label:<{width}}  {value:<36} goal {goal:<8} {c.verdict(ok)}")
+        print(f"  {label:<{width}}  {value:<{value_width}} goal {goal:<8} {c.verdict(ok)}")
     return 1 if args.strict and not all(r[3] for r in rows) else 0
 
 

@@ -321,6 +321,13 @@ def _absolute(
     pairs, _ = _pairwise_absolute(v, body, control, ctx.settings)
     return {
         "status": "complete",
+        "budget": body.budget,
+        "warnings": []
+        if body.budget > 1
+        else [
+            "budget = 1: these are v1 ranks (one uniform random sample); give the evaluations "
+            "per run as budget for best-of-c ranks (Jing & Liu Eq. 19)"
+        ],
         "v": v,
         "log10_v": log10,
         "average_absolute_rank": v.mean(axis=0),

@@ -65,7 +65,7 @@ def parse_csv(text: str, *, max_rows: int) -> list[Row]:
     app.errors.PayloadTooLarge
         More than ``max_rows`` data rows.
     """
-    reader = csv.reader(io.StringIO(text))
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff")))  # spreadsheets write a BOM
     try:
         header = [h.strip().lower() for h in next(reader)]
     except StopIteration:

@@ -56,6 +56,7 @@ def test_relative_and_absolute_ranks_with_the_niia_report(client: TestClient) ->
     assert all(0.0 <= v <= 1.0 for row in absolute["v"] for v in row)
     assert absolute["tables"]["classic/sphere/d2"]["kind"] == "analytic"
     assert len(absolute["pairwise"]) == 3
+    assert absolute["warnings"]  # budget 1: v1 ranks, and it says so
     niia = out["niia"]
     assert ["A", "B"] in niia["relative"]["flipped_pairs"]
     ab = next(s for s in niia["relative"]["subsets"] if s["subset"] == ["A", "B"])
@@ -91,6 +92,12 @@ def test_csv_body_and_json_rows_give_the_same_comparison(client: TestClient) -> 
         "/v1/comparisons", json={"csv": _csv(rows), "reduction": "median", "alpha": 0.1}
     )
     assert embedded.json()["id"] == as_json["id"]
+    with_bom = client.post(
+        "/v1/comparisons?reduction=median&alpha=0.1",
+        content=("\ufeff" + _csv(rows)).encode(),
+        headers={"content-type": "text/csv; charset=utf-8"},
+    )
+    assert with_bom.json()["id"] == as_json["id"]
 
 
 def test_mean_reduction_has_no_absolute_ranks_yet_and_says_why(client: TestClient) -> None:
