@@ -44,7 +44,13 @@ class Settings(BaseSettings):
     max_evaluate_points: int = Field(10_000, ge=1)
     max_request_bytes: int = Field(8 * 1024 * 1024, ge=1024)
     # statistical tests and comparisons (SPEC §4, §5)
-    max_algorithms: int = Field(1000, ge=2, description="algorithms (columns) per matrix")
+    max_algorithms: int = Field(
+        200,
+        ge=2,
+        le=5000,
+        description="algorithms (columns) per matrix (all-pairs post-hoc "
+        "families grow as k²: Hommel at k = 200 takes about 1.5 s)",
+    )
     max_problems: int = Field(10_000, ge=2, description="problems (rows, blocks) per matrix")
     max_matrix_cells: int = Field(1_000_000, ge=4, description="problems × algorithms")
     max_sample_size: int = Field(100_000, ge=2, description="values per sample or paired test")
@@ -52,6 +58,12 @@ class Settings(BaseSettings):
         1_000_000, ge=1, description="rows (algorithm, problem, run, value) of a comparison"
     )
     max_niia_subsets: int = Field(100, ge=1, description="subsets in a comparison's NIIA report")
+    max_niia_default_pairs: int = Field(
+        1225,
+        ge=1,
+        description="the default NIIA report (every pair alone) is computed up to this many pairs "
+        "(k = 50); above, name niia_subsets",
+    )
     wilcoxon_exact_max_n: int = Field(
         400, ge=1, le=1000, description="exact signed-rank distribution up to this many pairs"
     )

@@ -71,7 +71,8 @@ def _error_item(error: dict[str, Any]) -> dict[str, Any]:
         # FastAPI puts the character offset where a field name belongs: ("body", 17)
         position = error.get("loc", ("body", "?"))[-1]
         reason = (error.get("ctx") or {}).get("error", "")
-        message = f"invalid JSON at character {position}: {reason}".rstrip(": ")
+        where = f" at character {position}" if isinstance(position, int) else ""
+        message = f"invalid JSON{where}: {reason}".rstrip(": ")
         return {"field": "body", "message": message, "type": "json_invalid"}
     return {
         "field": _loc_to_field(error.get("loc", ())),

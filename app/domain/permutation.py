@@ -68,7 +68,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from app.domain.errors import InvalidInput
+from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.stattools import choice, sample
 
 __all__ = [
@@ -132,11 +132,14 @@ class PermutationResult:
         Monte Carlo only: ``sqrt(p (1 − p) / N)``.
     n_resamples : int or None
         Monte Carlo only: ``N``, the number of random splits.
-    n_splits : int
-        ``C(n_A + n_B, n_A)``, the number of distinct splits (exact integer).
-    n_extreme : int or float
-        Extreme splits: an exact ``int`` when enumerated (mean) or sampled (``c``), a float64
-        count when counted by configurations (median).
+    n_splits : int or None
+        ``C(n_A + n_B, n_A)``, the number of distinct splits, exact while below ``2^53`` (what
+        JSON clients read exactly); ``None`` above, see ``log10_n_splits``.
+    log10_n_splits : float
+        ``log10 C(n_A + n_B, n_A)``.
+    n_extreme : float
+        Extreme splits (a count; exact below ``2^53``): enumerated (mean), sampled (``c``), or
+        counted by configurations in float64 (median).
     seed : int or None
         Monte Carlo only: the seed of ``np.random.default_rng``.
     rtol : float
@@ -158,8 +161,9 @@ class PermutationResult:
     p_value_paper: float | None
     standard_error: float | None
     n_resamples: int | None
-    n_splits: int
-    n_extreme: int | float
+    n_splits: int | None
+    log10_n_splits: float
+    n_extreme: float
     seed: int | None
     rtol: float
     degenerate: bool
@@ -466,13 +470,29 @@ def _observed(x: np.ndarray, y: np.ndarray, statistic: str) -> float:
     return float(np.mean(x) - np.mean(y))
 
 
+def _count_text(count: int) -> str:
+    """A count for messages: exact below 10^15, else ``~10^e`` (huge ints cannot be printed)."""
+    if count < 10**15:
+        return str(count)
+    return f"~10^{_log10_int(count):.1f}"
+
+
+def _log10_int(count: int) -> float:
+    """``log10`` of a positive int of any size."""
+    shift = max(count.bit_length() - 60, 0)
+    return math.log10(count >> shift) + shift * math.log10(2.0)
+
+
 def _exact_infeasible(statistic: str, n_a: int, n_b: int, exact_max_splits: int) -> str | None:
     """Why the exact method is not run (``None`` when it is feasible)."""
     n = n_a + n_b
     if statistic == "mean":
         splits = math.comb(n, n_a)
         if splits > exact_max_splits:
-            return f"C({n}, {n_a}) = {splits} splits exceed exact_max_splits = {exact_max_splits}"
+            return (
+                f"C({n}, {n_a}) = {_count_text(splits)} splits exceed exact_max_splits = "
+                f"{exact_max_splits}"
+            )
         return None
     if n > MEDIAN_EXACT_MAX_N:
         return f"n_A + n_B = {n} exceeds {MEDIAN_EXACT_MAX_N} for the exact median count"
@@ -588,7 +608,7 @@ def _permutation_test_iv(
 def _choose_method(prob: _Problem, method: str, exact_max_splits: int) -> tuple[str, list[str]]:
     why = _exact_infeasible(prob.statistic, prob.n_a, prob.n_b, exact_max_splits)
     if method == "exact" and why is not None:
-        raise InvalidInput(f"the exact test is infeasible: {why}", field="method")
+        raise NotApplicable(f"the exact test is infeasible: {why}", field="method")
     if method == "auto":
         method = "exact" if why is None else "monte_carlo"
         if why is not None:
@@ -654,7 +674,7 @@ def permutation_test(
 
     >>> r = permutation_test([76, 72], [70, 75], statistic="mean", alternative="greater")
     >>> r.statistic, r.n_extreme, r.n_splits, r.method
-    (1.5, 2, 6, 'exact')
+    (1.5, 2.0, 6, 'exact')
     >>> permutation_test([76, 72], [70, 75], statistic="mean").p_value  # 4/6
     0.6666666666666666
     """
@@ -673,6 +693,7 @@ def permutation_test(
         )
     with np.errstate(over="ignore"):  # a difference beyond the float range is ±inf
         observed = float(np.ldexp(prob.observed, prob.exponent))
+    splits = math.comb(prob.n, prob.n_a)
     return PermutationResult(
         statistic=abs(observed) if prob.alternative == "two-sided" else observed,
         observed_difference=observed,
@@ -683,8 +704,9 @@ def permutation_test(
         p_value_paper=out.p_value_paper,
         standard_error=out.standard_error,
         n_resamples=out.n_resamples,
-        n_splits=math.comb(prob.n, prob.n_a),
-        n_extreme=out.n_extreme,
+        n_splits=splits if splits < 2**53 else None,
+        log10_n_splits=_log10_int(splits),
+        n_extreme=float(out.n_extreme),
         seed=out.seed,
         rtol=prob.rtol,
         degenerate=degenerate,

@@ -169,6 +169,11 @@ def _finite_matrix_iv(values: ArrayLike, test: str) -> np.ndarray:
             "Friedman test (ranks only) or replace infinite values by a declared policy",
             field="values",
         )
+    # Both tests are invariant under a common positive scaling of the matrix: divide by a power
+    # of two (exact) when row means or ranges could overflow.
+    scale = float(np.max(np.abs(a))) if a.size else 0.0
+    if scale * a.shape[1] > 2.0**1000:
+        a = np.ldexp(a, -math.frexp(scale)[1])
     return a
 
 

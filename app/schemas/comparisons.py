@@ -112,6 +112,7 @@ class ComparisonCreate(BaseModel):
     )
     niia_subsets: list[Annotated[list[NAME], Field(min_length=2)]] | None = Field(
         None,
+        min_length=1,
         description="algorithm subsets to compare against the full set (default: every pair alone)",
     )
 

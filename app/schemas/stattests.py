@@ -18,7 +18,8 @@ PosthocMethod = Literal[
 Cell = FiniteFloat | None
 """A metric value; ``null`` is a missing value (handled by the declared ``missing`` policy)."""
 
-NAME = Annotated[str, Field(min_length=1, max_length=200)]
+NAME = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")]
+"""An algorithm, problem or subset name: 1–200 characters, no control characters."""
 
 Number = float | Literal["Infinity", "-Infinity"]
 """A number that may be infinite: JSON has no infinity, so ±inf are the strings

@@ -29,6 +29,7 @@ def cd_diagram_svg(
     critical_difference: float | None,
     title: str,
     fmt: str = "svg",
+    control: int | None = None,
 ) -> bytes:
     """Draw a CD diagram.
 
@@ -47,6 +48,9 @@ def cd_diagram_svg(
         Caption (method, α, N).
     fmt : {"svg", "png"}, optional
         Output format.
+    control : int or None, optional
+        Index of the control of a vs-control post-hoc: its label is marked "(control)", and the
+        one clique is the control with the algorithms not significantly different from it.
 
     Returns
     -------
@@ -86,14 +90,17 @@ def cd_diagram_svg(
                 solid_capstyle="round",
             )
         y0 = y_cliques + 0.18 * len(cliques) + 0.2
+        labels = [_shown(n) + (" (control)" if i == control else "") for i, n in enumerate(names)]
         for row, i in enumerate(left):
-            _label(ax, x_of(average_ranks[i]), y0 + 0.28 * row, 1.6, names[i], average_ranks[i])
+            _label(ax, x_of(average_ranks[i]), y0 + 0.28 * row, 1.6, labels[i], average_ranks[i])
         for row, i in enumerate(reversed(right)):
-            _label(ax, x_of(average_ranks[i]), y0 + 0.28 * row, 8.4, names[i], average_ranks[i])
-        ax.text(5.0, height - 0.1, title, ha="center", fontsize=8.0, color="dimgray")
+            _label(ax, x_of(average_ranks[i]), y0 + 0.28 * row, 8.4, labels[i], average_ranks[i])
+        ax.text(
+            5.0, height - 0.1, title, ha="center", fontsize=8.0, color="dimgray", parse_math=False
+        )
         buf = io.BytesIO()
         meta = {"Date": None} if fmt == "svg" else {"Software": None}
-        fig.savefig(buf, format=fmt, metadata=meta, dpi=110)
+        fig.savefig(buf, format=fmt, metadata=meta, dpi=110, bbox_inches="tight", pad_inches=0.1)
     return buf.getvalue()
 
 
@@ -109,4 +116,15 @@ def _label(ax: object, x: float, y: float, x_text: float, name: str, rank: float
     ax.plot([x, x, x_text], [0.8, y, y], color="gray", linewidth=0.8)  # type: ignore[attr-defined]
     ha = "right" if x_text < x else "left"
     pad = -0.05 if ha == "right" else 0.05
-    ax.text(x_text + pad, y, f"{name} ({rank:.2f})", ha=ha, va="center")  # type: ignore[attr-defined]
+    # parse_math=False: names are user text, never mathtext ("$x$" stays "$x$")
+    ax.text(  # type: ignore[attr-defined]
+        x_text + pad, y, f"{name} ({rank:.2f})", ha=ha, va="center", parse_math=False
+    )
+
+
+MAX_LABEL = 32
+
+
+def _shown(name: str) -> str:
+    """A name as drawn: at most ``MAX_LABEL`` characters (the full names are in the JSON)."""
+    return name if len(name) <= MAX_LABEL else name[: MAX_LABEL - 1] + "…"

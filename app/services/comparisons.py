@@ -32,6 +32,7 @@ from app.services.functions import find_function
 from app.services.provenance import canonical_sha256, provenance
 from app.services.ranks import rank_values
 from app.services.serialize import jsonable
+from app.services.stattests import value_based
 
 #: Settings that change a comparison's numbers: part of its identity.
 RESULT_SETTINGS = ("wilcoxon_exact_max_n", "table_default_log2n")
@@ -71,7 +72,7 @@ def _rows(body: ComparisonCreate, settings: Settings) -> tuple[list[results_inpu
         return results_input.parse_csv(body.csv, max_rows=settings.max_result_rows), "csv"
     assert body.results is not None
     if len(body.results) > settings.max_result_rows:
-        raise errors.PayloadTooLarge(
+        raise errors.InvalidInput(
             f"at most {settings.max_result_rows} result rows", field="results"
         )
     return [(r.algorithm, r.problem, r.run, r.value) for r in body.results], "results"
@@ -134,19 +135,16 @@ def _relative(
     with domain_errors_as_problems("results"):
         ranks = rank_rows(matrix, rtol=rtol)
         fried = ranktests.friedman(matrix, rtol=rtol)
-        finite = bool(np.isfinite(matrix).all())
-        aligned = ranktests.friedman_aligned_ranks(matrix, rtol=rtol) if finite else None
-        quade = ranktests.quade(matrix, rtol=rtol) if finite else None
+        aligned = value_based(ranktests.friedman_aligned_ranks, matrix, rtol)
+        quade = value_based(ranktests.quade, matrix, rtol)
         bt = ranktests.bradley_terry(ranktests.pairwise_wins(matrix, rtol=rtol))
     post = _posthoc(matrix, body, control)
     out = {
         "ranks": ranks,
         "average_ranks": fried.average_ranks,
         "friedman": fried,
-        "aligned_ranks": aligned
-        or {"computed": False, "reason": "needs finite values (worst-rank puts +inf in cells)"},
-        "quade": quade
-        or {"computed": False, "reason": "needs finite values (worst-rank puts +inf in cells)"},
+        "aligned_ranks": aligned,
+        "quade": quade,
         "posthoc": post,
         "bradley_terry": bt,
     }
@@ -206,16 +204,25 @@ def _absolute_blocker(
     return None
 
 
+@dataclass
+class _RankedProblem:
+    """One problem's absolute ranks: log10 v (NaN for a missing cell), method, source, warnings."""
+
+    log10_v: np.ndarray
+    method: list[str | None]
+    source: dict[str, Any]
+    warnings: list[str]
+
+
 def _rank_cells(
     ctx: _AbsoluteInputs,
     body: ComparisonCreate,
     problem: str,
     values: np.ndarray,
     n_runs: np.ndarray,
-) -> tuple[np.ndarray, dict[str, Any]]:
-    """log10 v of one problem's cells; NaN for missing cells."""
-    out = np.full(values.size, np.nan)
-    source: dict[str, Any] = {}
+) -> _RankedProblem:
+    """Absolute ranks of one problem's cells (``POST /v1/absolute-ranks`` per runs count)."""
+    out = _RankedProblem(np.full(values.size, np.nan), [None] * values.size, {}, [])
     for r in sorted({int(x) for x in n_runs if x > 0}):
         cols = np.flatnonzero((n_runs == r) & np.isfinite(values))
         if cols.size == 0:
@@ -232,10 +239,12 @@ def _rank_cells(
         res = rank_values(
             ctx.sm, ctx.settings, ctx.dispatcher, req, may_queue_builds=ctx.may_queue_builds
         )
-        log10 = [np.nan if it["log10_v"] is None else it["log10_v"] for it in res["results"]]
-        out[cols] = np.where(np.isnan(log10), -np.inf, log10)
-        source = res["source"]
-    return out, source
+        for col, item in zip(cols, res["results"], strict=True):
+            out.log10_v[col] = -np.inf if item["log10_v"] is None else item["log10_v"]
+            out.method[col] = item["method"]
+        out.source = res["source"]
+        out.warnings += [f"{problem} (runs = {r}): {w}" for w in res["warnings"]]
+    return out
 
 
 def _absolute_matrix(
@@ -244,19 +253,26 @@ def _absolute_matrix(
     problems: list[str],
     matrix: np.ndarray,
     n_runs: np.ndarray,
-) -> tuple[np.ndarray | None, dict[str, Any], list[dict[str, Any]]]:
-    log10 = np.full(matrix.shape, np.nan)
-    sources: dict[str, Any] = {}
+) -> tuple[list[_RankedProblem], list[dict[str, Any]]]:
+    ranked: list[_RankedProblem] = []
     pending: list[dict[str, Any]] = []
     for i, problem in enumerate(problems):
         try:
-            log10[i], sources[problem] = _rank_cells(ctx, body, problem, matrix[i], n_runs[i])
+            row = _rank_cells(ctx, body, problem, matrix[i], n_runs[i])
         except (errors.TableNotReady, errors.TableNotBuilt) as exc:
             pending.append({"problem": problem, "detail": exc.detail, **jsonable(exc.extra)})
-    if pending:
-        return None, sources, pending
-    log10[np.isinf(matrix) & (matrix > 0)] = 0.0  # worst-rank: a missing cell ranks v = 1
-    return log10, sources, pending
+            continue
+        worst = np.isinf(matrix[i]) & (matrix[i] > 0)  # worst-rank: a missing cell has v = 1
+        row.log10_v[worst] = 0.0
+        for col in np.flatnonzero(worst):
+            row.method[col] = "missing (worst-rank)"
+        ranked.append(row)
+    return ranked, pending
+
+
+def _null_minus_inf(a: np.ndarray) -> list[Any]:
+    """log10 v as JSON: ``null`` where v = 0 (as ``POST /v1/absolute-ranks`` answers)."""
+    return [None if x == -np.inf else x for x in a.tolist()]
 
 
 def _pairwise_absolute(
@@ -310,31 +326,36 @@ def _absolute(
     blocker = _absolute_blocker(body, problems, n_runs)
     if blocker is not None:
         return _absolute_unavailable(blocker), None
-    log10, sources, pending = _absolute_matrix(ctx, body, problems, matrix, n_runs)
-    if log10 is None:
+    ranked, pending = _absolute_matrix(ctx, body, problems, matrix, n_runs)
+    if pending:
         return {
             "status": "pending",
             "reason": "some problems' tables are not ready; POST the same request again later",
             "pending": pending,
         }, None
+    log10 = np.vstack([r.log10_v for r in ranked])
     v = np.power(10.0, log10)
     pairs, _ = _pairwise_absolute(v, body, control, ctx.settings)
+    warnings = [w for r in ranked for w in r.warnings]
+    if body.budget == 1:
+        warnings.insert(
+            0,
+            "budget = 1: these are v1 ranks (one uniform random sample); give the evaluations "
+            "per run as budget for best-of-c ranks (Jing & Liu Eq. 19)",
+        )
     return {
         "status": "complete",
         "budget": body.budget,
-        "warnings": []
-        if body.budget > 1
-        else [
-            "budget = 1: these are v1 ranks (one uniform random sample); give the evaluations "
-            "per run as budget for best-of-c ranks (Jing & Liu Eq. 19)"
-        ],
         "v": v,
-        "log10_v": log10,
+        "log10_v": [_null_minus_inf(row) for row in log10],
+        "method": [r.method for r in ranked],
         "average_absolute_rank": v.mean(axis=0),
-        "mean_log10_v": log10.mean(axis=0),
-        "order_by": "average_absolute_rank (mean of v over problems; lower is better)",
+        "mean_log10_v": _null_minus_inf(log10.mean(axis=0)),
+        "order_by": "average_absolute_rank (mean of v over problems; lower is better); "
+        "log10_v and mean_log10_v are null where v = 0",
         "pairwise": pairs,
-        "tables": sources,
+        "tables": {p: r.source for p, r in zip(problems, ranked, strict=True)},
+        "warnings": warnings,
     }, v
 
 
@@ -360,7 +381,7 @@ def _subsets(body: ComparisonCreate, algorithms: tuple[str, ...], settings: Sett
         k = len(algorithms)
         return [[i, j] for i in range(k) for j in range(i + 1, k)]
     if len(body.niia_subsets) > settings.max_niia_subsets:
-        raise errors.PayloadTooLarge(
+        raise errors.InvalidInput(
             f"at most {settings.max_niia_subsets} NIIA subsets", field="niia_subsets"
         )
     out = []
@@ -412,9 +433,17 @@ def _niia(
     algorithms: tuple[str, ...],
     settings: Settings,
 ) -> dict[str, Any]:
+    k = len(algorithms)
+    if body.niia_subsets is None and k * (k - 1) // 2 > settings.max_niia_default_pairs:
+        return {
+            "status": "skipped",
+            "reason": f"{k * (k - 1) // 2} pairs exceed max_niia_default_pairs = "
+            f"{settings.max_niia_default_pairs}; name the subsets to check in niia_subsets",
+        }
     subsets = _subsets(body, algorithms, settings)
     rel = _niia_side(matrix, subsets, _relative_analyse(body, control), algorithms)
     out: dict[str, Any] = {
+        "status": "complete",
         "subsets": "each pair alone" if body.niia_subsets is None else "as requested",
         "conclusion": "order by average (rank or absolute rank) and, separately, significance "
         f"at alpha = {body.alpha} under the post-hoc family",
@@ -526,9 +555,8 @@ def create_comparison(
     ------
     app.errors.InvalidInput
         Malformed rows or CSV, missing values under ``reject``, unknown control or subset
-        names, invalid options; the field is named.
-    app.errors.PayloadTooLarge
-        More rows, algorithms, problems, cells or subsets than the settings allow.
+        names, invalid options, more rows, algorithms, problems, cells or subsets than the
+        settings allow; the field is named.
     app.errors.NotApplicable
         Fewer than 2 problems left after the missing policy.
     """
@@ -592,9 +620,14 @@ def cd_diagram(sm: sessionmaker[Session], cid: str, *, fmt: str = "svg") -> byte
     comp = get_comparison(sm, cid)
     post = comp["relative"]["posthoc"]
     cd = post.get("critical_difference")
+    joins = (
+        "the bar joins the control with the algorithms not significantly different from it"
+        if post["comparison"] == "vs-control"
+        else "bars join algorithms not significantly different"
+    )
     title = (
         f"{post['procedure']} ({post['comparison']}), alpha = {post['alpha']}, "
-        f"N = {len(comp['problems'])} problems; bars join algorithms not significantly different"
+        f"N = {len(comp['problems'])} problems; {joins}"
     )
     return cd_diagram_svg(
         comp["algorithms"],
@@ -603,4 +636,5 @@ def cd_diagram(sm: sessionmaker[Session], cid: str, *, fmt: str = "svg") -> byte
         critical_difference=float(cd) if isinstance(cd, int | float) else None,
         title=title,
         fmt=fmt,
+        control=post.get("control"),
     )

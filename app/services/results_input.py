@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from app.config import Settings
-from app.errors import InvalidInput, PayloadTooLarge
+from app.errors import InvalidInput
 
 COLUMNS = ("algorithm", "problem", "run", "value")
 MISSING_TOKENS = {"", "na", "nan", "null", "none"}
@@ -29,6 +29,8 @@ def _csv_value(text: str, where: str) -> float | None:
     token = text.strip()
     if token.lower() in MISSING_TOKENS:
         return None
+    if "_" in token:  # float() would read "1_000" as 1000
+        raise InvalidInput(f"{where}: value {token[:40]!r} is not a number", field="csv")
     try:
         value = float(token)
     except ValueError:
@@ -51,6 +53,8 @@ def _csv_name(text: str, where: str, column: str) -> str:
     name = text.strip()
     if not name or len(name) > MAX_NAME:
         raise InvalidInput(f"{where}: {column} must have 1 to {MAX_NAME} characters", field="csv")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        raise InvalidInput(f"{where}: {column} contains a control character", field="csv")
     return name
 
 
@@ -61,9 +65,8 @@ def parse_csv(text: str, *, max_rows: int) -> list[Row]:
     ------
     app.errors.InvalidInput
         Missing/unknown/duplicate header columns, a row with the wrong number of fields, a bad
-        run number or value; the message names the line. Field ``csv``.
-    app.errors.PayloadTooLarge
-        More than ``max_rows`` data rows.
+        run number or value, more than ``max_rows`` data rows; the message names the line.
+        Field ``csv``.
     """
     reader = csv.reader(io.StringIO(text.removeprefix("\ufeff")))  # spreadsheets write a BOM
     try:
@@ -90,7 +93,7 @@ def parse_csv(text: str, *, max_rows: int) -> list[Row]:
                     f"{where}: expected {len(COLUMNS)} fields, got {len(fields)}", field="csv"
                 )
             if len(rows) >= max_rows:
-                raise PayloadTooLarge(f"at most {max_rows} result rows", field="csv")
+                raise InvalidInput(f"at most {max_rows} result rows", field="csv")
             a, p, r, v = (fields[i] for i in pos)
             rows.append(
                 (
@@ -138,9 +141,8 @@ def group_rows(rows: Iterable[Row], settings: Settings, *, field: str) -> Result
     Raises
     ------
     app.errors.InvalidInput
-        A duplicate (algorithm, problem, run), fewer than 2 algorithms or problems.
-    app.errors.PayloadTooLarge
-        More algorithms, problems or cells than the settings allow.
+        A duplicate (algorithm, problem, run), fewer than 2 algorithms or problems, more
+        algorithms, problems or cells than the settings allow.
     """
     algs: dict[str, int] = {}
     probs: dict[str, int] = {}
@@ -170,11 +172,11 @@ def _check_sizes(k: int, n: int, settings: Settings, field: str) -> None:
     if n < 2:
         raise InvalidInput(f"a comparison needs at least 2 problems, got {n}", field=field)
     if k > settings.max_algorithms:
-        raise PayloadTooLarge(f"at most {settings.max_algorithms} algorithms", field=field)
+        raise InvalidInput(f"at most {settings.max_algorithms} algorithms", field=field)
     if n > settings.max_problems:
-        raise PayloadTooLarge(f"at most {settings.max_problems} problems", field=field)
+        raise InvalidInput(f"at most {settings.max_problems} problems", field=field)
     if n * k > settings.max_matrix_cells:
-        raise PayloadTooLarge(
+        raise InvalidInput(
             f"{n} problems × {k} algorithms exceeds max_matrix_cells = {settings.max_matrix_cells}",
             field=field,
         )

@@ -16,7 +16,8 @@ from pydantic import BaseModel
 from app.config import Settings
 from app.domain import missing as missing_policy
 from app.domain import paired, permutation, ranktests, twosample
-from app.errors import InvalidInput, PayloadTooLarge
+from app.domain.errors import NotApplicable
+from app.errors import InvalidInput
 from app.schemas.stattests import (
     BradleyTerryRequest,
     FriedmanRequest,
@@ -57,12 +58,12 @@ def _matrix(body: MatrixInput, settings: Settings) -> tuple[np.ndarray, list[str
     if k < 2:
         raise InvalidInput("at least 2 algorithms (columns) are needed", field="values.0")
     if len(rows) > settings.max_problems or k > settings.max_algorithms:
-        raise PayloadTooLarge(
+        raise InvalidInput(
             f"at most {settings.max_problems} problems and {settings.max_algorithms} algorithms",
             field="values",
         )
     if len(rows) * k > settings.max_matrix_cells:
-        raise PayloadTooLarge(
+        raise InvalidInput(
             f"at most {settings.max_matrix_cells} cells (problems × algorithms)", field="values"
         )
     algorithms = _names(body.algorithms, k, "A", "algorithms")
@@ -106,17 +107,27 @@ def _answer(
 def friedman(body: FriedmanRequest, settings: Settings) -> dict[str, Any]:
     """Friedman χ² (tie-corrected), Iman–Davenport F, aligned ranks and Quade on a matrix."""
     matrix, _, info = _matrix(body, settings)
-    finite = bool(np.isfinite(matrix).all())
-    not_finite = {"computed": False, "reason": "needs finite values (worst-rank puts +inf)"}
     with domain_errors_as_problems("values"):
         result = {
             "friedman": ranktests.friedman(matrix, rtol=body.rtol),
-            "aligned_ranks": ranktests.friedman_aligned_ranks(matrix, rtol=body.rtol)
-            if finite
-            else not_finite,
-            "quade": ranktests.quade(matrix, rtol=body.rtol) if finite else not_finite,
+            "aligned_ranks": value_based(ranktests.friedman_aligned_ranks, matrix, body.rtol),
+            "quade": value_based(ranktests.quade, matrix, body.rtol),
         }
     return _answer("friedman", body, result, info, [])
+
+
+def value_based(test: Callable[..., Any], matrix: np.ndarray, rtol: float) -> Any:
+    """Aligned ranks or Quade, which use the values themselves (not only their ranks).
+
+    They need finite values whose differences fit in a float; otherwise the answer says they
+    were not computed and why, while the rank-based Friedman test stands.
+    """
+    if not np.isfinite(matrix).all():
+        return {"computed": False, "reason": "needs finite values (worst-rank puts +inf)"}
+    try:
+        return test(matrix, rtol=rtol)
+    except NotApplicable as exc:
+        return {"computed": False, "reason": str(exc)}
 
 
 def posthoc(body: PosthocRequest, settings: Settings) -> dict[str, Any]:
@@ -145,7 +156,7 @@ def bradley_terry(body: BradleyTerryRequest, settings: Settings) -> dict[str, An
 
 def _check_sample(values: list[Any], field: str, settings: Settings) -> None:
     if len(values) > settings.max_sample_size:
-        raise PayloadTooLarge(f"at most {settings.max_sample_size} values", field=field)
+        raise InvalidInput(f"at most {settings.max_sample_size} values", field=field)
 
 
 def _paired(body: PairedInput, settings: Settings) -> tuple[np.ndarray, np.ndarray, dict]:
@@ -234,14 +245,14 @@ def permutation_test(body: PermutationRequest, settings: Settings) -> dict[str, 
     """Permutation test of the difference of medians or means (exact or Monte Carlo)."""
     x, y, info = _samples(body, settings)
     if body.n_resamples > settings.permutation_max_resamples:
-        raise PayloadTooLarge(
+        raise InvalidInput(
             f"n_resamples must not exceed permutation_max_resamples = "
             f"{settings.permutation_max_resamples}",
             field="n_resamples",
         )
     work = body.n_resamples * (x.size + y.size)
     if work > settings.permutation_max_work:
-        raise PayloadTooLarge(
+        raise InvalidInput(
             f"n_resamples × (n_A + n_B) = {work} exceeds permutation_max_work = "
             f"{settings.permutation_max_work}; use fewer permutations or smaller samples",
             field="n_resamples",

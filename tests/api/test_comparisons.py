@@ -212,7 +212,7 @@ def test_csv_query_options_are_checked(client: TestClient) -> None:
     assert r.status_code == 415
 
 
-def test_too_many_algorithms_is_413(client: TestClient, settings: Any) -> None:
+def test_too_many_algorithms_is_422(client: TestClient, settings: Any) -> None:
     k = settings.max_algorithms + 1
     rows = [
         {"algorithm": f"a{i}", "problem": p, "run": 0, "value": float(i)}
@@ -220,7 +220,7 @@ def test_too_many_algorithms_is_413(client: TestClient, settings: Any) -> None:
         for p in ("p1", "p2")
     ]
     r = client.post("/v1/comparisons", json={"results": rows})
-    assert r.status_code == 413
+    assert r.status_code == 422
     assert r.json()["field"] == "results"
 
 
@@ -246,3 +246,48 @@ def test_absolute_ranks_wait_for_tables_then_complete(
     assert again["id"] == out["id"]
     assert again["status"] == "complete"
     assert client.get(out["location"]).json()["status"] == "complete"
+
+
+def test_a_csv_sent_as_json_says_the_body_is_not_json(client: TestClient) -> None:
+    r = client.post(
+        "/v1/comparisons",
+        content=_csv(_rows(NIIA_VALUES)),
+        headers={"content-type": "application/json"},
+    )
+    assert r.status_code == 422
+    assert r.json()["field"] == "body"
+    assert r.json()["detail"].startswith("body: invalid JSON: ")
+
+
+def test_niia_default_pairs_are_bounded(client: TestClient, settings: Any) -> None:
+    k = 12
+    rows = [
+        {"algorithm": f"a{i}", "problem": p, "run": 0, "value": float((i * 7 + j) % k)}
+        for i in range(k)
+        for j, p in enumerate(("p1", "p2", "p3"))
+    ]
+    settings.max_niia_default_pairs = 10
+    out = _create(client, {"results": rows})
+    assert out["niia"]["status"] == "skipped"
+    assert "niia_subsets" in out["niia"]["reason"]
+    out = _create(client, {"results": rows, "niia_subsets": [["a0", "a1", "a2"]]})
+    assert out["niia"]["status"] == "complete"
+
+
+def test_labels_are_plain_text_in_the_cd_diagram(client: TestClient) -> None:
+    values = {f"p{j}": {"$$": 1.0 + j, "$\\sqrt{$": 2.0, "B" * 200: 3.0} for j in range(3)}
+    out = _create(client, {"results": _rows(values)})
+    for suffix in ("svg", "png"):
+        r = client.get(f"/v1/comparisons/{out['id']}/cd-diagram.{suffix}")
+        assert r.status_code == 200
+
+
+def test_names_with_control_characters_are_refused(client: TestClient) -> None:
+    rows = _rows(NIIA_VALUES)
+    rows[0]["algorithm"] = "A\x00"
+    r = client.post("/v1/comparisons", json={"results": rows})
+    assert r.status_code == 422
+    assert r.json()["field"] == "results.0.algorithm"
+    r = client.post("/v1/comparisons", json={"csv": "algorithm,problem,run,value\nA\x01,p,0,1\n"})
+    assert r.status_code == 422
+    assert r.json()["field"] == "csv"

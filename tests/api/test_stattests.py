@@ -195,10 +195,10 @@ def test_nan_and_infinity_literals_are_refused(client: TestClient) -> None:
         assert r.json()["field"] == "x.1"
 
 
-def test_sizes_over_the_limits_are_413(client: TestClient, settings: Any) -> None:
+def test_sizes_over_the_limits_are_422(client: TestClient, settings: Any) -> None:
     n = settings.max_sample_size + 1
     r = client.post("/v1/tests/sign", json={"x": [1.0] * n})
-    assert r.status_code == 413
+    assert r.status_code == 422
     assert r.json()["field"] == "x"
 
 
@@ -248,3 +248,35 @@ def test_constant_samples_are_degenerate_not_errors(client: TestClient, path: st
     res = res.get("rank_sum") or res.get("ks") or res
     assert res["p_value"] == 1.0
     assert res["degenerate"] is True
+
+
+def test_value_based_tests_scale_huge_values_instead_of_overflowing(client: TestClient) -> None:
+    rows = [[1e308, 1.7e308, -1.7e308], [1.7e308, -1e308, 1e308], [1.0, 2.0, 3.0]]
+    big = _ok(client, "friedman", {"values": rows})["result"]
+    scaled = [[v / 2.0**600 for v in row] for row in rows]
+    small = _ok(client, "friedman", {"values": scaled})["result"]
+    for test in ("friedman", "aligned_ranks", "quade"):
+        assert big[test]["statistic"] == pytest.approx(small[test]["statistic"])
+        assert 0.0 <= big[test]["p_value"] <= 1.0
+
+
+def test_value_based_tests_step_aside_for_infinite_cells(client: TestClient) -> None:
+    rows = [[1.0, None, 3.0], [2.0, 1.0, 3.0], [1.0, 2.0, 3.0]]
+    out = _ok(client, "friedman", {"values": rows, "missing": "worst-rank"})["result"]
+    assert out["aligned_ranks"]["computed"] is False
+    assert out["quade"]["reason"]
+
+
+def test_permutation_on_large_samples_reports_the_split_count_in_log10(
+    client: TestClient,
+) -> None:
+    x = list(range(1000))
+    body = {"x": x, "y": [v + 0.5 for v in x], "statistic": "mean", "n_resamples": 100}
+    res = _ok(client, "permutation", body)["result"]
+    assert res["method"] == "monte_carlo"
+    assert res["n_splits"] is None
+    assert res["log10_n_splits"] == pytest.approx(600.311, abs=1e-3)  # C(2000, 1000)
+    body["method"] = "exact"
+    r = client.post("/v1/tests/permutation", json=body)
+    assert r.status_code == 409
+    assert r.json()["field"] == "method"

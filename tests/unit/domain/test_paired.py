@@ -363,3 +363,13 @@ def test_sign_test_invalid_input_names_the_field(kwargs: dict, field: str) -> No
     with pytest.raises(InvalidInput) as err:
         sign_test(**kwargs)
     assert err.value.field == field
+
+
+def test_differences_beyond_the_float_range_keep_their_order() -> None:
+    x = np.array([1.7e308, -1e308, 1.0, 2.0])
+    y = np.array([-1.7e308, 1.5e308, 0.0, 0.0])
+    big = wilcoxon_signed_rank(x, y)
+    small = wilcoxon_signed_rank(x / 2.0**600, y / 2.0**600)
+    assert big.statistic == small.statistic == 7.0  # |d| ranks 4, 3, 1, 2; positive: 4 + 1 + 2
+    assert big.p_value == small.p_value == pytest.approx(0.625)
+    assert sign_test(x, y).n_greater == 3

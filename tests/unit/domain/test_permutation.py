@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.domain import permutation
-from app.domain.errors import InvalidInput
+from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.permutation import PermutationResult, permutation_test
 
 ALTERNATIVES = ("two-sided", "greater", "less")
@@ -281,7 +281,7 @@ def test_monte_carlo_is_reproducible_and_never_zero() -> None:
     assert r1.p_value == 1 / 1001
     assert r1.p_value_paper == 0.0
     assert (r1.seed, r1.n_resamples) == (5, 1000)
-    assert isinstance(r1.n_extreme, int)
+    assert isinstance(r1.n_extreme, float)
 
 
 def test_monte_carlo_seed_changes_the_draw() -> None:
@@ -299,7 +299,10 @@ def test_monte_carlo_odd_sizes_beyond_the_exact_median_limit() -> None:
     x, y = rng.normal(size=501), rng.normal(0.1, size=600)
     r = permutation_test(x, y, n_resamples=2000)
     assert r.method == "monte_carlo"
-    assert r.n_splits == math.comb(1101, 501)
+    assert r.n_splits is None  # beyond 2^53: JSON clients could not read it exactly
+    assert r.log10_n_splits == pytest.approx(
+        math.log10(float(math.comb(1101, 501) >> 1000)) + 1000 * math.log10(2)
+    )
     assert any("infeasible" in note for note in r.notes)
     assert 1 / 2001 <= r.p_value <= 1.0
 
@@ -320,10 +323,13 @@ def test_auto_method_choice() -> None:
 
 
 def test_exact_requested_but_infeasible() -> None:
-    with pytest.raises(InvalidInput, match="splits") as info:
+    with pytest.raises(NotApplicable, match="splits") as info:
         permutation_test(np.arange(20), np.arange(20), statistic="mean", method="exact")
     assert info.value.field == "method"
-    with pytest.raises(InvalidInput) as info:
+    with pytest.raises(NotApplicable, match="10\\^") as info:  # C(15000, 7500) is never printed
+        permutation_test(np.arange(7500), np.arange(7500) + 0.5, statistic="mean", method="exact")
+    assert info.value.field == "method"
+    with pytest.raises(NotApplicable) as info:
         permutation_test(np.arange(600), np.arange(600), method="exact")
     assert info.value.field == "method"
 
