@@ -88,6 +88,7 @@ from statsmodels.stats.multitest import multipletests
 
 from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.ranking import midranks, rank_rows
+from app.domain.stattools import clip_p
 
 __all__ = [
     "POSTHOC_METHODS",
@@ -122,10 +123,6 @@ def _frozen(a: ArrayLike) -> np.ndarray:
     out = np.array(a, dtype=np.float64)
     out.setflags(write=False)
     return out
-
-
-def _clip_p(p: float) -> float:
-    return float(min(1.0, max(0.0, float(p))))
 
 
 # ------------------------------------------------------------------------------ validation
@@ -329,7 +326,7 @@ def friedman(values: ArrayLike, *, rtol: float = 0.0, atol: float = 0.0) -> Frie
         )
     else:
         chi2 = (k - 1) * s / q
-        p = _clip_p(stats.chi2.sf(chi2, df1))
+        p = clip_p(stats.chi2.sf(chi2, df1))
         denominator = n * q - s  # = (N(k − 1) − χ²) · Q / (k − 1), exactly
         if denominator == 0:
             f, p_f = math.inf, 0.0
@@ -339,7 +336,7 @@ def friedman(values: ArrayLike, *, rtol: float = 0.0, atol: float = 0.0) -> Frie
             )
         else:
             f = (n - 1) * s / denominator
-            p_f = _clip_p(stats.f.sf(f, df1, df2))
+            p_f = clip_p(stats.f.sf(f, df1, df2))
     return FriedmanResult(
         statistic=chi2,
         p_value=p,
@@ -444,7 +441,7 @@ def friedman_aligned_ranks(
     numerator = (k - 1) * float(np.sum((r.sum(axis=0) - n * (total + 1) / 2.0) ** 2))
     denominator = float(np.sum((r - r.sum(axis=1, keepdims=True) / k) ** 2))
     statistic = numerator / denominator
-    p = _clip_p(stats.chi2.sf(statistic, k - 1))
+    p = clip_p(stats.chi2.sf(statistic, k - 1))
     return AlignedRanksResult(statistic, p, k - 1, average, n, k, "asymptotic", False, None)
 
 
@@ -550,7 +547,7 @@ def quade(values: ArrayLike, *, rtol: float = 0.0, atol: float = 0.0) -> QuadeRe
         )
         return QuadeResult(math.inf, 0.0, df, average, weights, n, k, "asymptotic", True, reason)
     f = (n - 1) * b16n / denominator
-    p = _clip_p(stats.f.sf(f, *df))
+    p = clip_p(stats.f.sf(f, *df))
     return QuadeResult(f, p, df, average, weights, n, k, "asymptotic", False, None)
 
 

@@ -34,8 +34,15 @@ from app.services.ranks import rank_values
 from app.services.serialize import jsonable
 from app.services.stattests import value_based
 
-#: Settings that change a comparison's numbers: part of its identity.
-RESULT_SETTINGS = ("wilcoxon_exact_max_n", "table_default_log2n")
+#: Settings that change a comparison's answer (its tests, its default tables' specs, its NIIA
+#: report): part of its identity, so a changed deployment never serves a stale comparison.
+RESULT_SETTINGS = (
+    "wilcoxon_exact_max_n",
+    "table_default_log2n",
+    "table_k_exact",
+    "table_n_knots",
+    "max_niia_default_pairs",
+)
 
 #: Post-hoc family → the adjustment of pairwise Wilcoxon p-values on absolute ranks.
 ABSOLUTE_ADJUSTMENT = {
@@ -460,10 +467,6 @@ def _niia(
 
 # ---------------------------------------------------------------------------------------------
 # the use cases
-
-
-def _names(result: dict[str, Any], key: str) -> list[str]:
-    return list(result[key])
 
 
 def _analyse(
