@@ -34,6 +34,43 @@ MAX_ID_LENGTH = 64
 
 _REF = "#/components/schemas/ComparisonCreate"
 _CSV_EXAMPLE = "algorithm,problem,run,value\nA,p1,0,1.0\nB,p1,0,2.0\nA,p2,0,3.5\nB,p2,0,1.5\n"
+
+
+def _query_parameters() -> list[dict[str, Any]]:
+    """OpenAPI query parameters of a ``text/csv`` request: the options of ComparisonCreate."""
+    props = ComparisonCreate.model_json_schema()["properties"]
+    params = [
+        {
+            "name": name,
+            "in": "query",
+            "required": False,
+            "description": f"text/csv bodies only: {props[name].get('description', name)}",
+            # the default is the example (Swagger UI pre-fills examples: an optional option
+            # without a default, i.e. control, gets none)
+            "schema": {k: v for k, v in props[name].items() if k not in ("description", "title")}
+            | (
+                {}
+                if ComparisonCreate.model_fields[name].default is None
+                else {"examples": [ComparisonCreate.model_fields[name].default]}
+            ),
+        }
+        for name in QUERY_OPTIONS
+    ]
+    params.append(
+        {
+            "name": "niia_subset",
+            "in": "query",
+            "required": False,
+            "description": "text/csv bodies only, repeatable: one NIIA subset as comma-separated "
+            "algorithm names",
+            "schema": {"type": "array", "items": {"type": "string"}, "examples": [["A,B,C"]]},
+            "style": "form",
+            "explode": True,
+        }
+    )
+    return params
+
+
 REQUEST_BODY = {
     "required": True,
     "content": {
@@ -91,7 +128,9 @@ def _comparison_id(
     comparison_id: Annotated[
         str,
         Path(
-            description="a comparison id (c + 23 hex digits)", examples=["c0123456789abcdef0123456"]
+            description="a comparison id (c + 23 hex digits), as in the Location header of "
+            "POST /v1/comparisons",
+            examples=["c9b5b14d7503e343dc256353"],
         ),
     ],
 ) -> str:
@@ -108,7 +147,7 @@ ComparisonIdPath = Annotated[str, Depends(_comparison_id)]
     response_model=ComparisonRead,
     status_code=201,
     dependencies=[Depends(ContentTypes(*JSON_TYPES, CSV_TYPE))],
-    openapi_extra={"requestBody": REQUEST_BODY},
+    openapi_extra={"requestBody": REQUEST_BODY, "parameters": _query_parameters()},
     responses={
         200: {"model": ComparisonRead, "description": "The identical request was answered before"},
         201: {

@@ -25,7 +25,7 @@ router = APIRouter(prefix="/v1/tests", tags=["statistical tests"])
 _ROUTE = {
     "response_model": TestResponse,
     "dependencies": [JsonBody],
-    "responses": problem_responses(*BODY_PROBLEMS),
+    "responses": problem_responses(409, *BODY_PROBLEMS),
 }
 
 

@@ -355,7 +355,7 @@ def wilcoxon_signed_rank(
         "n": int(d.size),
         "n_zeros": int(d.size - n_eff),
         "n_effective": n_eff,
-        "continuity": bool(continuity),
+        "continuity": False,  # set below: only an asymptotic p uses the correction
     }
     if n_eff == 0:
         return WilcoxonResult(
@@ -378,7 +378,7 @@ def wilcoxon_signed_rank(
         z=None if z is None else float(z),
         degenerate=False,
         reason=None,
-        **common,
+        **(common | {"continuity": bool(continuity) and used == "asymptotic"}),
     )
 
 

@@ -342,7 +342,7 @@ def rank_sum(
         "n_y": n_y,
         "rank_sum_x": float(scores[:n_x].sum()) / 2.0,
         "a12": r.k_obs / (2.0 * n_x * n_y),
-        "continuity": bool(continuity),
+        "continuity": False,  # set below: only an asymptotic p uses the correction
         "rtol": float(rtol),
         "atol": float(atol),
     }
@@ -368,7 +368,7 @@ def rank_sum(
         z=None if z is None else float(z),
         degenerate=False,
         reason=None,
-        **common,
+        **(common | {"continuity": bool(continuity) and used == "asymptotic"}),
     )
 
 

@@ -12,9 +12,10 @@ PROBLEM_SCHEMA_REF = "#/components/schemas/Problem"
 #: What each problem status means on this API (the OpenAPI response descriptions).
 PROBLEM_DESCRIPTIONS: dict[int, str] = {
     401: "A valid X-API-Key header is required (the deployment configures keys)",
-    404: "Unknown function or table id",
+    404: "Unknown id (function, table or comparison)",
     405: "Method not allowed (see the Allow header)",
-    409: "The table is not ready, or the method asked for does not apply to this data",
+    409: "A table is not ready, or the method asked for does not apply to this data (e.g. an "
+    "exact test out of reach)",
     413: "The request body exceeds max_request_bytes",
     415: "The request body is not JSON (send Content-Type: application/json)",
     422: "Invalid payload or parameter; `field` names it",

@@ -62,13 +62,16 @@ class MatrixInput(BaseModel):
 
 _MATRIX_EXAMPLE = {
     "values": [
-        [-5.19, -5.99, -2.09, -1.69, -6.39],
-        [-5.18, -5.98, -2.08, -1.68, -6.38],
-        [-5.17, -5.97, -2.07, -1.67, -6.37],
-        [-5.16, -5.96, -2.06, -1.66, -6.36],
+        [0.12, 0.40, 0.05, 0.33, 0.90],
+        [1.10, 2.30, 0.90, 2.00, 3.10],
+        [5.50, 4.90, 4.80, 6.20, 9.70],
+        [0.02, 0.08, 0.01, 0.05, 0.03],
+        [12.0, 15.5, 11.0, 14.0, 20.0],
+        [0.70, 0.90, 0.75, 0.65, 1.40],
     ],
-    "algorithms": ["DE", "CMA-ES", "PSO", "RS", "L-SHADE"],
+    "algorithms": ["DE", "PSO", "L-SHADE", "CMA-ES", "RS"],
 }
+"""Six problems × five algorithms (metric values, lower is better)."""
 
 
 class FriedmanRequest(MatrixInput):
@@ -85,6 +88,7 @@ class PosthocRequest(MatrixInput):
             "examples": [
                 _MATRIX_EXAMPLE | {"method": "nemenyi", "alpha": 0.05},
                 _MATRIX_EXAMPLE | {"method": "holm", "control": "L-SHADE"},
+                _MATRIX_EXAMPLE | {"method": "shaffer"},
             ]
         }
     )

@@ -9,6 +9,7 @@ under an id derived from the normalized request.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +57,7 @@ ABSOLUTE_ADJUSTMENT = {
     "li": "li",
 }
 CONTROL_METHODS = ("bonferroni-dunn", "li")
+_VALUES_INDEX = re.compile(r"values\[(\d+)\]")
 
 
 def comparison_id(request_sha256: str) -> str:
@@ -198,12 +200,12 @@ def _absolute_blocker(
             find_function(p)
         except (errors.NotFound, errors.InvalidInput):
             return f"problem {p!r} is not a hosted function id, so it has no absolute-rank table"
-    if body.reduction == "mean":
+    if body.reduction == "mean" and bool((n_runs > 1).any()):
         return (
             "the absolute rank of a mean over runs needs the distribution of the mean "
             "(not yet offered); use reduction 'best' or 'median' (odd number of runs)"
         )
-    if body.reduction == "median" and bool((n_runs[n_runs > 0] % 2 == 0).any()):
+    if body.reduction == "median" and bool(((n_runs > 0) & (n_runs % 2 == 0)).any()):
         return (
             "the absolute rank of an even-sized median needs the joint density of the two middle "
             "order statistics (not yet offered); use an odd number of runs or reduction 'best'"
@@ -227,6 +229,7 @@ def _rank_cells(
     problem: str,
     values: np.ndarray,
     n_runs: np.ndarray,
+    algorithms: tuple[str, ...],
 ) -> _RankedProblem:
     """Absolute ranks of one problem's cells (``POST /v1/absolute-ranks`` per runs count)."""
     out = _RankedProblem(np.full(values.size, np.nan), [None] * values.size, {}, [])
@@ -250,7 +253,20 @@ def _rank_cells(
             out.log10_v[col] = -np.inf if item["log10_v"] is None else item["log10_v"]
             out.method[col] = item["method"]
         out.source = res["source"]
-        out.warnings += [f"{problem} (runs = {r}): {w}" for w in res["warnings"]]
+
+        def named(m: re.Match[str], cols: np.ndarray = cols) -> str:
+            return f"algorithm {algorithms[int(cols[int(m.group(1))])]!r}"
+
+        out.warnings += [
+            f"{problem} (runs = {r}): {_VALUES_INDEX.sub(named, w)}" for w in res["warnings"]
+        ]
+    present = n_runs[n_runs > 0]
+    if present.size and present.min() != present.max():
+        out.warnings.append(
+            f"{problem}: cells have {int(present.min())} to {int(present.max())} runs, so their "
+            f"v are {body.reduction}-of-r ranks for different r: a better value may get a "
+            "worse v than a cell with more runs"
+        )
     return out
 
 
@@ -260,12 +276,13 @@ def _absolute_matrix(
     problems: list[str],
     matrix: np.ndarray,
     n_runs: np.ndarray,
+    algorithms: tuple[str, ...],
 ) -> tuple[list[_RankedProblem], list[dict[str, Any]]]:
     ranked: list[_RankedProblem] = []
     pending: list[dict[str, Any]] = []
     for i, problem in enumerate(problems):
         try:
-            row = _rank_cells(ctx, body, problem, matrix[i], n_runs[i])
+            row = _rank_cells(ctx, body, problem, matrix[i], n_runs[i], algorithms)
         except (errors.TableNotReady, errors.TableNotBuilt) as exc:
             pending.append({"problem": problem, "detail": exc.detail, **jsonable(exc.extra)})
             continue
@@ -329,11 +346,12 @@ def _absolute(
     matrix: np.ndarray,
     n_runs: np.ndarray,
     control: int | None,
+    algorithms: tuple[str, ...],
 ) -> tuple[dict[str, Any], np.ndarray | None]:
     blocker = _absolute_blocker(body, problems, n_runs)
     if blocker is not None:
         return _absolute_unavailable(blocker), None
-    ranked, pending = _absolute_matrix(ctx, body, problems, matrix, n_runs)
+    ranked, pending = _absolute_matrix(ctx, body, problems, matrix, n_runs, algorithms)
     if pending:
         return {
             "status": "pending",
@@ -435,6 +453,7 @@ def _niia_side(
 def _niia(
     matrix: np.ndarray,
     v: np.ndarray | None,
+    absolute: dict[str, Any],
     body: ComparisonCreate,
     control: int | None,
     algorithms: tuple[str, ...],
@@ -454,10 +473,12 @@ def _niia(
         "subsets": "each pair alone" if body.niia_subsets is None else "as requested",
         "conclusion": "order by average (rank or absolute rank) and, separately, significance "
         f"at alpha = {body.alpha} under the post-hoc family",
+        "problems": "held fixed: every subset is analysed on the full analysis's problems "
+        "(after the missing policy), so only the set of algorithms changes",
         "relative": rel,
     }
     if v is None:
-        out["absolute"] = {"status": "unavailable"}
+        out["absolute"] = {k: absolute[k] for k in ("status", "reason") if k in absolute}
     else:
         out["absolute"] = _niia_side(
             v, subsets, _absolute_analyse(body, control, settings), algorithms
@@ -492,7 +513,7 @@ def _analyse(
     control = _control_index(body, table.algorithms)
     relative, _ = _relative(matrix, body, control)
     n_runs = reduced.n_runs[kept]
-    absolute, v = _absolute(ctx, body, problems, matrix, n_runs, control)
+    absolute, v = _absolute(ctx, body, problems, matrix, n_runs, control, table.algorithms)
     warnings = _warnings(body, reduced, report, table.problems)
     result = {
         "algorithms": list(table.algorithms),
@@ -510,7 +531,7 @@ def _analyse(
         "matrix": matrix,
         "relative": relative,
         "absolute": absolute,
-        "niia": _niia(matrix, v, body, control, table.algorithms, settings),
+        "niia": _niia(matrix, v, absolute, body, control, table.algorithms, settings),
         "warnings": warnings,
     }
     return jsonable(result), [str(p["problem"]) for p in absolute.get("pending", [])]

@@ -93,14 +93,19 @@ def _matrix(body: MatrixInput, settings: Settings) -> tuple[np.ndarray, list[str
 
 
 def _answer(
-    test: str, body: BaseModel, result: Any, policies: dict[str, Any], warnings: list[str]
+    test: str,
+    body: BaseModel,
+    result: Any,
+    policies: dict[str, Any],
+    warnings: list[str],
+    **provenance_extra: Any,
 ) -> dict[str, Any]:
     return {
         "test": test,
         "result": jsonable(result),
         "policies": jsonable(policies),
         "warnings": warnings,
-        "provenance": provenance(body.model_dump(mode="json"), test=test),
+        "provenance": provenance(body.model_dump(mode="json"), test=test, **provenance_extra),
     }
 
 
@@ -270,4 +275,5 @@ def permutation_test(body: PermutationRequest, settings: Settings) -> dict[str, 
             exact_max_splits=settings.permutation_exact_max_splits,
         )
     info |= {"exact_max_splits": settings.permutation_exact_max_splits, "seed": body.seed}
-    return _answer("permutation", body, result, info, list(result.notes))
+    seeds = {"seed": body.seed} if result.method == "monte_carlo" else {}
+    return _answer("permutation", body, result, info, list(result.notes), seeds=seeds)

@@ -104,7 +104,38 @@ def test_mean_reduction_has_no_absolute_ranks_yet_and_says_why(client: TestClien
     out = _create(client, {"results": _rows(NIIA_VALUES, runs=2), "reduction": "mean"})
     assert out["absolute"]["status"] == "unavailable"
     assert "mean" in out["absolute"]["reason"]
-    assert out["niia"]["absolute"] == {"status": "unavailable"}
+    assert out["niia"]["absolute"]["status"] == "unavailable"
+    assert out["niia"]["absolute"]["reason"] == out["absolute"]["reason"]
+
+
+def test_one_run_per_cell_has_absolute_ranks_whatever_the_reduction(client: TestClient) -> None:
+    out = _create(client, {"results": _rows(NIIA_VALUES), "values_are": "error"})  # mean
+    assert out["absolute"]["status"] == "complete"
+
+
+def test_unequal_run_counts_warn_that_v_compares_different_aggregates(
+    client: TestClient,
+) -> None:
+    rows = [
+        {"algorithm": alg, "problem": prob, "run": r, "value": 0.1 + 0.01 * r}
+        for prob in ("classic/sphere/d2", "classic/rastrigin/d2")
+        for alg, runs in (("A", 3), ("B", 7))
+        for r in range(runs)
+    ]
+    out = _create(client, {"results": rows, "reduction": "best", "values_are": "error"})
+    assert any("different r" in w for w in out["absolute"]["warnings"])
+
+
+def test_ranks_warnings_name_the_algorithm(client: TestClient) -> None:
+    values = {
+        "classic/sphere/d2": {"A": -1e-3, "B": 0.0, "C": 1e-3},
+        "classic/rastrigin/d2": {"A": 1.0, "B": 2.0, "C": 3.0},
+    }
+    out = _create(client, {"results": _rows(values), "values_are": "error", "reduction": "best"})
+    below = [w for w in out["absolute"]["warnings"] if "below f*" in w]
+    assert below
+    assert "algorithm 'A'" in below[0]
+    assert "values[" not in below[0]
 
 
 def test_free_problem_names_get_relative_ranks_only(client: TestClient) -> None:
@@ -237,6 +268,7 @@ def test_absolute_ranks_wait_for_tables_then_complete(
     assert out["status"] == "partial"
     assert out["absolute"]["status"] == "pending"
     assert {p["problem"] for p in out["absolute"]["pending"]} == set(values)
+    assert out["niia"]["absolute"]["status"] == "pending"
     dispatcher.hold = False
     for table_id, index in list(dispatcher.chunks):
         dispatcher.enqueue_chunk(table_id, index)

@@ -41,14 +41,16 @@ CASES: dict[str, tuple[Callable[[np.random.Generator], float], float]] = {
         0.5,
     ),
     "permutation-mean-monte-carlo": (
-        lambda r: permutation_test(
-            r.normal(size=15),
-            r.normal(size=15),
-            statistic="mean",
-            method="monte_carlo",
-            n_resamples=199,
-            seed=int(r.integers(2**31)),
-        ).p_value,
+        lambda r: (
+            permutation_test(
+                r.normal(size=15),
+                r.normal(size=15),
+                statistic="mean",
+                method="monte_carlo",
+                n_resamples=199,
+                seed=int(r.integers(2**31)),
+            ).p_value
+        ),
         0.5,
     ),
     "friedman": (lambda r: friedman(r.normal(size=(12, 4))).p_value, 0.5),
