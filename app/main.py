@@ -154,6 +154,6 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
     install_problem_handlers(app)
     for module in (health, functions, tables, ranks, stattests, comparisons):
         app.include_router(module.router)
-    install_openapi(app)
+    install_openapi(app, lambda: stattests.response_examples(settings))
     app.add_middleware(BodySizeLimit, limit=settings.max_request_bytes)
     return app

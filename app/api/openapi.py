@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI
@@ -19,13 +20,17 @@ _BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 _FASTAPI_ERROR_SCHEMAS = ("HTTPValidationError", "ValidationError")
 
 
-def install_openapi(app: FastAPI) -> None:
+def install_openapi(
+    app: FastAPI, answered_examples: Callable[[], dict[str, Any]] | None = None
+) -> None:
     """Make ``app.openapi()`` return the generated document, post-processed once and cached.
 
     * every 4xx response is a :class:`~app.schemas.common.Problem` served as
       ``application/problem+json`` (FastAPI's automatic 422 included);
     * integer bounds keep their exact value (FastAPI's OpenAPI models turn them into floats,
-      so ``2**63 - 1`` would print as ``9.223372036854776e+18``).
+      so ``2**63 - 1`` would print as ``9.223372036854776e+18``);
+    * ``answered_examples()`` gives ``{path: answer}``: the 200 response of that path's POST
+      shows the answer as its example.
     """
 
     generate = app.openapi
@@ -35,6 +40,9 @@ def install_openapi(app: FastAPI) -> None:
             spec = generate()  # FastAPI's document, cached in app.openapi_schema
             _problems_as_problem_json(spec)
             _exact_integer_bounds(spec, _schema_models())
+            for path, answer in (answered_examples() if answered_examples else {}).items():
+                content = spec["paths"][path]["post"]["responses"]["200"]["content"]
+                content["application/json"]["example"] = answer
         assert app.openapi_schema is not None
         return app.openapi_schema
 

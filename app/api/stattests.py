@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from fastapi import APIRouter, Response
+from pydantic import BaseModel
 from pydantic_core import to_json
 
 from app.api.deps import JsonBody, SettingsDep
+from app.config import Settings
 from app.schemas.common import BODY_PROBLEMS, problem_responses
 from app.schemas.stattests import (
     BradleyTerryRequest,
@@ -79,3 +84,26 @@ def ks(body: KSRequest, settings: SettingsDep) -> Response:
 def permutation(body: PermutationRequest, settings: SettingsDep) -> Response:
     """Run a permutation test on the difference of medians or means of two samples."""
     return _json(service.permutation_test(body, settings))
+
+
+#: path -> (request model, use case): the OpenAPI document shows, for each test, the real answer
+#: to its first request example (computed once, when the document is generated).
+ANSWERED_EXAMPLES: dict[str, tuple[type[BaseModel], Callable[..., dict[str, Any]]]] = {
+    "/v1/tests/friedman": (FriedmanRequest, service.friedman),
+    "/v1/tests/posthoc": (PosthocRequest, service.posthoc),
+    "/v1/tests/bradley-terry": (BradleyTerryRequest, service.bradley_terry),
+    "/v1/tests/wilcoxon": (WilcoxonRequest, service.wilcoxon),
+    "/v1/tests/sign": (SignRequest, service.sign),
+    "/v1/tests/rank-sum": (RankSumRequest, service.rank_sum),
+    "/v1/tests/ks": (KSRequest, service.ks),
+    "/v1/tests/permutation": (PermutationRequest, service.permutation_test),
+}
+
+
+def response_examples(settings: Settings) -> dict[str, Any]:
+    """``{path: answer}`` of each test's first request example, as the API answers it."""
+    out = {}
+    for path, (model, use_case) in ANSWERED_EXAMPLES.items():
+        example = (model.model_config.get("json_schema_extra") or {})["examples"][0]
+        out[path] = use_case(model.model_validate(example), settings)
+    return out

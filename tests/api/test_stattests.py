@@ -280,3 +280,16 @@ def test_permutation_on_large_samples_reports_the_split_count_in_log10(
     r = client.post("/v1/tests/permutation", json=body)
     assert r.status_code == 409
     assert r.json()["field"] == "method"
+
+
+def test_openapi_shows_each_tests_real_answer_to_its_example(client: TestClient) -> None:
+    spec = client.get("/openapi.json").json()
+    paths = [p for p in spec["paths"] if p.startswith("/v1/tests/")]
+    assert len(paths) == 8
+    for path in paths:
+        op = spec["paths"][path]["post"]
+        request = op["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        model = spec["components"]["schemas"][request.rsplit("/", 1)[-1]]
+        body = model["examples"][0]
+        shown = op["responses"]["200"]["content"]["application/json"]["example"]
+        assert client.post(path, json=body).json() == shown, path
