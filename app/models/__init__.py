@@ -1,6 +1,7 @@
 """SQLAlchemy models; importing this package registers every table on ``app.db.Base.metadata``."""
 
 from app.models.comparisons import COMPARISON_STATUSES, Comparison
+from app.models.cpus import Cpu
 from app.models.tables import CHUNK_STATUSES, TABLE_STATUSES, Table, TableChunk
 
 __all__ = [
@@ -8,6 +9,7 @@ __all__ = [
     "COMPARISON_STATUSES",
     "TABLE_STATUSES",
     "Comparison",
+    "Cpu",
     "Table",
     "TableChunk",
 ]

@@ -1,6 +1,7 @@
 """Repositories: all SQL lives here; they flush but never commit."""
 
 from app.repositories.comparisons import ComparisonRepository
+from app.repositories.cpus import CpuRepository, cpu_key
 from app.repositories.tables import ChunkBlobs, ChunkKey, ChunkProgress, TableRepository, as_utc
 
 __all__ = [
@@ -8,6 +9,8 @@ __all__ = [
     "ChunkKey",
     "ChunkProgress",
     "ComparisonRepository",
+    "CpuRepository",
     "TableRepository",
     "as_utc",
+    "cpu_key",
 ]

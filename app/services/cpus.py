@@ -1,0 +1,109 @@
+"""Use cases of the CPU registry: search by name (fuzzy), read, add (SPEC §6)."""
+
+from __future__ import annotations
+
+from difflib import SequenceMatcher
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db import session_scope
+from app.errors import Conflict, NotFound
+from app.models.cpus import Cpu
+from app.repositories.cpus import CpuRepository, cpu_key
+from app.schemas.cpus import CpuCreate
+
+MIN_MATCH = 0.6
+
+
+def _view(cpu: Cpu, match: float | None = None) -> dict[str, Any]:
+    return {
+        "id": cpu.id,
+        "name": cpu.name,
+        "score": cpu.score,
+        "source": cpu.source,
+        "source_date": cpu.source_date,
+        "created_at": cpu.created_at,
+        "match": match,
+    }
+
+
+def match_score(query: str, key: str) -> float:
+    """How well a folded query matches a folded CPU name (higher is better).
+
+    A query contained in the name scores 2 or more (more when it covers more of the name);
+    otherwise the share of the query's words found in the name plus difflib's similarity ratio.
+    """
+    if query in key:
+        return 2.0 + len(query) / len(key)
+    words = query.split()
+    found = sum(w in key for w in words) / len(words)
+    return found + SequenceMatcher(None, query, key).ratio()
+
+
+def search(sm: sessionmaker[Session], q: str | None, *, limit: int) -> tuple[list[dict], int]:
+    """Entries matching ``q`` (case-insensitive, fuzzy), best first; all by name without ``q``."""
+    with session_scope(sm) as session:
+        cpus = CpuRepository(session).all()
+        if not q or not q.strip():
+            return [_view(c) for c in cpus[:limit]], len(cpus)
+        query = cpu_key(q)
+        scored = [(match_score(query, c.key), c) for c in cpus]
+        hits = sorted(
+            ((s, c) for s, c in scored if s >= MIN_MATCH), key=lambda sc: (-sc[0], sc[1].key)
+        )
+        return [_view(c, round(s, 6)) for s, c in hits[:limit]], len(hits)
+
+
+def get_cpu(sm: sessionmaker[Session], cpu_id: int) -> dict[str, Any]:
+    """One entry.
+
+    Raises
+    ------
+    app.errors.NotFound
+        No CPU has this id.
+    """
+    with session_scope(sm) as session:
+        cpu = CpuRepository(session).get(cpu_id)
+        if cpu is None:
+            raise NotFound(f"no CPU with id {cpu_id}", field="cpu_id")
+        return _view(cpu)
+
+
+def find_cpu(sm: sessionmaker[Session], name: str, *, field: str) -> dict[str, Any]:
+    """The entry named ``name`` (case and spacing ignored).
+
+    Raises
+    ------
+    app.errors.NotFound
+        No such CPU; the message suggests the closest names.
+    """
+    with session_scope(sm) as session:
+        cpu = CpuRepository(session).by_name(name)
+        if cpu is not None:
+            return _view(cpu)
+    close, _ = search(sm, name, limit=3)
+    hint = f"; did you mean {', '.join(repr(c['name']) for c in close)}?" if close else ""
+    raise NotFound(
+        f"no CPU named {name[:80]!r} in the registry (GET /v1/cpus?q=...){hint}", field=field
+    )
+
+
+def add_cpu(sm: sessionmaker[Session], body: CpuCreate) -> dict[str, Any]:
+    """Add a CPU.
+
+    Raises
+    ------
+    app.errors.Conflict
+        A CPU with the same name (case and spacing ignored) exists.
+    """
+    with session_scope(sm) as session:
+        cpu = CpuRepository(session).add(
+            name=" ".join(body.name.split()),
+            score=body.score,
+            source=body.source,
+            source_date=body.source_date,
+        )
+        if cpu is None:
+            raise Conflict(f"a CPU named {body.name!r} is already registered", field="name")
+        return _view(cpu)
