@@ -14,7 +14,16 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__
-from app.api import comparisons, cpus, functions, health, ranks, stattests, tables
+from app.api import (
+    comparisons,
+    cpus,
+    functions,
+    health,
+    machines,
+    ranks,
+    stattests,
+    tables,
+)
 from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers, problem_response
 from app.config import Settings, get_settings
@@ -152,7 +161,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
     )
     app.dependency_overrides[get_settings] = lambda: settings
     install_problem_handlers(app)
-    for module in (health, functions, tables, ranks, stattests, comparisons, cpus):
+    for module in (health, functions, tables, ranks, stattests, comparisons, cpus, machines):
         app.include_router(module.router)
     install_openapi(app, lambda: stattests.response_examples(settings))
     app.add_middleware(BodySizeLimit, limit=settings.max_request_bytes)

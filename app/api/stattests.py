@@ -12,6 +12,7 @@ from pydantic_core import to_json
 from app.api.deps import JsonBody, SettingsDep
 from app.config import Settings
 from app.schemas.common import BODY_PROBLEMS, problem_responses
+from app.schemas.machines import CrossMachineSignRequest
 from app.schemas.stattests import (
     BradleyTerryRequest,
     FriedmanRequest,
@@ -23,6 +24,7 @@ from app.schemas.stattests import (
     TestResponse,
     WilcoxonRequest,
 )
+from app.services import machines
 from app.services import stattests as service
 
 router = APIRouter(prefix="/v1/tests", tags=["statistical tests"])
@@ -97,6 +99,10 @@ ANSWERED_EXAMPLES: dict[str, tuple[type[BaseModel], Callable[..., dict[str, Any]
     "/v1/tests/rank-sum": (RankSumRequest, service.rank_sum),
     "/v1/tests/ks": (KSRequest, service.ks),
     "/v1/tests/permutation": (PermutationRequest, service.permutation_test),
+    "/v1/tests/sign-cross-machine": (
+        CrossMachineSignRequest,
+        lambda body, _settings: machines.sign_cross_machine(body),
+    ),
 }
 
 

@@ -2,14 +2,17 @@
 
 from app.models.comparisons import COMPARISON_STATUSES, Comparison
 from app.models.cpus import Cpu
+from app.models.crossmachine import CROSS_MACHINE_STATUSES, CrossMachineComparison
 from app.models.tables import CHUNK_STATUSES, TABLE_STATUSES, Table, TableChunk
 
 __all__ = [
     "CHUNK_STATUSES",
     "COMPARISON_STATUSES",
+    "CROSS_MACHINE_STATUSES",
     "TABLE_STATUSES",
     "Comparison",
     "Cpu",
+    "CrossMachineComparison",
     "Table",
     "TableChunk",
 ]

@@ -2,6 +2,7 @@
 
 from app.repositories.comparisons import ComparisonRepository
 from app.repositories.cpus import CpuRepository, cpu_key
+from app.repositories.crossmachine import CrossMachineRepository
 from app.repositories.tables import ChunkBlobs, ChunkKey, ChunkProgress, TableRepository, as_utc
 
 __all__ = [
@@ -10,6 +11,7 @@ __all__ = [
     "ChunkProgress",
     "ComparisonRepository",
     "CpuRepository",
+    "CrossMachineRepository",
     "TableRepository",
     "as_utc",
     "cpu_key",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 PROBLEM_SCHEMA_REF = "#/components/schemas/Problem"
@@ -86,3 +87,16 @@ FunctionId = Annotated[
     ),
 ]
 """A function id in a request body (the registry checks the grammar; 404 if unknown)."""
+
+
+def field_error(field: str, message: str) -> ValidationError:
+    """A validation error located at ``field``, for model validators (whose own errors have no
+    location, so FastAPI would report them as ``body``)."""
+    return ValidationError.from_exception_data(
+        "Request",
+        [
+            InitErrorDetails(
+                type=PydanticCustomError("cross_field", message), loc=(field,), input=None
+            )
+        ],
+    )

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.schemas.common import STRICT_REQUEST, FiniteFloat, FunctionId
+from app.schemas.common import STRICT_REQUEST, FiniteFloat, FunctionId, field_error
 
 Tail = Literal["auto", "power", "linear", "paper"]
 Aggregate = Literal["best", "worst", "median", "order"]
@@ -83,31 +82,18 @@ class RankRequest(BaseModel):
     @model_validator(mode="after")
     def _cross_field_rules(self) -> RankRequest:
         if self.function_id is None and self.table_id is None:
-            raise _field_error("function_id", "give exactly one of function_id or table_id")
+            raise field_error("function_id", "give exactly one of function_id or table_id")
         if self.function_id is not None and self.table_id is not None:
-            raise _field_error("table_id", "give either function_id or table_id, not both")
+            raise field_error("table_id", "give either function_id or table_id, not both")
         if self.runs > 1 and self.aggregate is None:
-            raise _field_error(
+            raise field_error(
                 "aggregate", "aggregate is required when runs > 1 (best, worst, median or order)"
             )
         if self.aggregate == "order" and self.order is None:
-            raise _field_error("order", "order is required when aggregate='order'")
+            raise field_error("order", "order is required when aggregate='order'")
         if self.order is not None and self.order > self.runs:
-            raise _field_error("order", f"order must not exceed runs ({self.runs})")
+            raise field_error("order", f"order must not exceed runs ({self.runs})")
         return self
-
-
-def _field_error(field: str, message: str) -> ValidationError:
-    """A validation error located at ``field`` (a model validator's own errors have no location,
-    so FastAPI would report them as ``body``)."""
-    return ValidationError.from_exception_data(
-        "RankRequest",
-        [
-            InitErrorDetails(
-                type=PydanticCustomError("cross_field", message), loc=(field,), input=None
-            )
-        ],
-    )
 
 
 class RankInterval(BaseModel):
