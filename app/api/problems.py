@@ -48,7 +48,12 @@ def problem_response(
 
 
 def _loc_to_field(loc: tuple[Any, ...] | list[Any]) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    # "<...>" parts are the tags of tagged unions (e.g. one number or a list): not fields
+    parts = [
+        str(p)
+        for p in loc
+        if p not in ("body", "query", "path", "header") and not str(p).startswith("<")
+    ]
     return ".".join(parts) if parts else "body"
 
 

@@ -393,7 +393,10 @@ def _runtimes_iv(t1: ArrayLike) -> np.ndarray:
     bad = np.flatnonzero(~(np.isfinite(t) & (t > 0.0)))
     if bad.size:
         where = "t1" if np.ndim(t1) == 0 else f"t1[{bad[0]}]"
-        raise InvalidInput(f"{where} must be finite and > 0, got {t[bad[0]]!r}", field="t1")
+        raise InvalidInput(
+            f"{where} must be finite and > 0, got {float(t[bad[0]])!r}",
+            field="t1" if np.ndim(t1) == 0 else f"t1.{bad[0]}",
+        )
     return t
 
 
@@ -447,7 +450,16 @@ def equivalent_runtime(
     t, s1f, s2f, p = _equivalent_runtime_iv(t1, s1, s2, p_gamma)
     gamma = gamma_from_p(p)
     ratio = (ALPHA - s2f) / (ALPHA - s1f)
-    t2 = gamma * t * ratio  # [1]_: t̂2 = γ·t1·(α − s2)/(α − s1)
+    with np.errstate(over="ignore", under="ignore"):
+        t2 = gamma * t * ratio  # [1]_: t̂2 = γ·t1·(α − s2)/(α − s1)
+    bad = np.flatnonzero(~(np.isfinite(t2) & (t2 > 0.0)))
+    if bad.size:
+        where = "t1" if np.ndim(t1) == 0 else f"t1.{bad[0]}"
+        raise InvalidInput(
+            f"the equivalent runtime of {where} = {float(t[bad[0]])!r} is outside the float "
+            "range (overflow or underflow); use a coarser time unit",
+            field=where,
+        )
     lo, hi = CALIBRATION_RANGE
     warnings = tuple(
         f"{name} = {s!r} is outside the calibration range [{lo:g}, {hi:g}] of the runtime "
@@ -623,16 +635,15 @@ def _corrected_p_exact(n: int, k: int, p_gamma: Fraction) -> Fraction:
 
 
 def _corrected_p_float(n: int, k: int, p_gamma: float) -> float:
-    """``P(Y − X <= k) = Σ_x P(X = x)·P(Y <= k + x)`` in floating point.
+    """``P(Y − X <= k) = Σ_x P(X = x)·P(Y <= k + x)`` in floating point, in O(n) memory.
 
-    ``P(Y <= y) = S(y)/2^n`` is correctly rounded from exact integers; ``P(X = x)`` is scipy's
-    binomial pmf (relative error ~1e-13); the sum of positive terms uses ``math.fsum``. No
-    ``1 − cdf`` anywhere: small tails keep their relative accuracy down to ~1e-300.
+    ``P(Y <= y)`` is scipy's binomial cdf (the regularized incomplete beta function, accurate in
+    the lower tail), ``P(X = x)`` scipy's binomial pmf; the sum of positive terms uses
+    ``math.fsum``. No ``1 − cdf`` anywhere: small tails keep their relative accuracy.
     """
-    _, cum = _binomial_counts(n)
-    total = 1 << n
-    cdf_y = np.array([cum[min(k + x, n)] / total for x in range(n + 1)])
-    pmf_x = stats.binom.pmf(np.arange(n + 1), n, p_gamma)
+    x = np.arange(n + 1)
+    cdf_y = stats.binom.cdf(np.minimum(k + x, n), n, 0.5)
+    pmf_x = stats.binom.pmf(x, n, p_gamma)
     return math.fsum((pmf_x * cdf_y).tolist())
 
 
@@ -645,9 +656,12 @@ def _corrected_p(n: int, k: int, p_gamma: Fraction) -> float:
 
 
 def _plain_p(n: int, k: int) -> float:
-    """``P(Bin(n, 1/2) <= k)`` [2]_, correctly rounded from exact integers."""
+    """``P(Bin(n, 1/2) <= k)`` [2]_: correctly rounded from exact integers up to
+    ``EXACT_MAX_N``, scipy's binomial cdf above (exact integers cost O(n²) bits)."""
     if k >= n:
         return 1.0
+    if n > EXACT_MAX_N:
+        return clip_p(float(stats.binom.cdf(k, n, 0.5)))
     _, cum = _binomial_counts(n)
     return clip_p(cum[k] / (1 << n))
 

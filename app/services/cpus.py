@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
+import re
 from difflib import SequenceMatcher
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
+from app.domain import machines
 from app.errors import Conflict, NotFound
 from app.models.cpus import Cpu
 from app.repositories.cpus import CpuRepository, cpu_key
 from app.schemas.cpus import CpuCreate
 
-MIN_MATCH = 0.6
+MIN_MATCH = 0.75
 
 
 def _view(cpu: Cpu, match: float | None = None) -> dict[str, Any]:
+    warnings = (
+        [
+            f"score {cpu.score:g} >= α = {machines.ALPHA}: the runtime model of Arza et al. "
+            "cannot use this machine (its scores must be below α)"
+        ]
+        if cpu.score >= machines.ALPHA
+        else []
+    )
     return {
         "id": cpu.id,
         "name": cpu.name,
@@ -25,20 +35,34 @@ def _view(cpu: Cpu, match: float | None = None) -> dict[str, Any]:
         "source_date": cpu.source_date,
         "created_at": cpu.created_at,
         "match": match,
+        "warnings": warnings,
     }
+
+
+def _compact(text: str) -> str:
+    return "".join(ch for ch in text if ch.isalnum())
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", text)
 
 
 def match_score(query: str, key: str) -> float:
     """How well a folded query matches a folded CPU name (higher is better).
 
-    A query contained in the name scores 2 or more (more when it covers more of the name);
-    otherwise the share of the query's words found in the name plus difflib's similarity ratio.
+    A query contained in the name, ignoring spaces and punctuation ("i76700hq", "E-5440"),
+    scores 2 or more (more when it covers more of the name). Otherwise each query word is
+    compared with its most similar name word (difflib ratio, so "intle" finds "intel") and the
+    mean of those ratios is the score.
     """
-    if query in key:
-        return 2.0 + len(query) / len(key)
-    words = query.split()
-    found = sum(w in key for w in words) / len(words)
-    return found + SequenceMatcher(None, query, key).ratio()
+    q, k = _compact(query), _compact(key)
+    if q and q in k:
+        return 2.0 + len(q) / len(k)
+    words, names = _words(query), _words(key)
+    if not words or not names:
+        return 0.0
+    best = [max(SequenceMatcher(None, w, n).ratio() for n in names) for w in words]
+    return sum(best) / len(best)
 
 
 def search(sm: sessionmaker[Session], q: str | None, *, limit: int) -> tuple[list[dict], int]:

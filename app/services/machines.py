@@ -54,8 +54,14 @@ def _machine(
         assert score is not None
         return score, None
     entry = CpuRead(**find_cpu(sm, cpu, field=f"cpu{which}")).model_dump(
-        mode="json", exclude={"match"}
+        mode="json", exclude={"match", "warnings"}
     )
+    if not 0.0 < entry["score"] < machines.ALPHA:
+        raise InvalidInput(
+            f"{entry['name']} scores {entry['score']:g}, not below α = {machines.ALPHA}: the "
+            "runtime model of Arza et al. does not cover this machine",
+            field=f"cpu{which}",
+        )
     return float(entry["score"]), entry
 
 
@@ -155,7 +161,10 @@ def _setup_answer(sm: sessionmaker[Session], body: CrossMachineCreate) -> tuple[
     t1 = np.array([r.t1 for r in body.published])
     with domain_errors_as_problems("published"):
         res = machines.equivalent_runtime(t1, m["s1"], m["s2"], p_gamma=body.p_gamma)
-    setup = body.model_dump(mode="json") | {"machines": _scores(m)}
+    # the setup (and so the id) holds the scores used, however the machines were named
+    setup = body.model_dump(mode="json", exclude={"s1", "cpu1", "s2", "cpu2"}) | {
+        "machines": _scores(m)
+    }
     answer = {
         "machines": m,
         "gamma": res.gamma,

@@ -85,3 +85,35 @@ def test_writes_need_a_key_when_the_deployment_has_keys(tmp_path: Path) -> None:
         assert c.get("/v1/cpus").status_code == 200  # reads stay anonymous
         ok = c.post("/v1/cpus", json=NEW, headers={"x-api-key": "s3cret"})
         assert ok.status_code == 201
+
+
+def test_names_dates_and_sources_are_real(client: TestClient) -> None:
+    for change, field in [
+        ({"name": "   "}, "name"),
+        ({"name": "CPU\u200b X"}, "name"),
+        ({"source": "   "}, "source"),
+        ({"source_date": "2023-13-45"}, "source_date"),
+        ({"source_date": "2023-02-30"}, "source_date"),
+        ({"source_date": "2023-00"}, "source_date"),
+        ({"source_date": "0000"}, "source_date"),
+        ({"source_date": "2099-01-01"}, "source_date"),
+        ({"source_date": "٢٠٢٣"}, "source_date"),
+    ]:
+        r = client.post("/v1/cpus", json=NEW | change)
+        assert r.status_code == 422, change
+        assert r.json()["field"] == field, change
+    r = client.post("/v1/cpus", json=NEW | {"name": "  Intel   Core i7-8700K "})
+    assert r.status_code == 201
+    assert r.json()["name"] == "Intel Core i7-8700K"
+
+
+def test_typos_still_find_the_cpu(client: TestClient) -> None:
+    for q, best in [
+        ("intle xeon", "Intel Xeon E5440"),
+        ("i76700hq", "Intel Core i7-6700HQ"),
+        ("E-5440", "Intel Xeon E5440"),
+        ("xoen e5440", "Intel Xeon E5440"),
+    ]:
+        items = client.get("/v1/cpus", params={"q": q}).json()["items"]
+        assert items, q
+        assert items[0]["name"] == best, (q, items[:2])

@@ -50,7 +50,7 @@ def test_equivalent_runtime_by_cpu_name_batch_and_warnings(client: TestClient) -
         ({"t1": 1.0, "s1": 3223.49, "s2": 1000}, 422, "s1"),
         ({"t1": 1.0, "s1": 1000, "s2": 1000, "p_gamma": 0.0001}, 422, "p_gamma"),
         ({"t1": 1.0, "s1": 1000, "s2": 1000, "p_gamma": 0.6}, 422, "p_gamma"),
-        ({"t1": [1.0, -2.0], "s1": 1000, "s2": 1000}, 422, "t1"),
+        ({"t1": [1.0, -2.0], "s1": 1000, "s2": 1000}, 422, "t1.1"),
         ({"t1": 1.0, "cpu1": "Pentium 4 HT", "s2": 1000}, 404, "cpu1"),
     ],
 )
@@ -127,3 +127,45 @@ def test_results_must_pair_with_the_published_table(client: TestClient) -> None:
     r = client.post("/v1/cross-machine-comparisons", json=dup)
     assert r.status_code == 422
     assert r.json()["field"] == "published.12.instance"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"t1": [1.0, "x"], "s1": 1000, "s2": 1000}, "t1.1"),
+        ({"t1": "x", "s1": 1000, "s2": 1000}, "t1"),
+        ({"t1": [1.0, 1e308], "s1": 3223.48, "s2": 100}, "t1.1"),
+        ({"t1": 1e-320, "s1": 100, "s2": 3223.48}, "t1"),
+    ],
+)
+def test_runtime_errors_name_the_runtime(
+    client: TestClient, body: dict[str, Any], field: str
+) -> None:
+    r = client.post("/v1/equivalent-runtime", json=body)
+    assert r.status_code == 422, r.text
+    assert r.json()["field"] == field
+    assert "np.float64" not in r.json()["detail"]
+
+
+def test_a_registered_cpu_the_model_cannot_use_is_named(client: TestClient) -> None:
+    fast = {"name": "Fast CPU 9000", "score": 4000, "source": "test", "source_date": "2025"}
+    made = client.post("/v1/cpus", json=fast).json()
+    assert made["warnings"]
+    r = client.post("/v1/equivalent-runtime", json={"t1": 1.0, "cpu1": "fast cpu 9000", "s2": 900})
+    assert r.status_code == 422
+    assert r.json()["field"] == "cpu1"
+
+
+def test_the_same_scores_are_the_same_comparison(client: TestClient) -> None:
+    by_name = _post(client, "/v1/cross-machine-comparisons", SETUP, status=201)
+    by_score = {k: v for k, v in SETUP.items() if k != "cpu1"} | {"s1": 1219}
+    again = client.post("/v1/cross-machine-comparisons", json=by_score)
+    assert again.status_code == 200
+    assert again.json()["id"] == by_name["id"]
+
+
+def test_huge_n_is_fast_and_linear(client: TestClient) -> None:
+    out = _post(
+        client, "/v1/tests/sign-cross-machine", {"n": 1_000_000, "k": 490_000, "p_gamma": 0.1}
+    )
+    assert out["result"]["p_value_corrected"] >= out["result"]["p_value"]
