@@ -10,8 +10,6 @@ from app.schemas.common import STRICT_REQUEST, FiniteFloat, field_error
 from app.schemas.cpus import CpuName
 from app.schemas.stattests import NAME
 
-MAX_RUNTIMES = 100_000
-
 OneOrMany = Annotated[
     Annotated[FiniteFloat, Tag("<number>")] | Annotated[list[FiniteFloat], Tag("<list>")],
     Discriminator(lambda v: "<list>" if isinstance(v, list) else "<number>"),
