@@ -10,7 +10,17 @@ from typing import Any
 
 from app import __version__
 
-TRACKED_PACKAGES = ("numpy", "scipy", "coco-experiment", "fastapi", "pydantic", "sqlalchemy")
+TRACKED_PACKAGES = (
+    "numpy",
+    "scipy",
+    "statsmodels",
+    "matplotlib",
+    "moocore",
+    "coco-experiment",
+    "fastapi",
+    "pydantic",
+    "sqlalchemy",
+)
 
 
 @lru_cache

@@ -16,6 +16,7 @@ def _ok(client: TestClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
     assert r.status_code == 200, r.text
     out = r.json()
     assert out["provenance"]["request_sha256"]
+    assert {"numpy", "scipy", "statsmodels"} <= set(out["provenance"]["versions"])
     return out
 
 
