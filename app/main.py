@@ -20,6 +20,7 @@ from app.api import (
     functions,
     health,
     machines,
+    pareto,
     ranks,
     stattests,
     tables,
@@ -161,7 +162,17 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
     )
     app.dependency_overrides[get_settings] = lambda: settings
     install_problem_handlers(app)
-    for module in (health, functions, tables, ranks, stattests, comparisons, cpus, machines):
+    for module in (
+        health,
+        functions,
+        tables,
+        ranks,
+        stattests,
+        comparisons,
+        cpus,
+        machines,
+        pareto,
+    ):
         app.include_router(module.router)
     install_openapi(app, lambda: stattests.response_examples(settings))
     app.add_middleware(BodySizeLimit, limit=settings.max_request_bytes)

@@ -3,6 +3,7 @@
 from app.models.comparisons import COMPARISON_STATUSES, Comparison
 from app.models.cpus import Cpu
 from app.models.crossmachine import CROSS_MACHINE_STATUSES, CrossMachineComparison
+from app.models.pareto import ParetoRanking
 from app.models.tables import CHUNK_STATUSES, TABLE_STATUSES, Table, TableChunk
 
 __all__ = [
@@ -13,6 +14,7 @@ __all__ = [
     "Comparison",
     "Cpu",
     "CrossMachineComparison",
+    "ParetoRanking",
     "Table",
     "TableChunk",
 ]

@@ -1,0 +1,70 @@
+"""Pareto-optimal ranking of multi-objective algorithms, and quality indicators."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Response
+from pydantic_core import to_json
+
+from app.api.deps import JsonBody, SessionmakerDep, SettingsDep
+from app.errors import NotFound
+from app.schemas.common import BODY_PROBLEMS, problem_responses
+from app.schemas.pareto import IndicatorRequest, ParetoRankingCreate, ParetoRankingRead
+from app.services import pareto as service
+
+router = APIRouter(prefix="/v1", tags=["multi-objective"])
+
+MAX_ID_LENGTH = 64
+
+
+def _ranking_id(
+    ranking_id: Annotated[
+        str,
+        Path(
+            description="a Pareto ranking id (p + 23 hex digits), as in the Location of "
+            "POST /v1/pareto-rankings",
+            examples=["p4f1c0d9a8b7e6f5a4b3c2d1"],
+        ),
+    ],
+) -> str:
+    if len(ranking_id) > MAX_ID_LENGTH:
+        raise NotFound(f"no Pareto ranking {ranking_id[:30]!r}...", field="ranking_id")
+    return ranking_id
+
+
+@router.post("/indicators", dependencies=[JsonBody], responses=problem_responses(*BODY_PROBLEMS))
+def indicators(body: IndicatorRequest) -> Response:
+    """Compute quality indicators (HV, IGD, IGD+, GD, GD+, spacing, spread, Δp) of one front."""
+    return Response(to_json(service.indicators(body)), media_type="application/json")
+
+
+@router.post(
+    "/pareto-rankings",
+    response_model=ParetoRankingRead,
+    status_code=201,
+    dependencies=[JsonBody],
+    responses={200: {"model": ParetoRankingRead, "description": "Answered before"}}
+    | problem_responses(*BODY_PROBLEMS),
+)
+def create_ranking(
+    body: ParetoRankingCreate, sm: SessionmakerDep, settings: SettingsDep
+) -> Response:
+    """Rank algorithms by non-dominated levels of their runs' indicator vectors."""
+    out, created = service.create(sm, settings, body)
+    return Response(
+        to_json(out),
+        status_code=201 if created else 200,
+        media_type="application/json",
+        headers={"Location": out["location"]},
+    )
+
+
+@router.get(
+    "/pareto-rankings/{ranking_id}",
+    response_model=ParetoRankingRead,
+    responses=problem_responses(404),
+)
+def get_ranking(ranking_id: Annotated[str, Depends(_ranking_id)], sm: SessionmakerDep) -> Response:
+    """Show a stored Pareto ranking."""
+    return Response(to_json(service.get(sm, ranking_id)), media_type="application/json")

@@ -1,0 +1,128 @@
+"""Schemas of ``/v1/pareto-rankings`` and ``/v1/indicators`` (SPEC §7)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.schemas.common import STRICT_REQUEST, FiniteFloat
+from app.schemas.stattests import NAME
+
+IndicatorName = Literal["hv", "igd", "igd_plus", "gd", "gd_plus", "spacing", "spread", "delta_p"]
+Point = Annotated[list[FiniteFloat], Field(min_length=1, max_length=50)]
+Front = Annotated[list[Point], Field(min_length=1, description="points × objectives, minimized")]
+
+_INDICATOR_EXAMPLE = {
+    "front": [[0.1, 0.9], [0.4, 0.5], [0.9, 0.1]],
+    "reference_front": [[0.0, 1.0], [0.25, 0.5], [0.5, 0.25], [1.0, 0.0]],
+    "reference_point": [1.1, 1.1],
+    "indicators": ["hv", "igd", "igd_plus"],
+}
+
+
+class IndicatorRequest(BaseModel):
+    """One front and its problem's references: the indicators to compute."""
+
+    model_config = STRICT_REQUEST | ConfigDict(json_schema_extra={"examples": [_INDICATOR_EXAMPLE]})
+    front: Front
+    reference_front: Front | None = Field(None, description="needed by igd, gd, spread, delta_p, …")
+    reference_point: Point | None = Field(
+        None, description="needed by hv (explicit: never per-set normalization)"
+    )
+    indicators: list[IndicatorName] = Field(
+        default=["hv", "igd", "igd_plus", "gd", "gd_plus", "spacing", "spread", "delta_p"],
+        min_length=1,
+    )
+    p: float = Field(1.0, gt=0.0, le=100.0, allow_inf_nan=False, description="p of delta_p")
+
+
+class ScoreRow(BaseModel):
+    """One run's value of one quality indicator."""
+
+    model_config = STRICT_REQUEST
+    problem: NAME
+    algorithm: NAME
+    run: int = Field(ge=0, le=10**9)
+    indicator: NAME
+    value: FiniteFloat
+
+
+class FrontRow(BaseModel):
+    """One run's final front."""
+
+    model_config = STRICT_REQUEST
+    problem: NAME
+    algorithm: NAME
+    run: int = Field(ge=0, le=10**9)
+    front: Front
+
+
+class References(BaseModel):
+    """A problem's reference front and reference point (for indicators from fronts)."""
+
+    model_config = STRICT_REQUEST
+    reference_front: Front | None = None
+    reference_point: Point | None = None
+
+
+class ParetoRankingCreate(BaseModel):
+    """Rank algorithms by Pareto levels of their runs' indicator vectors (Ibrahim et al.)."""
+
+    model_config = STRICT_REQUEST | ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "scores": [
+                        {"problem": p, "algorithm": a, "run": r, "indicator": i, "value": v}
+                        for p, a, r, i, v in [
+                            ("zdt1", "NSGA-II", 0, "hv", 0.65),
+                            ("zdt1", "NSGA-II", 0, "igd", 0.02),
+                            ("zdt1", "NSGA-II", 1, "hv", 0.64),
+                            ("zdt1", "NSGA-II", 1, "igd", 0.03),
+                            ("zdt1", "MOEA/D", 0, "hv", 0.66),
+                            ("zdt1", "MOEA/D", 0, "igd", 0.04),
+                            ("zdt1", "MOEA/D", 1, "hv", 0.60),
+                            ("zdt1", "MOEA/D", 1, "igd", 0.05),
+                        ]
+                    ],
+                    "orientation": {"hv": "max", "igd": "min"},
+                }
+            ]
+        }
+    )
+    scores: list[ScoreRow] | None = Field(
+        None, description="indicator values; give exactly one of scores, csv and fronts"
+    )
+    csv: str | None = Field(
+        None,
+        max_length=64 * 1024 * 1024,
+        description="the same rows as CSV with header problem,algorithm,run,indicator,value",
+    )
+    fronts: list[FrontRow] | None = Field(None, description="final fronts of the runs")
+    references: dict[NAME, References] | None = Field(
+        None, description="with fronts: per problem, its reference front and reference point"
+    )
+    indicators: list[IndicatorName] = Field(
+        default=["hv", "igd_plus"], min_length=1, description="with fronts: indicators to compute"
+    )
+    orientation: dict[NAME, Literal["min", "max"]] = Field(
+        default_factory=dict,
+        description="per indicator (default min); from fronts hv is max and the others min",
+    )
+    dominance: Literal["pareto", "epsilon"] = Field(
+        "pareto", description="plain Pareto dominance, or the epsilon-dominance variant"
+    )
+
+
+class ParetoRankingRead(BaseModel):
+    """A stored Pareto ranking: levels per run, count matrices, rule scores and ranks."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    location: str
+    algorithms: list[str]
+    indicators: list[str]
+    problems: list[dict[str, Any]]
+    overall: dict[str, Any]
+    provenance: dict[str, Any]
