@@ -19,11 +19,13 @@ from app.config import Settings
 from app.db import session_scope
 from app.domain import indicators as indicators_domain
 from app.domain import pareto
+from app.domain.errors import DomainError
 from app.errors import InvalidInput, NotFound
 from app.repositories.pareto import ParetoRankingRepository
 from app.schemas.pareto import IndicatorRequest, ParetoRankingCreate
 from app.services.errors import domain_errors_as_problems
 from app.services.provenance import canonical_sha256, provenance
+from app.services.results_input import csv_name, csv_run
 from app.services.serialize import jsonable
 
 CSV_COLUMNS = ("problem", "algorithm", "run", "indicator", "value")
@@ -43,9 +45,16 @@ def indicators(body: IndicatorRequest) -> dict[str, Any]:
             indicators=tuple(body.indicators),
             p=body.p,
         )
+    warnings = []
+    if "hv" in res.values and res.settings.get("hv_points_counted") == 0:
+        warnings.append(
+            "no point of the front strictly dominates the reference point: HV = 0 carries no "
+            "information; choose a reference point dominated by the fronts"
+        )
     return {
-        "values": jsonable(res.values),
+        "values": jsonable(_finite(res.values, "front")),
         "settings": jsonable(res.settings),
+        "warnings": warnings,
         "provenance": provenance(body.model_dump(mode="json")),
     }
 
@@ -62,56 +71,84 @@ def _csv_rows(text: str, max_rows: int) -> list[Row]:
     for line, fields in enumerate(reader, start=2):
         if not fields or all(not f.strip() for f in fields):
             continue
-        if len(fields) != len(CSV_COLUMNS) or len(rows) >= max_rows:
-            raise InvalidInput(
-                f"csv line {line}: expected {len(CSV_COLUMNS)} fields (at most {max_rows} rows)",
-                field="csv",
-            )
-        p, a, r, i, v = (fields[k].strip() for k in pos)
+        where = f"csv line {line}"
+        if len(fields) != len(CSV_COLUMNS):
+            raise InvalidInput(f"{where}: expected {len(CSV_COLUMNS)} fields", field="csv")
+        if len(rows) >= max_rows:
+            raise InvalidInput(f"at most {max_rows} csv rows", field="csv")
+        p, a, r, i, v = (fields[k] for k in pos)
         try:
-            run, value = int(r), float(v)
+            value = float(v)
         except ValueError:
-            raise InvalidInput(
-                f"csv line {line}: run or value is not a number", field="csv"
-            ) from None
-        if not np.isfinite(value) or not (p and a and i) or "_" in v:
-            raise InvalidInput(f"csv line {line}: empty name or non-finite value", field="csv")
-        rows.append((p, a, run, i, value))
+            raise InvalidInput(f"{where}: value {v[:40]!r} is not a number", field="csv") from None
+        if not np.isfinite(value) or "_" in v:
+            raise InvalidInput(f"{where}: value {v[:40]!r} is not a finite number", field="csv")
+        names = [
+            csv_name(x, where, c) for x, c in ((p, "problem"), (a, "algorithm"), (i, "indicator"))
+        ]
+        rows.append((names[0], names[1], csv_run(r, where), names[2], value))
     if not rows:
         raise InvalidInput("csv has no rows", field="csv")
     return rows
 
 
-def _front_rows(body: ParetoRankingCreate) -> list[Row]:
+def _located(exc: DomainError, n: int, problem: str) -> InvalidInput:
+    """A domain error of one front, located at the request field it comes from."""
+    field = exc.field or "front"
+    where = f"fronts.{n}.front" if field == "front" else f"references.{problem}.{field}"
+    return InvalidInput(f"fronts.{n} (problem {problem!r}): {exc}", field=where)
+
+
+def _front_rows(body: ParetoRankingCreate) -> tuple[list[Row], list[int]]:
+    """Indicator rows of every front, and for each row the index of its front."""
     assert body.fronts is not None
     refs = body.references or {}
     rows: list[Row] = []
+    origin: list[int] = []
     for n, run in enumerate(body.fronts):
         ref = refs.get(run.problem)
-        with domain_errors_as_problems(f"fronts.{n}.front"):
+        try:
             res = indicators_domain.compute_indicators(
                 run.front,
                 reference_front=None if ref is None else ref.reference_front,
                 reference_point=None if ref is None else ref.reference_point,
                 indicators=tuple(body.indicators),
             )
-        rows += [(run.problem, run.algorithm, run.run, i, v) for i, v in res.values.items()]
-    return rows
+        except DomainError as exc:
+            raise _located(exc, n, run.problem) from exc
+        values = _finite(res.values, f"fronts.{n}")
+        rows += [(run.problem, run.algorithm, run.run, i, v) for i, v in values.items()]
+        origin += [n] * len(values)
+    return rows, origin
 
 
-def _rows(body: ParetoRankingCreate, settings: Settings) -> tuple[list[Row], str]:
+def _finite(values: dict[str, float], field: str) -> dict[str, float]:
+    """Indicator values, refused when one leaves the float range (e.g. HV of huge boxes)."""
+    bad = [k for k, v in values.items() if not np.isfinite(v)]
+    if bad:
+        raise InvalidInput(
+            f"indicator(s) {bad} overflow the float range for these values; rescale the objectives",
+            field=field,
+        )
+    return values
+
+
+def _rows(body: ParetoRankingCreate, settings: Settings) -> tuple[list[Row], str, list[int]]:
     given = [name for name in ("scores", "csv", "fronts") if getattr(body, name) is not None]
     if len(given) != 1:
         raise InvalidInput("give exactly one of scores, csv and fronts", field="scores")
     field = given[0]
     if field == "csv":
-        return _csv_rows(body.csv or "", settings.max_result_rows), field
+        rows = _csv_rows(body.csv or "", settings.max_result_rows)
+        return rows, field, list(range(len(rows)))
     items = getattr(body, field)
     if len(items) > settings.max_result_rows:
         raise InvalidInput(f"at most {settings.max_result_rows} rows", field=field)
     if field == "fronts":
-        return _front_rows(body), field
-    return [(r.problem, r.algorithm, r.run, r.indicator, r.value) for r in body.scores or []], field
+        rows, origin = _front_rows(body)
+        return rows, field, origin
+    rows = [(r.problem, r.algorithm, r.run, r.indicator, r.value) for r in body.scores or []]
+    return rows, field, list(range(len(rows)))
 
 
 def _orientation(body: ParetoRankingCreate, names: list[str]) -> list[bool]:
@@ -141,7 +178,7 @@ def _problem_matrix(
     return matrix, runs
 
 
-def _group(rows: list[Row], field: str) -> tuple[dict, list[str], list[str]]:
+def _group(rows: list[Row], field: str, origin: list[int]) -> tuple[dict, list[str], list[str]]:
     problems: dict[str, dict[tuple[str, int], dict[str, float]]] = {}
     algorithms: dict[str, None] = {}
     names: dict[str, None] = {}
@@ -149,8 +186,9 @@ def _group(rows: list[Row], field: str) -> tuple[dict, list[str], list[str]]:
         cell = problems.setdefault(p, {}).setdefault((a, r), {})
         if i in cell:
             raise InvalidInput(
-                f"duplicate value of indicator {i!r} for run {r} of {a!r} on {p!r} (row {pos})",
-                field=f"{field}.{pos}" if field != "csv" else field,
+                f"duplicate value of indicator {i!r} for run {r} of {a!r} on {p!r} "
+                f"({field} item {origin[pos]})",
+                field=f"{field}.{origin[pos]}" if field != "csv" else field,
             )
         cell[i] = v
         algorithms.setdefault(a)
@@ -186,8 +224,16 @@ def _rank_problem(
     present = [algorithms.index(a) for a in order]
     with domain_errors_as_problems(field):
         ranking = pareto.rank_algorithms(full[sorted(present)]) if len(present) > 1 else None
+    warnings = [
+        f"problem {problem!r}: {n} is the same for every run ({matrix[0, j]:g}), so it cannot "
+        "separate the algorithms"
+        + (" (is the reference point dominated by every front?)" if n == "hv" else "")
+        for j, n in enumerate(names)
+        if len(runs) > 1 and bool(np.all(matrix[:, j] == matrix[0, j]))
+    ]
     out = {
         "problem": problem,
+        "warnings": warnings,
         "runs": [
             {"algorithm": a, "run": r, "level": int(lv)}
             for (a, r), lv in zip(runs, levels, strict=True)
@@ -224,7 +270,7 @@ def create(
         Malformed rows, duplicate or missing indicator values, fewer than 2 algorithms, unknown
         indicators in ``orientation``, too many rows or runs; the field is named.
     """
-    rows, field = _rows(body, settings)
+    rows, field, origin = _rows(body, settings)
     payload = {
         "options": body.model_dump(mode="json", exclude={"scores", "csv", "fronts"}),
         "rows": [list(r) for r in rows],
@@ -235,7 +281,7 @@ def create(
         stored = ParetoRankingRepository(session).get(rid)
         if stored is not None:
             return stored.result, False
-    problems, algorithms, names = _group(rows, field)
+    problems, algorithms, names = _group(rows, field, origin)
     for problem, cells in problems.items():
         absent = [a for a in algorithms if not any(key[0] == a for key in cells)]
         if absent:

@@ -40,7 +40,7 @@ def _csv_value(text: str, where: str) -> float | None:
     return value
 
 
-def _csv_run(text: str, where: str) -> int:
+def csv_run(text: str, where: str) -> int:
     token = text.strip()
     if not token.isdigit() or len(token) > 10:
         raise InvalidInput(
@@ -49,7 +49,7 @@ def _csv_run(text: str, where: str) -> int:
     return int(token)
 
 
-def _csv_name(text: str, where: str, column: str) -> str:
+def csv_name(text: str, where: str, column: str) -> str:
     name = text.strip()
     if not name or len(name) > MAX_NAME:
         raise InvalidInput(f"{where}: {column} must have 1 to {MAX_NAME} characters", field="csv")
@@ -97,9 +97,9 @@ def parse_csv(text: str, *, max_rows: int) -> list[Row]:
             a, p, r, v = (fields[i] for i in pos)
             rows.append(
                 (
-                    _csv_name(a, where, "algorithm"),
-                    _csv_name(p, where, "problem"),
-                    _csv_run(r, where),
+                    csv_name(a, where, "algorithm"),
+                    csv_name(p, where, "problem"),
+                    csv_run(r, where),
                     _csv_value(v, where),
                 )
             )

@@ -156,3 +156,40 @@ def test_bad_input_names_the_field(client: TestClient, body: dict[str, Any], fie
 
 def test_unknown_ranking_is_404(client: TestClient) -> None:
     assert client.get("/v1/pareto-rankings/pnope").status_code == 404
+
+
+def test_fresh_user_findings(client: TestClient) -> None:
+    huge = {
+        "front": [[1e308, 1e308], [1, 2]],
+        "reference_point": [1.7e308, 1.7e308],
+        "indicators": ["hv"],
+    }
+    r = client.post("/v1/indicators", json=huge)
+    assert r.status_code == 422
+    assert r.json()["field"] == "front"
+    dominated = {"front": [[1.0, 1.0]], "reference_point": [0.5, 0.5], "indicators": ["hv"]}
+    assert client.post("/v1/indicators", json=dominated).json()["warnings"]
+    base = "problem,algorithm,run,indicator,value\n"
+    for bad in ("p,A,-1,hv,1\np,B,0,hv,2\n", "p\x00,A,0,hv,1\np\x00,B,0,hv,2\n"):
+        r = client.post("/v1/pareto-rankings", json={"csv": base + bad})
+        assert r.status_code == 422
+        assert r.json()["field"] == "csv"
+    front = [[0.1, 0.9], [0.9, 0.1]]
+    fronts = [
+        {"problem": "p", "algorithm": a, "run": r, "front": front}
+        for a, r in (("A", 0), ("A", 0), ("B", 0))
+    ]
+    refs = {"p": {"reference_front": front, "reference_point": [2.0, 2.0]}}
+    r = client.post("/v1/pareto-rankings", json={"fronts": fronts, "references": refs})
+    assert r.status_code == 422
+    assert r.json()["field"] == "fronts.1"
+    r = client.post(
+        "/v1/pareto-rankings",
+        json={"fronts": fronts[1:], "references": {"q": refs["p"]}},
+    )
+    assert r.status_code == 422
+    assert r.json()["field"].startswith("references.p.")
+    bad_ref = {"p": {"reference_front": [[0.1, 0.2, 0.3]], "reference_point": [2.0, 2.0]}}
+    r = client.post("/v1/pareto-rankings", json={"fronts": fronts[1:], "references": bad_ref})
+    assert r.status_code == 422
+    assert r.json()["field"] == "references.p.reference_front"
