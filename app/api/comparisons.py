@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Path, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
@@ -17,8 +17,9 @@ from app.api.deps import (
     MayQueueBuildsDep,
     SessionmakerDep,
     SettingsDep,
+    stored_id_path,
 )
-from app.errors import InvalidInput, NotFound
+from app.errors import InvalidInput
 from app.schemas.common import BODY_PROBLEMS, problem_responses
 from app.schemas.comparisons import ComparisonCreate, ComparisonRead
 from app.services import comparisons as service
@@ -30,7 +31,6 @@ CSV_TYPE = "text/csv"
 QUERY_OPTIONS = tuple(
     name for name in ComparisonCreate.model_fields if name not in ("results", "csv", "niia_subsets")
 )
-MAX_ID_LENGTH = 64
 
 _REF = "#/components/schemas/ComparisonCreate"
 _CSV_EXAMPLE = "algorithm,problem,run,value\nA,p1,0,1.0\nB,p1,0,2.0\nA,p2,0,3.5\nB,p2,0,1.5\n"
@@ -124,22 +124,11 @@ async def _parse(request: Request) -> ComparisonCreate:
         ) from None
 
 
-def _comparison_id(
-    comparison_id: Annotated[
-        str,
-        Path(
-            description="a comparison id (c + 23 hex digits), as in the Location header of "
-            "POST /v1/comparisons",
-            examples=["c9b5b14d7503e343dc256353"],
-        ),
-    ],
-) -> str:
-    if len(comparison_id) > MAX_ID_LENGTH:
-        raise NotFound(f"no comparison with id {comparison_id[:30]!r}...", field="comparison_id")
-    return comparison_id
-
-
-ComparisonIdPath = Annotated[str, Depends(_comparison_id)]
+ComparisonIdPath = stored_id_path(
+    "comparison_id",
+    "a comparison id (c + 23 hex digits), as in the Location header of POST /v1/comparisons",
+    "c9b5b14d7503e343dc256353",
+)
 
 
 @router.post(

@@ -49,6 +49,27 @@ def table_id_path(
 
 TableIdPath = Annotated[str, Depends(table_id_path)]
 
+
+def stored_id_path(name: str, description: str, example: str) -> Any:
+    """An ``Annotated`` path parameter ``{name}`` for the id of a stored resource.
+
+    An over-long id is unknown (404 naming ``name``) and is not echoed in full.
+    """
+
+    def check(value: str) -> str:
+        if len(value) > MAX_TABLE_ID_LENGTH:
+            raise NotFound(f"no such id {value[:30]!r}... ({len(value)} characters)", field=name)
+        return value
+
+    # real objects, not strings: this module's annotations are postponed (PEP 563), and the
+    # parameter's metadata is only known here
+    check.__annotations__ = {
+        "value": Annotated[str, Path(alias=name, description=description, examples=[example])],
+        "return": str,
+    }
+    return Annotated[str, Depends(check)]
+
+
 MAX_OFFSET = 10**9
 OffsetQuery = Annotated[
     int, Query(ge=0, le=MAX_OFFSET, description="items to skip (paging)", examples=[0])

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Path, Response
+from fastapi import APIRouter, Response
 from pydantic_core import to_json
 
-from app.api.deps import JsonBody, SessionmakerDep
-from app.errors import NotFound
+from app.api.deps import JsonBody, SessionmakerDep, stored_id_path
 from app.schemas.common import BODY_PROBLEMS, problem_responses
 from app.schemas.machines import (
     CrossMachineCreate,
@@ -22,8 +19,6 @@ from app.schemas.stattests import TestResponse
 from app.services import machines as service
 
 router = APIRouter(prefix="/v1", tags=["machines"])
-
-MAX_ID_LENGTH = 64
 
 
 def _json(body: dict, status: int = 200, location: str | None = None) -> Response:  # type: ignore[type-arg]
@@ -55,22 +50,12 @@ def sign_cross_machine(body: CrossMachineSignRequest) -> Response:
     return _json(service.sign_cross_machine(body))
 
 
-def _comparison_id(
-    comparison_id: Annotated[
-        str,
-        Path(
-            description="a cross-machine comparison id (x + 23 hex digits), as in the Location "
-            "of POST /v1/cross-machine-comparisons",
-            examples=["x4f1c0d9a8b7e6f5a4b3c2d1"],
-        ),
-    ],
-) -> str:
-    if len(comparison_id) > MAX_ID_LENGTH:
-        raise NotFound(f"no cross-machine comparison {comparison_id[:30]!r}...", field="id")
-    return comparison_id
-
-
-ComparisonIdPath = Annotated[str, Depends(_comparison_id)]
+ComparisonIdPath = stored_id_path(
+    "comparison_id",
+    "a cross-machine comparison id (x + 23 hex digits), as in the Location of "
+    "POST /v1/cross-machine-comparisons",
+    "x4f1c0d9a8b7e6f5a4b3c2d1",
+)
 
 
 @router.post(

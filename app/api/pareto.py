@@ -2,35 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Path, Response
+from fastapi import APIRouter, Response
 from pydantic_core import to_json
 
-from app.api.deps import JsonBody, SessionmakerDep, SettingsDep
-from app.errors import NotFound
+from app.api.deps import JsonBody, SessionmakerDep, SettingsDep, stored_id_path
 from app.schemas.common import BODY_PROBLEMS, problem_responses
 from app.schemas.pareto import IndicatorRequest, ParetoRankingCreate, ParetoRankingRead
 from app.services import pareto as service
 
 router = APIRouter(prefix="/v1", tags=["multi-objective"])
 
-MAX_ID_LENGTH = 64
 
-
-def _ranking_id(
-    ranking_id: Annotated[
-        str,
-        Path(
-            description="a Pareto ranking id (p + 23 hex digits), as in the Location of "
-            "POST /v1/pareto-rankings",
-            examples=["p4f1c0d9a8b7e6f5a4b3c2d1"],
-        ),
-    ],
-) -> str:
-    if len(ranking_id) > MAX_ID_LENGTH:
-        raise NotFound(f"no Pareto ranking {ranking_id[:30]!r}...", field="ranking_id")
-    return ranking_id
+RankingIdPath = stored_id_path(
+    "ranking_id",
+    "a Pareto ranking id (p + 23 hex digits), as in the Location of POST /v1/pareto-rankings",
+    "p4f1c0d9a8b7e6f5a4b3c2d1",
+)
 
 
 @router.post("/indicators", dependencies=[JsonBody], responses=problem_responses(*BODY_PROBLEMS))
@@ -65,6 +52,6 @@ def create_ranking(
     response_model=ParetoRankingRead,
     responses=problem_responses(404),
 )
-def get_ranking(ranking_id: Annotated[str, Depends(_ranking_id)], sm: SessionmakerDep) -> Response:
+def get_ranking(ranking_id: RankingIdPath, sm: SessionmakerDep) -> Response:
     """Show a stored Pareto ranking."""
     return Response(to_json(service.get(sm, ranking_id)), media_type="application/json")

@@ -239,7 +239,9 @@ def get(sm: sessionmaker[Session], cid: str) -> dict[str, Any]:
     with session_scope(sm) as session:
         row = CrossMachineRepository(session).get(cid)
         if row is None:
-            raise NotFound(f"no cross-machine comparison with id {cid[:40]!r}", field="id")
+            raise NotFound(
+                f"no cross-machine comparison with id {cid[:40]!r}", field="comparison_id"
+            )
         return _read(row)
 
 
