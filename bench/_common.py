@@ -199,6 +199,20 @@ def save(name: str, payload: dict[str, Any]) -> Path:
     return path
 
 
+def finish(stem: str, results: dict[str, Any], only: str | None, goals: Any) -> dict[str, Any]:
+    """Close a run: goals, load average, save ``<stem>-<mode>[-<only>].json``, print where.
+
+    A partial run (``--only``) writes its own file, so it never replaces the whole run that
+    ``run_all.py`` reads.
+    """
+    results["goals_met"] = goals(results)
+    results["loadavg_after"] = os.getloadavg()
+    name = f"{stem}-{results['mode']}" + (f"-{only}" if only else "")
+    path = save(name, results)
+    print(f"\n(total {results['seconds']:.0f} s; raw results in {path.relative_to(ROOT)})")
+    return results
+
+
 def exit_on_sigterm() -> None:
     """Turn SIGTERM into ``SystemExit`` so that every ``finally`` stops its child processes."""
 

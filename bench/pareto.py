@@ -21,7 +21,6 @@ assert. Usage::
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from typing import Any
 
@@ -141,12 +140,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.only in (None, "b"):
         results["b"] = part_b(repeats)
     results["seconds"] = time.perf_counter() - t0
-    results["goals_met"] = goals(results)
-    results["loadavg_after"] = os.getloadavg()
-    name = f"pareto-{results['mode']}" + (f"-{args.only}" if args.only else "")
-    path = c.save(name, results)
-    print(f"\n(total {results['seconds']:.0f} s; raw results in {path.relative_to(c.ROOT)})")
-    return results
+    return c.finish("pareto", results, args.only, goals)
 
 
 if __name__ == "__main__":

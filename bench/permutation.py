@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import subprocess
 import time
 from typing import Any
@@ -224,12 +223,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         n_resamples = 10**5 if args.quick else 10**6
         results["b"] = part_b(n_resamples, args.repeats or (1 if args.quick else 2))
     results["seconds"] = time.perf_counter() - t0
-    results["goals_met"] = goals(results)
-    results["loadavg_after"] = os.getloadavg()
-    name = f"permutation-{results['mode']}" + (f"-{args.only}" if args.only else "")
-    path = c.save(name, results)
-    print(f"\n(total {results['seconds']:.0f} s; raw results in {path.relative_to(c.ROOT)})")
-    return results
+    return c.finish("permutation", results, args.only, goals)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,6 @@ average; the count matrices are summed level by level over problems for the over
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any
 
 import numpy as np
@@ -25,7 +23,7 @@ from app.repositories.pareto import ParetoRankingRepository
 from app.schemas.pareto import IndicatorRequest, ParetoRankingCreate
 from app.services.errors import domain_errors_as_problems
 from app.services.provenance import canonical_sha256, provenance
-from app.services.results_input import csv_name, csv_run
+from app.services.results_input import csv_name, csv_run, read_csv
 from app.services.serialize import jsonable
 
 CSV_COLUMNS = ("problem", "algorithm", "run", "indicator", "value")
@@ -60,36 +58,23 @@ def indicators(body: IndicatorRequest) -> dict[str, Any]:
 
 
 def _csv_rows(text: str, max_rows: int) -> list[Row]:
-    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff")))
-    header = [h.strip().lower() for h in next(reader, [])]
-    if sorted(header) != sorted(CSV_COLUMNS):
-        raise InvalidInput(
-            f"csv header must name the columns {', '.join(CSV_COLUMNS)}", field="csv"
-        )
-    pos = [header.index(c) for c in CSV_COLUMNS]
-    rows: list[Row] = []
-    for line, fields in enumerate(reader, start=2):
-        if not fields or all(not f.strip() for f in fields):
-            continue
-        where = f"csv line {line}"
-        if len(fields) != len(CSV_COLUMNS):
-            raise InvalidInput(f"{where}: expected {len(CSV_COLUMNS)} fields", field="csv")
-        if len(rows) >= max_rows:
-            raise InvalidInput(f"at most {max_rows} csv rows", field="csv")
-        p, a, r, i, v = (fields[k] for k in pos)
+    def row(fields: list[str], where: str) -> Row:
+        p, a, r, i, v = fields
         try:
             value = float(v)
         except ValueError:
             raise InvalidInput(f"{where}: value {v[:40]!r} is not a number", field="csv") from None
         if not np.isfinite(value) or "_" in v:
             raise InvalidInput(f"{where}: value {v[:40]!r} is not a finite number", field="csv")
-        names = [
-            csv_name(x, where, c) for x, c in ((p, "problem"), (a, "algorithm"), (i, "indicator"))
-        ]
-        rows.append((names[0], names[1], csv_run(r, where), names[2], value))
-    if not rows:
-        raise InvalidInput("csv has no rows", field="csv")
-    return rows
+        return (
+            csv_name(p, where, "problem"),
+            csv_name(a, where, "algorithm"),
+            csv_run(r, where),
+            csv_name(i, where, "indicator"),
+            value,
+        )
+
+    return read_csv(text, CSV_COLUMNS, row, max_rows=max_rows)  # type: ignore[return-value]
 
 
 def _located(exc: DomainError, n: int, problem: str) -> InvalidInput:

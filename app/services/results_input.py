@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,15 +58,24 @@ def csv_name(text: str, where: str, column: str) -> str:
     return name
 
 
-def parse_csv(text: str, *, max_rows: int) -> list[Row]:
-    """Rows of a CSV results table with header ``algorithm,problem,run,value`` (any order).
+def read_csv(
+    text: str,
+    columns: tuple[str, ...],
+    parse_row: Callable[[list[str], str], tuple[Any, ...]],
+    *,
+    max_rows: int,
+) -> list[tuple[Any, ...]]:
+    """Rows of a long-format CSV whose header names ``columns`` (any order; a BOM is ignored).
+
+    ``parse_row(fields, where)`` gets a row's fields in ``columns`` order and the line's name
+    for messages (``"csv line 7"``), and returns the parsed row.
 
     Raises
     ------
     app.errors.InvalidInput
-        Missing/unknown/duplicate header columns, a row with the wrong number of fields, a bad
-        run number or value, more than ``max_rows`` data rows; the message names the line.
-        Field ``csv``.
+        Missing/unknown/duplicate header columns, a row with the wrong number of fields, what
+        ``parse_row`` refuses, more than ``max_rows`` data rows, no row; the message names the
+        line. Field ``csv``.
     """
     reader = csv.reader(io.StringIO(text.removeprefix("\ufeff")))  # spreadsheets write a BOM
     try:
@@ -75,39 +84,52 @@ def parse_csv(text: str, *, max_rows: int) -> list[Row]:
         raise InvalidInput("csv is empty; expected a header line", field="csv") from None
     except csv.Error as exc:
         raise InvalidInput(f"csv line 1: {exc}", field="csv") from None
-    if sorted(header) != sorted(COLUMNS):
+    if sorted(header) != sorted(columns):
         raise InvalidInput(
-            f"csv header must name the columns {', '.join(COLUMNS)} "
+            f"csv header must name the columns {', '.join(columns)} "
             f"(got {', '.join(header)[:200]})",
             field="csv",
         )
-    pos = [header.index(c) for c in COLUMNS]
-    rows: list[Row] = []
+    pos = [header.index(c) for c in columns]
+    rows: list[tuple[Any, ...]] = []
     try:
         for line_no, fields in enumerate(reader, start=2):
             if not fields or all(not f.strip() for f in fields):
                 continue
             where = f"csv line {line_no}"
-            if len(fields) != len(COLUMNS):
+            if len(fields) != len(columns):
                 raise InvalidInput(
-                    f"{where}: expected {len(COLUMNS)} fields, got {len(fields)}", field="csv"
+                    f"{where}: expected {len(columns)} fields, got {len(fields)}", field="csv"
                 )
             if len(rows) >= max_rows:
-                raise InvalidInput(f"at most {max_rows} result rows", field="csv")
-            a, p, r, v = (fields[i] for i in pos)
-            rows.append(
-                (
-                    csv_name(a, where, "algorithm"),
-                    csv_name(p, where, "problem"),
-                    csv_run(r, where),
-                    _csv_value(v, where),
-                )
-            )
+                raise InvalidInput(f"at most {max_rows} csv rows", field="csv")
+            rows.append(parse_row([fields[i] for i in pos], where))
     except csv.Error as exc:
         raise InvalidInput(f"csv line {reader.line_num}: {exc}", field="csv") from None
     if not rows:
         raise InvalidInput("csv has a header but no rows", field="csv")
     return rows
+
+
+def parse_csv(text: str, *, max_rows: int) -> list[Row]:
+    """Rows of a CSV results table with header ``algorithm,problem,run,value`` (any order).
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        As :func:`read_csv`, and a bad run number or value. Field ``csv``.
+    """
+
+    def row(fields: list[str], where: str) -> Row:
+        a, p, r, v = fields
+        return (
+            csv_name(a, where, "algorithm"),
+            csv_name(p, where, "problem"),
+            csv_run(r, where),
+            _csv_value(v, where),
+        )
+
+    return read_csv(text, COLUMNS, row, max_rows=max_rows)  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
