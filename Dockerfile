@@ -14,7 +14,7 @@ COPY pyproject.toml README.md alembic.ini ./
 COPY app ./app
 COPY workers ./workers
 COPY migrations ./migrations
-RUN pip install . && useradd --create-home --uid 10001 absrank \
+RUN pip install '.[cec]' && useradd --create-home --uid 10001 absrank \
     && mkdir -p /srv/absrank/var && chown absrank /srv/absrank/var
 
 USER absrank

@@ -26,7 +26,7 @@ from typing import Any
 
 import _common as c
 
-SCRIPTS = ("table_build", "ranks_load", "permutation", "ranktests", "pareto")
+SCRIPTS = ("table_build", "ranks_load", "permutation", "ranktests", "pareto", "cec")
 
 Row = tuple[str, str, str, bool]  # label, figure, goal, met
 
@@ -175,12 +175,31 @@ def _pareto(mode: str) -> list[Row]:
     ]
 
 
+def _cec(mode: str) -> list[Row]:
+    pairs = load("cec", mode)["pairs"]
+    rows: list[Row] = []
+    for suite in dict.fromkeys(fid.split("/")[0] for fid in pairs):
+        mine = {fid: r for fid, r in pairs.items() if fid.startswith(f"{suite}/")}
+        worst = min(mine, key=lambda fid: mine[fid]["ratio"])
+        ratios = [r["ratio"] for r in mine.values()]
+        rows.append(
+            (
+                f"{suite} kernels (batch) / opfunu (per point), {len(mine)} function-dims",
+                f"min {min(ratios):.1f}x ({worst}), median {c.median(ratios):.1f}x",
+                ">= 30x",
+                all(r["goal_met"] for r in mine.values()),
+            )
+        )
+    return rows
+
+
 SUMMARIES: dict[str, Callable[[str], list[Row]]] = {
     "table_build": _table_build,
     "ranks_load": _ranks_load,
     "permutation": _permutation,
     "ranktests": _ranktests,
     "pareto": _pareto,
+    "cec": _cec,
 }
 
 

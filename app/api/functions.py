@@ -52,6 +52,9 @@ def _read(fn: BenchmarkFunction) -> FunctionRead:
         analytic=fn.analytic,
         source=fn.source,
         formula=fn.formula,
+        notes=list(fn.notes),
+        flags=list(fn.flags),
+        noisy=fn.noisy,
     )
 
 
@@ -89,8 +92,10 @@ def evaluate(
     function_id: FunctionIdPath, body: EvaluateRequest, settings: SettingsDep
 ) -> EvaluateResponse:
     """Evaluate a small batch of points (shape (n, d)) on a hosted function."""
-    values = service.evaluate(function_id, body.points, max_points=settings.max_evaluate_points)
-    return EvaluateResponse(function_id=function_id, values=values.tolist())
+    values = service.evaluate(
+        function_id, body.points, max_points=settings.max_evaluate_points, seed=body.seed
+    )
+    return EvaluateResponse(function_id=function_id, values=values.tolist(), seed=body.seed)
 
 
 @router.api_route("/{function_id:path}/evaluate", methods=["GET", "HEAD"], include_in_schema=False)

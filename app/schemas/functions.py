@@ -33,6 +33,15 @@ class FunctionRead(BaseModel):
     analytic: str | None = Field(description="exact v1 available on boxes: sphere | cone | null")
     source: str
     formula: str
+    notes: list[str] = Field(
+        default_factory=list,
+        description="facts about the definition, e.g. where the organisers' code departs from "
+        "their report (absrank follows the code)",
+    )
+    flags: list[str] = Field(
+        default_factory=list, description="e.g. excluded-by-organisers, noisy, noise-free"
+    )
+    noisy: bool = Field(False, description="values carry random noise: evaluate with a seed")
 
 
 class FunctionList(BaseModel):
@@ -49,6 +58,13 @@ class EvaluateRequest(BaseModel):
         json_schema_extra={"examples": [{"points": [[0.0, 0.0], [1.0, -2.5]]}]}
     )
     points: list[list[FiniteFloat]] = Field(description="shape (n, d), n <= max_evaluate_points")
+    seed: int | None = Field(
+        None,
+        ge=0,
+        le=2**63 - 1,
+        description="noisy functions only (and required there): seed of the noise, "
+        "numpy.random.default_rng(seed)",
+    )
 
 
 class EvaluateResponse(BaseModel):
@@ -56,3 +72,4 @@ class EvaluateResponse(BaseModel):
 
     function_id: str
     values: list[float]
+    seed: int | None = Field(None, description="the noise seed used (noisy functions)")

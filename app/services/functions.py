@@ -35,7 +35,9 @@ def search_functions(*, suite: str | None, dim: int | None) -> list[BenchmarkFun
         return list_functions(suite=suite, dim=dim)
 
 
-def evaluate(function_id: str, points: list[list[float]], *, max_points: int) -> np.ndarray:
+def evaluate(
+    function_id: str, points: list[list[float]], *, max_points: int, seed: int | None = None
+) -> np.ndarray:
     """Evaluate a batch of points.
 
     Parameters
@@ -44,6 +46,9 @@ def evaluate(function_id: str, points: list[list[float]], *, max_points: int) ->
     points : list of list of float, shape (n, d)
     max_points : int
         The deployment's limit on ``n``.
+    seed : int, optional
+        Noise seed, required for (and only accepted by) noisy functions:
+        ``numpy.random.default_rng(seed)`` draws the noise of the rows in order.
 
     Raises
     ------
@@ -65,7 +70,10 @@ def evaluate(function_id: str, points: list[list[float]], *, max_points: int) ->
     X = np.asarray(points, dtype=np.float64)
     # far outside the domain a kernel may meet inf (cos(inf) is NaN): refused just below
     with domain_errors_as_problems("points"), np.errstate(invalid="ignore"):
-        values = fn.evaluate(X)
+        if seed is None:
+            values = fn.evaluate(X)
+        else:
+            values = fn.evaluate_noisy(X, np.random.default_rng(seed))
     overflowed = np.flatnonzero(~np.isfinite(values))
     if overflowed.size:
         i = int(overflowed[0])

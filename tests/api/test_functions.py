@@ -187,7 +187,12 @@ def test_explicit_dimension_lists_every_hosted_function_there(client: TestClient
     assert client.get("/v1/functions", params={"dim": 4, "suite": "bbob"}).json()["total"] == 0
     assert client.get("/v1/functions", params={"dim": 101}).json()["total"] == 0
     d10 = client.get("/v1/functions", params={"dim": 10, "limit": 5000}).json()
-    assert d10["total"] == 9 + 24 * 15
+    suites = [f["suite"] for f in d10["items"]]
+    assert suites.count("classic") == 9
+    assert suites.count("bbob") == 24 * 15
+    # the CEC suites at d = 10: every (function, dimension) pair of the organisers' vectors
+    assert suites.count("cec2005") == 25 + 4  # and the noise-free ids of F4, F17, F24, F25
+    assert d10["total"] == len(suites)
     # every listed id resolves
     for f in d4["items"]:
         assert client.get(f"/v1/functions/{f['id']}").status_code == 200

@@ -12,7 +12,8 @@ array([14.])
 1.5
 """
 
-from app.domain.functions import bbob, classic
+from app.domain.functions import bbob, cec2017, cec2020, cec2022, classic  # noqa: F401
+from app.domain.functions import cec2005 as cec2005  # registers the cec2005 suite
 from app.domain.functions.registry import (
     SUPPORTED_DIMS,
     BenchmarkFunction,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +26,8 @@ from app.domain.errors import InvalidInput, NotApplicable, UnknownFunction
 
 Kernel = Callable[[np.ndarray], np.ndarray]
 """Raw vectorised implementation: validated ``(n, d)`` float64 array -> ``(n,)`` float64."""
+NoiseKernel = Callable[[np.ndarray, np.random.Generator], np.ndarray]
+"""Noisy implementation: validated ``(n, d)`` points and a generator -> ``(n,)`` float64."""
 
 ANALYTIC_KINDS = ("sphere", "cone")
 
@@ -137,7 +139,16 @@ class BenchmarkFunction:
     analytic : {"sphere", "cone"} or None
         Which analytic ``v1`` applies on boxes (SPEC §3.3), if any.
     kernel : callable
-        The raw vectorised implementation; call :meth:`evaluate`, which validates first.
+        The raw vectorised implementation; call :meth:`evaluate`, which validates first. For
+        a noisy function this is its noise-free part (used for ``f(x*)`` and checks only).
+    notes : tuple of str
+        Facts a user must know about the definition, e.g. where the organisers' code departs
+        from their technical report (the code is followed).
+    flags : tuple of str
+        Machine-readable marks, e.g. ``"excluded-by-organisers"``, ``"noisy"``.
+    noise : callable or None
+        For a noisy function, ``(X, rng) -> values`` drawing the noise from ``rng``; call
+        :meth:`evaluate_noisy`. None for a deterministic function.
     """
 
     id: str
@@ -156,6 +167,14 @@ class BenchmarkFunction:
     formula: str
     analytic: str | None
     kernel: Kernel = field(repr=False)
+    notes: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    noise: NoiseKernel | None = field(default=None, repr=False)
+
+    @property
+    def noisy(self) -> bool:
+        """Whether evaluations carry random noise (use :meth:`evaluate_noisy`)."""
+        return self.noise is not None
 
     def __post_init__(self) -> None:
         for name in ("lower", "upper", "x_opt"):
@@ -192,11 +211,56 @@ class BenchmarkFunction:
             With ``field="points"``, if ``X`` is not a 2-D array of real numbers with
             ``d`` columns or contains NaN or infinity. Nothing is evaluated then.
         """
+        if self.noise is not None:
+            raise InvalidInput(
+                f"{self.id} is noisy: its values depend on a random seed (give one), or use its "
+                "noise-free id",
+                field="seed",
+            )
+        return self._run(self.kernel, X)
+
+    def evaluate_noise_free(self, X: object) -> np.ndarray:
+        """Evaluate without noise: :meth:`evaluate` for a deterministic function, the noise-free
+        part (``kernel``) of a noisy one — e.g. to probe the shape of its minimum.
+
+        Raises
+        ------
+        InvalidInput
+            Invalid points (``field="points"``).
+        """
+        return self._run(self.kernel, X)
+
+    def evaluate_noisy(self, X: object, rng: np.random.Generator) -> np.ndarray:
+        """Evaluate a noisy function, drawing its noise from ``rng``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, d)
+            As in :meth:`evaluate`.
+        rng : numpy.random.Generator
+            Source of the noise; the same generator state gives the same values.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+
+        Raises
+        ------
+        InvalidInput
+            Invalid points (``field="points"``), or the function is not noisy
+            (``field="seed"``).
+        """
+        if self.noise is None:
+            raise InvalidInput(f"{self.id} is deterministic: it takes no seed", field="seed")
+        noise = self.noise
+        return self._run(lambda points: noise(points, rng), X)
+
+    def _run(self, kernel: Kernel, X: object) -> np.ndarray:
         points = _validated_points(X, self.dim)
         if points.shape[0] == 0:
             return np.empty(0, dtype=np.float64)
         with np.errstate(over="ignore"):
-            return self.kernel(points)
+            return kernel(points)
 
 
 def _validated_points(X: object, dim: int) -> np.ndarray:
@@ -240,6 +304,9 @@ class Suite:
         Instances listed by :func:`list_functions`.
     build : callable
         ``(name, instance, dim) -> BenchmarkFunction``, called with validated arguments.
+    refused : mapping
+        ``(name, dim) -> reason`` for pairs the suite accepts in general but refuses, e.g. a
+        definition that returns NaN for every input there.
     """
 
     name: str
@@ -250,6 +317,7 @@ class Suite:
     instances: range | None
     listed_instances: tuple[int, ...]
     build: Callable[[str, int | None, int], BenchmarkFunction]
+    refused: Mapping[tuple[str, int], str] = field(default_factory=dict)
 
 
 _SUITES: dict[str, Suite] = {}
@@ -378,6 +446,11 @@ def _parse(function_id: str) -> tuple[Suite, str, int | None, int]:
             f"dimensions: {_describe(accepted)}",
             field="function_id",
         )
+    reason = suite.refused.get((name, dim))
+    if reason is not None:
+        raise InvalidInput(
+            f"{suite.name}/{name} is refused in dimension {dim}: {reason}", field="function_id"
+        )
     if suite.instances is not None and instance not in suite.instances:
         raise InvalidInput(
             f"{suite.name} instance {instance} is out of range; instances: "
@@ -440,9 +513,9 @@ def list_functions(*, suite: str | None = None, dim: int | None = None) -> list[
 
 
 def _listed_dims(suite: Suite, name: str, dim: int | None) -> tuple[int, ...]:
-    if dim is None:
-        return suite.dims
-    return (dim,) if dim in suite.accepted_dims(name) else ()
+    accepted = suite.accepted_dims(name)
+    dims = suite.dims if dim is None else (dim,)
+    return tuple(d for d in dims if d in accepted and (name, d) not in suite.refused)
 
 
 def local_degree(function: BenchmarkFunction, directions: np.ndarray, scales: np.ndarray) -> float:

@@ -68,7 +68,7 @@ def test_listing():
     assert list_functions(suite="bbob", dim=4) == []  # BBOB only at its dimensions
     assert len(list_functions(suite="bbob", dim=10)) == 24 * 15
     with pytest.raises(InvalidInput) as info:
-        list_functions(suite="cec2005")
+        list_functions(suite="cec2099")
     assert info.value.field == "suite"
     for f in functions:
         assert f.title
@@ -413,7 +413,7 @@ def test_batch_rows_are_independent_and_pickling():
         "bbob/f1/i1/d2/",
         "bbob/F1/i1/d2",
         "bbob/f1/i1/d-2",
-        "cec2005/f1/d10",
+        "cec2099/f1/d10",
         "",
         "bbob",
         " bbob/f1/i1/d2",
