@@ -44,21 +44,29 @@ import numpy as np
 from scipy import special, stats
 
 from app.domain import analytic
+from app.domain.curves import PowerLaw, V1Curve
 from app.domain.errors import InvalidInput, NotApplicable
 
 __all__ = [
+    "AGGREGATES",
     "METHODS",
     "TAIL_MODES",
+    "PowerLaw",
     "RankContext",
     "RankResult",
     "TableData",
+    "V1Curve",
     "absolute_ranks",
+    "analytic_curve",
     "analytic_ranks",
     "build_table_data",
     "decode_table_data",
     "encode_table_data",
+    "ln_best_of_c",
     "log10_best_of_c",
     "log10_order_statistic_cdf",
+    "ranks_from_curve",
+    "table_curve",
 ]
 
 LN10 = math.log(10.0)
@@ -74,6 +82,9 @@ METHODS = (
 )
 #: A lowest-sample point farther from ``x*`` than this share of the distance to the region
 #: boundary (on that side, in some coordinate) means the sublevel set is clipped by the box.
+NOT_AN_ORDER_STATISTIC = 0
+"""Order ``k`` of aggregates that are no order statistic (mean of r > 1, median of even r)."""
+AGGREGATES = ("best", "worst", "median", "lower-median", "order", "mean")
 MIN_ANCHOR = 25
 """Smallest anchor order statistic of the power tail (see ``_valid_anchor``)."""
 FIT_P_MIN = 0.01
@@ -412,7 +423,7 @@ def _ln_one_minus_exp_neg_exp(a: np.ndarray) -> np.ndarray:
         return np.where(a < _SMALL_LN, series, direct)
 
 
-def _ln_best_of_c(ln_v1: np.ndarray, c: int) -> np.ndarray:
+def ln_best_of_c(ln_v1: np.ndarray, c: int) -> np.ndarray:
     """``ln v_c`` with ``v_c = 1 − (1 − v1)^c = −expm1(c·log1p(−v1))`` (Eq. 19), in log space."""
     if c == 1:
         return np.array(ln_v1, dtype=np.float64)
@@ -461,7 +472,7 @@ def log10_best_of_c(log10_v1: np.ndarray, c: int) -> np.ndarray:
     """
     c = _positive_int(c, "budget")
     ln_v1 = np.asarray(log10_v1, dtype=np.float64) * LN10
-    return _ln_best_of_c(ln_v1, c) / LN10
+    return ln_best_of_c(ln_v1, c) / LN10
 
 
 def log10_order_statistic_cdf(log10_p: np.ndarray, runs: int, k: int) -> np.ndarray:
@@ -1035,12 +1046,11 @@ def _k_worst(runs: int, order: int | None) -> int:
 
 
 def _k_median(runs: int, order: int | None) -> int:
-    if runs % 2 == 0:
-        raise NotApplicable(
-            "the median of an even number of runs (mean of the two middle order statistics) is "
-            f"not implemented yet; use aggregate='order' with order={runs // 2} (lower median)",
-            field="aggregate",
-        )
+    # even r: the mean of the two middle order statistics, not an order statistic
+    return (runs + 1) // 2 if runs % 2 else NOT_AN_ORDER_STATISTIC
+
+
+def _k_lower_median(runs: int, order: int | None) -> int:
     return (runs + 1) // 2
 
 
@@ -1054,15 +1064,14 @@ def _k_order(runs: int, order: int | None) -> int:
 
 
 def _k_mean(runs: int, order: int | None) -> int:
-    if runs == 1:
-        return 1
-    raise NotApplicable("the mean of r > 1 runs is not implemented yet", field="aggregate")
+    return 1 if runs == 1 else NOT_AN_ORDER_STATISTIC
 
 
 _AGGREGATES: dict[str, Callable[[int, int | None], int]] = {
     "best": _k_best,
     "worst": _k_worst,
     "median": _k_median,
+    "lower-median": _k_lower_median,
     "order": _k_order,
     "mean": _k_mean,
 }
@@ -1109,10 +1118,7 @@ def _check_confidence(confidence: float) -> float:
     return float(confidence)
 
 
-def _absolute_ranks_iv(
-    t: np.ndarray, table: TableData, ctx: RankContext, tail: str, k_anchor: int
-) -> np.ndarray:
-    values = _finite_1d(t, "values")
+def _check_table_options(table: TableData, ctx: RankContext, tail: str, k_anchor: int) -> None:
     if not isinstance(table, TableData):
         raise InvalidInput("table must be a TableData", field="table")
     if tail not in _LOWER_TAILS:
@@ -1125,7 +1131,6 @@ def _absolute_ranks_iv(
             f"{ctx.f_max!r}",
             field="f_max",
         )
-    return values
 
 
 def _apply_atom(t: np.ndarray, est: _Piece, method: np.ndarray, ctx: RankContext) -> _Piece:
@@ -1170,7 +1175,7 @@ def _assemble(
 
 
 def _transform(ln: np.ndarray, budget: int, runs: int, k: int) -> np.ndarray:
-    out = _ln_best_of_c(ln, budget)
+    out = ln_best_of_c(ln, budget)
     return _ln_binom_sf(out, runs, k) if runs > 1 else out
 
 
@@ -1197,6 +1202,121 @@ def _result(
         tail=tail,
         warnings=warnings,
     )
+
+
+def table_curve(
+    table: TableData,
+    ctx: RankContext,
+    *,
+    tail: str = "auto",
+    k_anchor: int = 100,
+    confidence: float = 0.95,
+) -> V1Curve:
+    """``v1(t)`` on a table's region: Eq. 28 inside the samples, a tail model outside.
+
+    Parameters
+    ----------
+    table, ctx, tail, k_anchor, confidence
+        As in :func:`absolute_ranks`.
+
+    Returns
+    -------
+    V1Curve
+        ``power`` is set when the lower tail is the power law; ``f_opt`` is ``None`` for the
+        paper's tail (positive below any ``f*``).
+
+    Raises
+    ------
+    InvalidInput, NotApplicable
+        As in :func:`absolute_ranks`.
+    """
+    _check_table_options(table, ctx, tail, k_anchor)
+    confidence = _check_confidence(confidence)
+    eq = _Eq28(table, 1.0 - confidence)
+    lower, info, warnings = _LOWER_TAILS[tail](
+        _TailInputs(table, ctx, eq, int(k_anchor), float(confidence))
+    )
+    upper = _upper_kind(tail, ctx)
+    tail_info: dict[str, Any] = {
+        "mode": tail,
+        "lower": info["lower"],
+        "upper": upper,
+        "beta": None,
+        "beta_source": None,
+        "beta_se": None,
+        "k": None,
+        "anchor_value": None,
+        "validity": None,
+        "atom": ctx.atom,
+        "n": table.n,
+        "max_interp_error": table.max_interp_error,
+        "confidence": float(confidence),
+        "region_volume_fraction": ctx.domain_volume_fraction,
+        **info,
+    }
+    power = None
+    if isinstance(lower, _PowerTail):
+        ln_c = lower.ln_anchor - lower.beta * math.log(lower.limit - lower.f_opt)
+        power = PowerLaw(lower.f_opt, ln_c, lower.beta, lower.limit)
+
+    def evaluate(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        est, method = _assemble(np.asarray(t, dtype=np.float64), eq, lower, upper, ctx)
+        return est.ln_v, est.ln_lo, est.ln_hi, method
+
+    return V1Curve(
+        evaluate=evaluate,
+        info=tail_info,
+        warnings=list(warnings),
+        f_opt=None if isinstance(lower, _PaperTail) else ctx.f_opt,
+        power=power,
+        atom=ctx.atom if lower.uses_atom else 0.0,
+    )
+
+
+def ranks_from_curve(
+    t: np.ndarray,
+    curve: V1Curve,
+    *,
+    budget: int = 1,
+    runs: int = 1,
+    aggregate: str = "best",
+    order: int | None = None,
+) -> RankResult:
+    """Absolute ranks of metric values from a curve ``v1`` (SPEC §3.1).
+
+    Parameters
+    ----------
+    t : array_like, shape (n,)
+        Metric values (units of ``f``), finite: one aggregate value per entry.
+    curve : V1Curve
+        ``v1`` of one evaluation.
+    budget, runs, aggregate, order
+        As in :func:`absolute_ranks`.
+
+    Returns
+    -------
+    RankResult
+        ``tail`` is the curve's description plus the ``transform``.
+
+    Raises
+    ------
+    InvalidInput
+        Non-finite ``t`` or invalid options.
+    NotApplicable
+        An aggregate the curve cannot support (see :mod:`app.domain.aggregates`).
+    """
+    values = _finite_1d(t, "values")
+    k = _check_transform(budget, runs, aggregate, order)
+    if k == NOT_AN_ORDER_STATISTIC:
+        from app.domain.aggregates import aggregate_ranks  # imports this module
+
+        return aggregate_ranks(values, curve, budget=budget, runs=runs, aggregate=aggregate)
+    ln_v, lo, hi, method = curve.evaluate(values)
+    info = curve.info | {
+        "transform": {"budget": int(budget), "runs": int(runs), "aggregate": aggregate, "order": k}
+    }
+    est = _Piece(ln_v, lo, hi, "")
+    return _result(est, method, int(budget), int(runs), k, info, list(curve.warnings))
 
 
 def absolute_ranks(
@@ -1241,10 +1361,11 @@ def absolute_ranks(
         Evaluations per run ``c``: ``v_c = 1 − (1 − v1)^c`` (Eq. 19).
     runs : int, optional
         Number of runs ``r``.
-    aggregate : {"best", "worst", "median", "order", "mean"}, optional
+    aggregate : {"best", "worst", "median", "lower-median", "order", "mean"}, optional
         How ``r > 1`` runs are summarised: order statistic ``k`` = 1, ``r``, ``(r+1)/2`` (odd
-        ``r``) or ``order``; ``P(Z_(k) <= t) = P(Bin(r, v_c) >= k)``. The even-``r`` median and
-        the mean raise :class:`NotApplicable` (not implemented yet).
+        ``r``; ``lower-median``: ``ceil(r/2)``) or ``order``, with ``P(Z_(k) <= t) = P(Bin(r,
+        v_c) >= k)``; the mean of ``r`` runs and the median of an even ``r`` (mean of the two
+        middle order statistics) by :func:`app.domain.aggregates.aggregate_ranks`.
     order : int, optional
         ``k`` for ``aggregate="order"``.
     k_anchor : int, optional
@@ -1263,8 +1384,8 @@ def absolute_ranks(
     NotApplicable
         ``tail="power"`` refused (no ``f*``, an atom, unknown ``x*``, clipped sublevel set — the
         message gives the coordinate and numbers; ``field="tail"``), ``tail="linear"`` without
-        ``f*``, paper upper tail with ``y_N <= 0``, the table contradicts ``f*``/``f_max``,
-        even-``r`` median.
+        ``f*``, paper upper tail with ``y_N <= 0``, the table contradicts ``f*``/``f_max``; an
+        aggregate that needs what the curve lacks (see :mod:`app.domain.aggregates`).
 
     Notes
     -----
@@ -1299,34 +1420,13 @@ def absolute_ranks(
     >>> np.round(res.v, 12).tolist()
     [0.4, 0.5]
     """
-    values = _absolute_ranks_iv(t, table, ctx, tail, k_anchor)
-    k = _check_transform(budget, runs, aggregate, order)
-    confidence = _check_confidence(confidence)
-    eq = _Eq28(table, 1.0 - confidence)
-    lower, info, warnings = _LOWER_TAILS[tail](
-        _TailInputs(table, ctx, eq, int(k_anchor), float(confidence))
+    values = _finite_1d(t, "values")
+    _check_table_options(table, ctx, tail, k_anchor)
+    _check_transform(budget, runs, aggregate, order)
+    curve = table_curve(table, ctx, tail=tail, k_anchor=k_anchor, confidence=confidence)
+    return ranks_from_curve(
+        values, curve, budget=budget, runs=runs, aggregate=aggregate, order=order
     )
-    upper = _upper_kind(tail, ctx)
-    est, method = _assemble(values, eq, lower, upper, ctx)
-    tail_info: dict[str, Any] = {
-        "mode": tail,
-        "lower": info["lower"],
-        "upper": upper,
-        "beta": None,
-        "beta_source": None,
-        "beta_se": None,
-        "k": None,
-        "anchor_value": None,
-        "validity": None,
-        "atom": ctx.atom,
-        "n": table.n,
-        "max_interp_error": table.max_interp_error,
-        "confidence": float(confidence),
-        "region_volume_fraction": ctx.domain_volume_fraction,
-        **info,
-        "transform": {"budget": int(budget), "runs": int(runs), "aggregate": aggregate, "order": k},
-    }
-    return _result(est, method, int(budget), int(runs), k, tail_info, list(warnings))
 
 
 @dataclass(frozen=True, eq=False)
@@ -1415,21 +1515,75 @@ def analytic_ranks(
         ``f*``/``x*`` (or ``f_max`` for the cone) unknown, or ``x*`` outside the region.
     """
     values = _finite_1d(t, "values")
+    curve = analytic_curve(kind, ctx, cone_halfwidth=cone_halfwidth)
+    return ranks_from_curve(
+        values, curve, budget=budget, runs=runs, aggregate=aggregate, order=order
+    )
+
+
+def _analytic_power(kind: str, ctx: RankContext, halfwidth: float | None) -> PowerLaw | None:
+    """The unclipped range of an exact form, where ``v1`` is a pure power of ``t − f*``."""
+    assert ctx.f_opt is not None
+    assert ctx.x_opt is not None
+    a, b = analytic.box_distances(ctx.region_lower, ctx.region_upper, ctx.x_opt)
+    room = float(np.min(np.minimum(a, b)))
+    if room <= 0:
+        return None
+    ln_vol = float(np.sum(np.log(a + b)))
+    d = a.size
+    if kind == "sphere":  # ball of radius sqrt(t - f*) inside the box
+        ln_c = 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d + 1.0) - ln_vol
+        return PowerLaw(float(ctx.f_opt), ln_c, 0.5 * d, float(ctx.f_opt) + room**2)
+    assert ctx.f_max is not None
+    span = float(ctx.f_max) - float(ctx.f_opt)
+    w = float(np.max(np.maximum(a, b))) if halfwidth is None else float(halfwidth)
+    # cube of half-width w (t - f*)/span inside the box
+    ln_c = d * (math.log(2.0 * w) - math.log(span)) - ln_vol
+    return PowerLaw(float(ctx.f_opt), ln_c, float(d), float(ctx.f_opt) + span * room / w)
+
+
+def analytic_curve(kind: str, ctx: RankContext, *, cone_halfwidth: float | None = None) -> V1Curve:
+    """The exact ``v1`` of :func:`analytic_ranks` as a curve.
+
+    Parameters
+    ----------
+    kind, ctx, cone_halfwidth
+        As in :func:`analytic_ranks`.
+
+    Returns
+    -------
+    V1Curve
+        ``power`` covers the range where the sublevel set is not clipped by the region.
+
+    Raises
+    ------
+    InvalidInput, NotApplicable
+        As in :func:`analytic_ranks`.
+    """
     if kind not in ANALYTIC_KINDS:
         raise InvalidInput(
             f"kind must be one of {list(ANALYTIC_KINDS)}, got {kind!r}", field="kind"
         )
     _check_context(ctx)
-    k = _check_transform(budget, runs, aggregate, order)
-    ln_v, rel = _analytic_ln_v1(values, kind, ctx, cone_halfwidth)
+    probe = np.array([np.inf if ctx.f_opt is None else float(ctx.f_opt)])
+    _, rel = _analytic_ln_v1(probe, kind, ctx, cone_halfwidth)  # validates the options
     pad = math.log1p(rel)
-    est = _Piece(ln_v, ln_v - pad, np.minimum(ln_v + pad, 0.0), "analytic")
-    method = np.full(values.shape, "analytic", dtype=object)
+
+    def evaluate(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        ln_v, _ = _analytic_ln_v1(np.asarray(t, dtype=np.float64), kind, ctx, cone_halfwidth)
+        method = np.full(ln_v.shape, "analytic", dtype=object)
+        return ln_v, ln_v - pad, np.minimum(ln_v + pad, 0.0), method
+
     info = {
         "mode": "analytic",
         "kind": kind,
         "rel_error": rel,
         "region_volume_fraction": ctx.domain_volume_fraction,
-        "transform": {"budget": int(budget), "runs": int(runs), "aggregate": aggregate, "order": k},
     }
-    return _result(est, method, int(budget), int(runs), k, info, [])
+    return V1Curve(
+        evaluate=evaluate,
+        info=info,
+        warnings=[],
+        f_opt=ctx.f_opt,
+        power=_analytic_power(kind, ctx, cone_halfwidth),
+    )

@@ -460,9 +460,17 @@ def test_runs_aggregates() -> None:
     best_of_15 = absolute_ranks(t, table, ctx, budget=15)
     best = absolute_ranks(t, table, ctx, budget=3, runs=5, aggregate="best")
     np.testing.assert_allclose(best.log10_v, best_of_15.log10_v, rtol=1e-12, atol=1e-14)
-    with pytest.raises(NotApplicable, match="even") as err:
-        absolute_ranks(t, table, ctx, runs=4, aggregate="median")
-    assert err.value.field == "aggregate"
+    # lower-median of an even r is the order statistic r/2
+    lower = absolute_ranks(t, table, ctx, budget=3, runs=4, aggregate="lower-median")
+    np.testing.assert_array_equal(lower.log10_v, log10_order_statistic_cdf(single.log10_v, 4, 2))
+    # the median of an even r (mean of the two middle runs) lies between them: Z_(2) <= M <= Z_(3)
+    median = absolute_ranks(t, table, ctx, budget=3, runs=4, aggregate="median")
+    assert set(median.method) == {"median-integral"}
+    assert np.all(median.log10_v <= lower.log10_v)
+    assert np.all(median.log10_v >= log10_order_statistic_cdf(single.log10_v, 4, 3))
+    assert median.tail["transform"]["order"] is None
+    mean = absolute_ranks(t, table, ctx, budget=3, runs=4, aggregate="mean")
+    assert set(mean.method) == {"mean-convolution"}
 
 
 @pytest.mark.parametrize(
