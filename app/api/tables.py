@@ -15,8 +15,9 @@ from app.api.deps import (
     SettingsDep,
     TableIdPath,
 )
+from app.config import Settings
 from app.schemas.common import BODY_PROBLEMS, problem_responses
-from app.schemas.tables import Progress, TableCreate, TableList, TableRead
+from app.schemas.tables import LadderRead, Progress, TableCreate, TableList, TableRead
 from app.services import tables as service
 from app.services.errors import domain_errors_as_problems
 
@@ -48,15 +49,39 @@ def _read(view: service.TableView) -> TableRead:
     )
 
 
+def _create_ladder(
+    body: TableCreate,
+    response: Response,
+    sm: service.SM,
+    settings: Settings,
+    dispatcher: service.Dispatcher,
+) -> LadderRead:
+    with domain_errors_as_problems():
+        views = service.request_ladder(
+            sm, settings, dispatcher, body.function_id, log2n=body.log2n, seed=body.seed
+        )
+    views = [service.get_table(sm, v.id) for v in views]  # an inline dispatcher may be done
+    ladder = LadderRead.model_validate(service.describe_ladder(settings, views))
+    waiting = [v for v in views if not v.ready]
+    if waiting:
+        response.headers["Location"] = waiting[0].location
+    response.status_code = 202 if waiting else 200
+    return ladder
+
+
 @router.post(
     "",
-    response_model=TableRead,
+    response_model=TableRead | LadderRead,
     status_code=202,
     dependencies=[ApiKeyDep, JsonBody],
     responses={
-        200: {"model": TableRead, "description": "The table exists and is ready"},
+        200: {
+            "model": TableRead | LadderRead,
+            "description": "The table (every table of the ladder) exists and is ready",
+        },
         202: {
-            "description": "The table is queued or building; its URL is in the Location header",
+            "description": "The table is queued or building (for a ladder: some level is); the "
+            "Location header names it (the first level still building)",
             "headers": {
                 "Location": {
                     "description": "/v1/tables/{id}: poll it for progress",
@@ -73,8 +98,29 @@ def create_table(
     sm: SessionmakerDep,
     settings: SettingsDep,
     dispatcher: DispatcherDep,
-) -> TableRead:
-    """Request a table; 202 + Location while it builds, 200 when the same spec is ready."""
+) -> TableRead | LadderRead:
+    """Request a table; 202 + Location while it builds, 200 when the same spec is ready.
+
+    ``delta`` samples the box around x* instead of the domain: one number for the cube
+    ``[x* - δ, x* + δ]^d ∩ domain``, or d numbers for ``Π_i [x*_i - δ_i, x*_i + δ_i] ∩ domain``
+    (422 naming ``delta`` for a list of the wrong length, ``delta.i`` for a bad entry).
+
+    With ``"ladder": true`` (and no ``delta``) request the ladder of nested regions of a function
+    with known x* instead (SPEC §3.4): the whole domain (the default table when ``log2n`` and
+    ``seed`` are the defaults) and boxes ``[x* - h_j, x* + h_j] ∩ domain`` shaped like the
+    function's local sublevel sets (the bounding box ``a`` of a quadratic form fitted to
+    ``(f - f*)^(2/p)`` near x*, the cube when the fit fails), ``h_j,i = min(R, σ_j·a_i)``,
+    ``σ_j = σ_0 / nested_factor^j``: the short axes shrink first. Levels are added until the
+    box's volume fraction reaches ``10^nested_min_log10_volume``, at most ``nested_levels``.
+    Each level is an ordinary table of ``2^log2n`` points queued like any other, all at once.
+    The answer lists every level (id, location, status, progress, half-widths), the shape
+    (half-widths, degree, fit residual, fallback reason) and why the ladder has that many
+    levels; 200 when all are ready, else 202 with the Location of the first level still
+    building. A function without x* (or with a plateau at f*) is refused with 422 on
+    ``function_id``.
+    """
+    if body.ladder:
+        return _create_ladder(body, response, sm, settings, dispatcher)
     with domain_errors_as_problems():
         view, _ = service.request_table(
             sm,

@@ -190,9 +190,12 @@ def scale_to_box(U: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndar
 
 
 def region_box(
-    lower: np.ndarray, upper: np.ndarray, x_opt: np.ndarray | None, delta: float | None
+    lower: np.ndarray,
+    upper: np.ndarray,
+    x_opt: np.ndarray | None,
+    delta: float | Sequence[float] | np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Sampling region ``[x* − δ, x* + δ]^d ∩ Ω`` of Jing & Liu §V.
+    """Sampling region ``[x* − δ, x* + δ] ∩ Ω`` of Jing & Liu §V, cubic or per coordinate.
 
     Parameters
     ----------
@@ -200,9 +203,10 @@ def region_box(
         The domain ``Ω``.
     x_opt : array_like, shape (d,) or None
         The known minimiser ``x*``.
-    delta : float or None
-        Half-width ``δ > 0`` (input units, same for every coordinate); ``None`` means the whole
-        domain.
+    delta : float, array_like of shape (d,), or None
+        Half-width ``δ > 0`` (input units): one number for the cube ``[x* − δ, x* + δ]^d``, or
+        ``d`` numbers ``δ_i`` for the box ``Π_i [x*_i − δ_i, x*_i + δ_i]``; ``None`` means the
+        whole domain. A list of ``d`` equal values gives the bytes of the scalar.
 
     Returns
     -------
@@ -212,31 +216,62 @@ def region_box(
     Raises
     ------
     InvalidInput
-        ``delta`` is not a finite positive number, ``x_opt`` is unknown or has the wrong shape, or
-        the intersection with ``Ω`` is empty (``field="delta"`` / ``"x_opt"``).
+        ``delta`` is not a finite positive number (or ``d`` of them), ``x_opt`` is unknown or has
+        the wrong shape, or the intersection with ``Ω`` is empty (``field="delta"`` /
+        ``"x_opt"``).
+
+    Examples
+    --------
+    >>> lo, hi = region_box([-5.0, -5.0], [5.0, 5.0], [4.5, 0.0], [1.0, 0.25])
+    >>> lo.tolist(), hi.tolist()
+    ([3.5, -0.25], [5.0, 0.25])
     """
     lo, hi = _as_box(lower, upper)
     if delta is None:
         return lo.copy(), hi.copy()
-    if isinstance(delta, bool) or not isinstance(delta, int | float | np.number):
-        raise InvalidInput(f"delta must be a number, got {delta!r}", field="delta")
-    delta = float(delta)
-    if not np.isfinite(delta) or delta <= 0:
-        raise InvalidInput(f"delta must be finite and > 0, got {delta}", field="delta")
+    half = _half_widths(delta, lo.size)
     if x_opt is None:
         raise InvalidInput("a region [x* - delta, x* + delta] needs a known x_opt", field="x_opt")
     x = np.asarray(x_opt, dtype=np.float64)
     if x.shape != lo.shape or not np.all(np.isfinite(x)):
         raise InvalidInput(f"x_opt must be a finite array of shape {lo.shape}", field="x_opt")
-    r_lo, r_hi = np.maximum(lo, x - delta), np.minimum(hi, x + delta)
+    r_lo, r_hi = np.maximum(lo, x - half), np.minimum(hi, x + half)
     if np.any(r_hi <= r_lo):
         bad = int(np.flatnonzero(r_hi <= r_lo)[0])
+        shown = half if np.ndim(half) == 0 else half[bad]
         raise InvalidInput(
             f"[x* - delta, x* + delta] does not meet the domain in coordinate {bad} "
-            f"(x*={x[bad]}, delta={delta}, domain=[{lo[bad]}, {hi[bad]}])",
+            f"(x*={x[bad]}, delta={shown}, domain=[{lo[bad]}, {hi[bad]}])",
             field="delta",
         )
     return r_lo, r_hi
+
+
+def _half_widths(delta: object, dim: int) -> float | np.ndarray:
+    """``δ`` as a float (one number) or a float64 array of shape ``(dim,)``, checked."""
+    if isinstance(delta, bool):
+        raise InvalidInput(f"delta must be a number, got {delta!r}", field="delta")
+    if isinstance(delta, int | float | np.number):
+        value = float(delta)
+        if not np.isfinite(value) or value <= 0:
+            raise InvalidInput(f"delta must be finite and > 0, got {value}", field="delta")
+        return value
+    if isinstance(delta, np.ndarray) and delta.dtype.kind in "iuf":
+        if delta.ndim == 0:
+            return _half_widths(float(delta), dim)
+    elif not isinstance(delta, Sequence) or any(
+        isinstance(v, bool) or not isinstance(v, int | float | np.number) for v in delta
+    ):
+        raise InvalidInput(f"delta must be a number or {dim} numbers, got {delta!r}", field="delta")
+    half = np.asarray(delta, dtype=np.float64)
+    if half.shape != (dim,):
+        raise InvalidInput(
+            f"delta must be one number or {dim} numbers (one per coordinate), got {half.size}",
+            field="delta",
+        )
+    if not np.all(np.isfinite(half)) or np.any(half <= 0):
+        raise InvalidInput("every delta_i must be finite and > 0", field="delta")
+    return half
 
 
 @dataclass(frozen=True, eq=False)

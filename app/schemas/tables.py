@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
-from app.schemas.common import STRICT_REQUEST, FiniteFloat, FunctionId
+from app.schemas.common import STRICT_REQUEST, FunctionId, field_error
+
+PositiveHalfWidth = Annotated[float, Field(gt=0.0, allow_inf_nan=False)]
+
+Delta = Annotated[
+    Annotated[PositiveHalfWidth, Tag("<number>")]
+    | Annotated[list[PositiveHalfWidth], Field(min_length=1), Tag("<list>")],
+    Discriminator(lambda v: "<list>" if isinstance(v, list) else "<number>"),
+]
+"""One half-width (a cube) or one per coordinate (a box); errors name ``delta`` or ``delta.3``
+(tags in ``<>`` are dropped from error locations). The list's length (``d``) is checked by the
+service (422 on ``delta``)."""
 
 
 class TableCreate(BaseModel):
@@ -18,12 +29,18 @@ class TableCreate(BaseModel):
             "examples": [
                 {"function_id": "bbob/f15/i1/d10", "log2n": 16, "seed": 0},
                 {"function_id": "classic/ellipsoid/d10", "delta": 0.5, "log2n": 18, "seed": 1},
+                {"function_id": "classic/ellipsoid/d2", "delta": [2.0, 0.002], "log2n": 16},
+                {"function_id": "classic/ellipsoid/d10", "ladder": True},
             ]
         },
     )
     function_id: FunctionId
-    delta: FiniteFloat | None = Field(
-        None, gt=0, description="sample [x* - delta, x* + delta] ∩ domain; null = whole domain"
+    delta: Delta | None = Field(
+        None,
+        description="sample [x* - delta, x* + delta] ∩ domain: one half-width (the cube), or d "
+        "half-widths delta_i, one per coordinate (the box Π_i [x*_i - delta_i, x*_i + delta_i]); "
+        "each finite and > 0; null = whole domain",
+        examples=[0.5, [2.0, 0.002]],
     )
     log2n: int | None = Field(
         None,
@@ -32,6 +49,20 @@ class TableCreate(BaseModel):
         description="N = 2^log2n Sobol points (default and maximum are settings, at most 30)",
     )
     seed: int = Field(0, ge=0, le=2**63 - 1, description="scrambling seed (Sobol rng=seed)")
+    ladder: bool = Field(
+        False,
+        description="request the ladder of nested regions instead (SPEC §3.4): the whole domain "
+        "and boxes [x* - h_j, x* + h_j] ∩ domain shaped like f's local sublevel sets, "
+        "h_j,i = min(R, sigma_j·a_i), sigma_j = sigma_0 / nested_factor^j, until the volume "
+        "fraction reaches 10^nested_min_log10_volume (at most nested_levels boxes; settings), "
+        "each an ordinary table of N points; needs a known x*",
+    )
+
+    @model_validator(mode="after")
+    def _ladder_picks_its_boxes(self) -> TableCreate:
+        if self.ladder and self.delta is not None:
+            raise field_error("delta", "a ladder chooses its own boxes: leave delta null")
+        return self
 
 
 class Progress(BaseModel):
@@ -74,3 +105,68 @@ class TableList(BaseModel):
 
     total: int
     items: list[TableRead]
+
+
+class LadderLevel(BaseModel):
+    """One table of a ladder of nested regions."""
+
+    level: int = Field(description="0 = the whole domain, then boxes shrinking around x*")
+    delta: list[float] | float | None = Field(
+        description="half-widths h_j of the box, one per coordinate (before clipping to the "
+        "domain); null for the domain"
+    )
+    sigma: float | None = Field(
+        description="the level's scale sigma_j (h_j,i = min(R, sigma_j·a_i)); null for the domain"
+    )
+    log10_volume_fraction: float = Field(description="log10 Leb(box)/Leb(domain)")
+    id: str
+    location: str
+    status: str = Field(description="building | merging | ready | failed")
+    progress: Progress
+
+
+class LadderShape(BaseModel):
+    """The per-coordinate shape a of a ladder's boxes (app.domain.nested.ladder_shape)."""
+
+    method: str
+    model: str = Field(description="quadratic-form | diagonal (d > 40) | cube (fallback)")
+    half_widths: list[float] = Field(
+        description="a_i, max 1: the bounding box of the fitted local sublevel ellipsoid"
+    )
+    degree: float = Field(description="p = d/beta (registered), 2 when beta is unknown")
+    fit_residual: float | None = Field(description="RMS relative misfit of the quadratic form")
+    fallback: str | None = Field(description="why the cube is used instead, if it is")
+    probes: int = Field(description="level-set crossings used by the fit")
+    condition: float | None = Field(description="condition number of the fitted form")
+    log10_fill_share: float | None = Field(
+        description="log10 share of its axis-aligned bounding box the fitted ellipsoid fills "
+        "(-2.6 for any axis-aligned ellipsoid in 10-D; far less for rotated ill-conditioned "
+        "ones, which axis-aligned boxes cannot sample)"
+    )
+
+
+class LadderRead(BaseModel):
+    """The tables of a ladder of nested regions around x* (SPEC §3.4)."""
+
+    function_id: str
+    ladder: bool = Field(True, description="always true: this is a ladder, not one table")
+    status: str = Field(
+        description="ready when every level is; failed if one failed; else building"
+    )
+    nested_factor: float = Field(description="divisor of the scale sigma per level")
+    nested_levels: int = Field(description="boxes L below the domain in this ladder")
+    nested_levels_cap: int = Field(description="the setting nested_levels: most boxes allowed")
+    nested_min_log10_volume: float = Field(
+        description="the ladder ends at the first box with log10 volume fraction <= this"
+    )
+    stop: str = Field(
+        description="why L boxes: volume (target reached) | levels (cap) | thin (a deeper box "
+        "would be narrower than 1e-8 of the domain)"
+    )
+    stop_detail: str
+    deepest_log10_volume_fraction: float
+    shape: LadderShape
+    n: int = Field(description="Sobol points per level")
+    seed: int
+    progress: Progress = Field(description="chunks over all levels")
+    levels: list[LadderLevel]

@@ -20,6 +20,7 @@ transactions with computation in between; enqueueing always happens after the co
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import math
@@ -28,7 +29,7 @@ import socket
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -39,8 +40,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db import session_scope
-from app.domain import absrank, sampling
-from app.domain.functions import get_function
+from app.domain import absrank, nested, sampling
+from app.domain.functions import BenchmarkFunction, get_function
 from app.errors import Conflict, InvalidInput, NotFound, TableNotReady
 from app.models.tables import TABLE_STATUSES, Table
 from app.repositories.tables import ChunkBlobs, ChunkProgress, TableRepository, as_utc
@@ -181,7 +182,7 @@ def table_spec(
     settings: Settings,
     *,
     function_id: str,
-    delta: float | None = None,
+    delta: float | Sequence[float] | None = None,
     log2n: int | None = None,
     seed: int = 0,
 ) -> dict[str, Any]:
@@ -193,9 +194,11 @@ def table_spec(
         Supplies the default and maximum ``log2n`` and the representation parameters.
     function_id : str
         A registered function, e.g. ``"bbob/f15/i1/d10"``.
-    delta : float, optional
-        Half-width of the box ``[x* - δ, x* + δ]`` clipped to the domain; ``None`` samples the
-        whole domain.
+    delta : float or sequence of float, optional
+        Half-width of the box ``[x* - δ, x* + δ]`` clipped to the domain: one number (the cube
+        ``[x* - δ, x* + δ]^d``, spec unchanged) or ``d`` positive numbers ``δ_i`` (the box
+        ``Π_i [x*_i - δ_i, x*_i + δ_i]``, recorded as a list); ``None`` samples the whole
+        domain.
     log2n : int, optional
         ``N = 2^log2n`` samples; default ``settings.table_default_log2n``.
     seed : int, default 0
@@ -214,7 +217,8 @@ def table_spec(
     app.errors.InvalidInput
         Bad ``delta`` (also one whose clipped box is narrower than ``1e-9`` x the domain's
         width in some coordinate), ``log2n`` or ``seed``, or a box around an unknown
-        minimiser.
+        minimiser. ``field`` is ``"delta"``, or ``"delta.i"`` for coordinate ``i`` of a list
+        (the list's length is ``"delta"``).
     """
     with domain_errors_as_problems("function_id"):
         fn = get_function(function_id)
@@ -231,31 +235,8 @@ def table_spec(
     if delta is None:
         region = {"kind": "domain", "lower": _floats(fn.lower), "upper": _floats(fn.upper)}
     else:
-        delta = float(delta)
-        if not math.isfinite(delta) or delta <= 0:
-            raise InvalidInput("delta must be a finite number > 0", field="delta")
-        if fn.x_opt is None:
-            raise InvalidInput(
-                f"{fn.id} has no known minimiser x*, so a box region [x*-δ, x*+δ] is undefined",
-                field="delta",
-            )
-        with domain_errors_as_problems("delta"):
-            lower, upper = sampling.region_box(fn.lower, fn.upper, fn.x_opt, delta)
-        # a side under 1e-9 of the domain's collapses the Sobol points onto a few floats
-        # (or onto x* itself, where every sample is f*): the table would be degenerate
-        domain_width = fn.upper - fn.lower
-        thin = np.flatnonzero(upper - lower < 1e-9 * domain_width)
-        if thin.size:
-            i = int(thin[0])
-            raise InvalidInput(
-                f"delta = {delta:g} is too small: the box [x* - delta, x* + delta] clipped to "
-                f"the domain is {upper[i] - lower[i]:g} wide in coordinate {i}, less than "
-                f"1e-9 x the domain's width {domain_width[i]:g} there, so the table would be "
-                f"degenerate; use delta >= {1e-9 * float(domain_width.max()):g}",
-                field="delta",
-            )
-        region = {"kind": "box", "delta": delta, "lower": _floats(lower), "upper": _floats(upper)}
-    return {
+        region = _box_region(fn, delta)
+    spec: dict[str, Any] = {
         "function_id": fn.id,
         "region": region,
         "n": 2**log2n,
@@ -268,6 +249,77 @@ def table_spec(
             "n_knots": settings.table_n_knots,
         },
     }
+    if fn.noisy:
+        spec["noise"] = (
+            "numpy.random.default_rng(SeedSequence([NOISE_STREAM, seed, chunk_index])) per chunk, "
+            f"NOISE_STREAM = {NOISE_STREAM:#x}; rows drawn in Sobol order"
+        )
+    return spec
+
+
+def _box_delta(fn: BenchmarkFunction, delta: object) -> float | list[float]:
+    """``delta`` as a float or a list of ``d`` floats, each finite and > 0."""
+    if isinstance(delta, bool):
+        raise InvalidInput("delta must be a finite number > 0 or a list of them", field="delta")
+    if isinstance(delta, int | float | np.number):
+        value = float(delta)
+        if not math.isfinite(value) or value <= 0:
+            raise InvalidInput("delta must be a finite number > 0", field="delta")
+        return value
+    if not isinstance(delta, Sequence | np.ndarray) or isinstance(delta, str):
+        raise InvalidInput("delta must be a finite number > 0 or a list of them", field="delta")
+    values = list(delta)
+    if len(values) != fn.dim:
+        raise InvalidInput(
+            f"delta must be one number or {fn.dim} numbers (one per coordinate of {fn.id}), "
+            f"got {len(values)}",
+            field="delta",
+        )
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, int | float | np.number):
+            raise InvalidInput(f"delta.{i} must be a number, got {v!r}", field=f"delta.{i}")
+        value = float(v)
+        if not math.isfinite(value) or value <= 0:
+            raise InvalidInput(f"delta.{i} must be a finite number > 0", field=f"delta.{i}")
+        out.append(value)
+    return out
+
+
+def _box_region(fn: BenchmarkFunction, delta: object) -> dict[str, Any]:
+    """The region ``{"kind": "box", "delta", "lower", "upper"}`` of a (per-coordinate) box."""
+    half = _box_delta(fn, delta)
+    per_coordinate = isinstance(half, list)
+    if fn.x_opt is None:
+        raise InvalidInput(
+            f"{fn.id} has no known minimiser x*, so a box region [x*-δ, x*+δ] is undefined",
+            field="delta",
+        )
+    with domain_errors_as_problems("delta"):
+        lower, upper = sampling.region_box(fn.lower, fn.upper, fn.x_opt, half)
+    # a side under 1e-9 of the domain's collapses the Sobol points onto a few floats
+    # (or onto x* itself, where every sample is f*): the table would be degenerate
+    domain_width = fn.upper - fn.lower
+    thin = np.flatnonzero(upper - lower < 1e-9 * domain_width)
+    if thin.size:
+        i = int(thin[0])
+        if per_coordinate:
+            assert isinstance(half, list)
+            raise InvalidInput(
+                f"delta.{i} = {half[i]:g} is too small: the box clipped to the domain is "
+                f"{upper[i] - lower[i]:g} wide in coordinate {i}, less than 1e-9 x the domain's "
+                f"width {domain_width[i]:g} there, so the table would be degenerate; use "
+                f"delta.{i} >= {1e-9 * float(domain_width[i]):g}",
+                field=f"delta.{i}",
+            )
+        raise InvalidInput(
+            f"delta = {half:g} is too small: the box [x* - delta, x* + delta] clipped to "
+            f"the domain is {upper[i] - lower[i]:g} wide in coordinate {i}, less than "
+            f"1e-9 x the domain's width {domain_width[i]:g} there, so the table would be "
+            f"degenerate; use delta >= {1e-9 * float(domain_width.max()):g}",
+            field="delta",
+        )
+    return {"kind": "box", "delta": half, "lower": _floats(lower), "upper": _floats(upper)}
 
 
 def spec_hash(spec: Mapping[str, Any]) -> str:
@@ -358,7 +410,7 @@ def request_table(
     dispatcher: Dispatcher,
     *,
     function_id: str,
-    delta: float | None = None,
+    delta: float | Sequence[float] | None = None,
     log2n: int | None = None,
     seed: int = 0,
 ) -> tuple[TableView, bool]:
@@ -388,6 +440,13 @@ def request_table(
         From :func:`table_spec`.
     """
     spec = table_spec(settings, function_id=function_id, delta=delta, log2n=log2n, seed=seed)
+    return _request_spec(sm, settings, dispatcher, spec)
+
+
+def _request_spec(
+    sm: SM, settings: Settings, dispatcher: Dispatcher, spec: dict[str, Any]
+) -> tuple[TableView, bool]:
+    """:func:`request_table` for an already validated spec (a ladder level's carries its shape)."""
     digest = spec_hash(spec)
     table_id = table_id_for(digest)
     now = _now()
@@ -593,6 +652,301 @@ def load_table_data(sm: SM, table_id: str) -> tuple[TableView, absrank.TableData
     return view, data
 
 
+# ---------------------------------------------------------------------------- ladders
+
+
+def _ladder_function(function_id: str) -> BenchmarkFunction:
+    """The function of a ladder request; refuse those without ``f*``/``x*`` or with an atom."""
+    with domain_errors_as_problems("function_id"):
+        fn = get_function(function_id)
+    if fn.x_opt is None or fn.f_opt is None:
+        raise InvalidInput(
+            f"{fn.id} has no known minimiser x* and minimum f*: a ladder of nested boxes around "
+            "x* is undefined",
+            field="function_id",
+        )
+    if fn.local.atom > 0:
+        raise InvalidInput(
+            f"{fn.id} has a plateau at f* (atom {fn.local.atom:g}): its registered mass gives v1 "
+            "near f*, nested regions serve a continuous lower tail",
+            field="function_id",
+        )
+    return fn
+
+
+def ladder_degree(fn: BenchmarkFunction) -> float | None:
+    """``p = d/β`` of the registered local structure, ``None`` (so 2) when ``β`` is unknown."""
+    beta = fn.local.beta
+    return fn.dim / beta if beta is not None and beta > 0 else None
+
+
+@functools.lru_cache(maxsize=256)
+def ladder_shape_of(fn: BenchmarkFunction) -> nested.LadderShape:
+    """The box shape of ``fn``'s ladders (:func:`app.domain.nested.ladder_shape`), cached.
+
+    Computed from ``fn`` alone (about ``2d²·140`` evaluations near ``x*``; 0.01-0.4 s in
+    10-D, 1-2 s for BBOB functions in 40-D), once per function and process. A noisy function's
+    shape is that of its noise-free part (the noise only scales ``f − f*``).
+    """
+    with domain_errors_as_problems("function_id"):
+        return nested.ladder_shape(
+            fn.evaluate_noise_free, fn.x_opt, fn.f_opt, fn.lower, fn.upper, degree=ladder_degree(fn)
+        )
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_plan(
+    fn: BenchmarkFunction,
+    shape: nested.LadderShape,
+    factor: float,
+    max_levels: int,
+    min_log10_volume: float,
+) -> nested.LadderPlan:
+    with domain_errors_as_problems("function_id"):
+        return nested.plan_ladder(
+            fn.lower,
+            fn.upper,
+            fn.x_opt,
+            factor=factor,
+            max_levels=max_levels,
+            min_log10_volume=min_log10_volume,
+            shape=np.asarray(shape),
+        )
+
+
+def ladder_plan(
+    settings: Settings, function_id: str
+) -> tuple[BenchmarkFunction, nested.LadderShape, nested.LadderPlan]:
+    """The function, box shape and boxes of its ladder under ``settings`` (SPEC §3.4).
+
+    Parameters
+    ----------
+    settings : Settings
+        ``nested_factor``, ``nested_levels`` (the cap) and ``nested_min_log10_volume``.
+    function_id : str
+        A registered function with known ``x*`` and ``f*`` and no atom at ``f*``.
+
+    Returns
+    -------
+    fn : BenchmarkFunction
+    shape : LadderShape
+        From :func:`ladder_shape_of` (the cube, with its reason, when the fit fails).
+    plan : LadderPlan
+        :func:`app.domain.nested.plan_ladder`: ``R_0 = Ω`` and ``L`` boxes
+        ``[x* − h_j, x* + h_j] ∩ Ω``, ``h_{j,i} = min(R, σ_j·a_i)``,
+        ``σ_j = σ_0/nested_factor^j``, up to the volume target, the cap or the thinness limit.
+
+    Raises
+    ------
+    app.errors.NotFound
+        Unknown function.
+    app.errors.InvalidInput
+        No ``x*``/``f*`` or an atom (``field="function_id"``).
+    """
+    fn = _ladder_function(function_id)
+    shape = ladder_shape_of(fn)
+    plan = _cached_plan(
+        fn,
+        shape,
+        float(settings.nested_factor),
+        int(settings.nested_levels),
+        float(settings.nested_min_log10_volume),
+    )
+    return fn, shape, plan
+
+
+def ladder_specs(
+    settings: Settings, function_id: str, *, log2n: int | None = None, seed: int = 0
+) -> list[dict[str, Any]]:
+    """Validate a ladder request and return the specs of its tables (SPEC §3.4).
+
+    Parameters
+    ----------
+    settings : Settings
+        ``nested_factor``, ``nested_levels``, ``nested_min_log10_volume`` (:func:`ladder_plan`)
+        and everything :func:`table_spec` uses.
+    function_id : str
+        A registered function with known ``x*`` and ``f*`` and no atom at ``f*``.
+    log2n : int, optional
+        ``N = 2^log2n`` samples per level; default ``settings.table_default_log2n``.
+    seed : int, default 0
+        Sobol seed of every level.
+
+    Returns
+    -------
+    list of dict
+        ``L + 1`` specs from :func:`table_spec`: level 0 is the whole domain (the default
+        table's spec, and hash, when ``log2n`` and ``seed`` are the defaults); level ``j >= 1``
+        is the per-coordinate box ``delta = h_j`` (:func:`ladder_plan`) whose region also
+        records ``ladder = {"sigma": σ_j, "shape": {...}}`` (method, model, half-widths ``a``,
+        degree, fit residual, fallback reason), so the hash changes with the shape. Every
+        level's box is known before any table is built: the levels build in parallel.
+
+    Raises
+    ------
+    app.errors.NotFound
+        Unknown function.
+    app.errors.InvalidInput
+        No ``x*``/``f*`` or an atom (``field="function_id"``); bad ``log2n``/``seed``.
+    """
+    fn, shape, plan = ladder_plan(settings, function_id)
+    specs = [table_spec(settings, function_id=fn.id, log2n=log2n, seed=seed)]
+    for box in plan.boxes[1:]:
+        assert box.half_widths is not None
+        spec = table_spec(
+            settings, function_id=fn.id, delta=_floats(box.half_widths), log2n=log2n, seed=seed
+        )
+        spec["region"]["ladder"] = {"sigma": float(box.delta or 0.0), "shape": shape.spec()}
+        specs.append(spec)
+    return specs
+
+
+def ladder_table_ids(
+    settings: Settings, function_id: str, *, log2n: int | None = None, seed: int = 0
+) -> list[str]:
+    """Return the table ids of a ladder, level 0 first (see :func:`ladder_specs`)."""
+    specs = ladder_specs(settings, function_id, log2n=log2n, seed=seed)
+    return [table_id_for(spec_hash(spec)) for spec in specs]
+
+
+def request_ladder(
+    sm: SM,
+    settings: Settings,
+    dispatcher: Dispatcher,
+    function_id: str,
+    *,
+    log2n: int | None = None,
+    seed: int = 0,
+) -> list[TableView]:
+    """Return the tables of a ladder of nested regions, queueing the missing ones (SPEC §3.4).
+
+    Every level is validated before any table is created; each level is then requested like
+    any table (idempotent: an existing table is returned, a failed one retried), and all of
+    them are queued at once.
+
+    Parameters
+    ----------
+    sm, settings, dispatcher
+        As in :func:`request_table`.
+    function_id, log2n, seed
+        As in :func:`ladder_specs`.
+
+    Returns
+    -------
+    list of TableView
+        ``L + 1`` views, level 0 (the domain) first.
+
+    Raises
+    ------
+    app.errors.NotFound, app.errors.InvalidInput
+        From :func:`ladder_specs`.
+    """
+    specs = ladder_specs(settings, function_id, log2n=log2n, seed=seed)
+    return [_request_spec(sm, settings, dispatcher, spec)[0] for spec in specs]
+
+
+def describe_ladder(settings: Settings, views: Sequence[TableView]) -> dict[str, Any]:
+    """Return the status, progress, shape and levels of a ladder (the body of ``LadderRead``).
+
+    Parameters
+    ----------
+    settings : Settings
+        The ladder settings (echoed, with why the ladder has ``L`` levels).
+    views : sequence of TableView
+        The ladder's tables, level 0 first (:func:`request_ladder`).
+
+    Returns
+    -------
+    dict
+        ``function_id``, ``status`` (``ready`` when every level is, ``failed`` if one failed,
+        else ``building``), ``progress`` (chunks over all levels), ``n``, ``seed``,
+        ``nested_factor``, ``nested_levels`` (``L``, boxes below the domain),
+        ``nested_levels_cap``, ``nested_min_log10_volume``, ``stop`` and ``stop_detail`` (why
+        ``L``: ``volume``, ``levels`` or ``thin``), ``deepest_log10_volume_fraction``, ``shape``
+        (:meth:`app.domain.nested.LadderShape.describe`: half-widths ``a``, degree, model, fit
+        residual, fallback reason, probes, condition, fill share) and one entry per level:
+        ``level``, ``delta`` (``None`` for the domain, else the ``d`` half-widths ``h_j``),
+        ``sigma``, ``log10_volume_fraction``, ``id``, ``location``, ``status``, ``progress``.
+    """
+    fn, shape, plan = ladder_plan(settings, views[0].function_id)
+    levels = []
+    for level, view in enumerate(views):
+        region = view.spec["region"]
+        ln_fraction = nested.ln_volume_fraction(
+            fn.lower, fn.upper, np.asarray(region["lower"]), np.asarray(region["upper"])
+        )
+        levels.append(
+            {
+                "level": level,
+                "delta": region.get("delta"),
+                "sigma": region.get("ladder", {}).get("sigma"),
+                "log10_volume_fraction": ln_fraction / math.log(10.0),
+                "id": view.id,
+                "location": view.location,
+                "status": view.status,
+                "progress": view.progress,
+            }
+        )
+    statuses = {view.status for view in views}
+    status = "ready" if statuses == {"ready"} else "failed" if "failed" in statuses else "building"
+    done = sum(view.progress["done"] for view in views)
+    total = sum(view.progress["total"] for view in views)
+    return {
+        "function_id": fn.id,
+        "ladder": True,
+        "status": status,
+        "nested_factor": settings.nested_factor,
+        "nested_levels": len(views) - 1,
+        "nested_levels_cap": settings.nested_levels,
+        "nested_min_log10_volume": settings.nested_min_log10_volume,
+        "stop": plan.stop,
+        "stop_detail": plan.stop_detail,
+        "deepest_log10_volume_fraction": levels[-1]["log10_volume_fraction"],
+        "shape": shape.describe(),
+        "n": views[0].n,
+        "seed": views[0].seed,
+        "progress": {"done": done, "total": total, "fraction": done / total if total else 1.0},
+        "levels": levels,
+    }
+
+
+def ready_ladder(
+    sm: SM, settings: Settings, function_id: str, *, log2n: int | None = None, seed: int = 0
+) -> list[tuple[TableView, absrank.TableData]] | None:
+    """Return every level's view and data when the whole ladder is ready, else ``None``.
+
+    Ready tables come from the per-process cache when loaded before (no SQL, as
+    :func:`cached_ready_table`); the others are loaded once and cached.
+
+    Parameters
+    ----------
+    sm, settings
+        Database and configuration.
+    function_id, log2n, seed
+        As in :func:`ladder_specs`.
+
+    Returns
+    -------
+    list of (TableView, TableData) or None
+        Level 0 first; ``None`` if some level is missing, building, merging or failed.
+
+    Raises
+    ------
+    app.errors.NotFound, app.errors.InvalidInput
+        From :func:`ladder_specs`.
+    """
+    out = []
+    for table_id in ladder_table_ids(settings, function_id, log2n=log2n, seed=seed):
+        ready = cached_ready_table(sm, table_id)
+        if ready is None:
+            try:
+                ready = load_table_data(sm, table_id)
+            except (NotFound, TableNotReady):
+                return None
+        out.append(ready)
+    return out
+
+
 # ---------------------------------------------------------------------------- building
 
 
@@ -639,7 +993,24 @@ def _compute_chunk(spec: Mapping[str, Any], index: int, chunk_size: int) -> samp
     upper = np.asarray(spec["region"]["upper"], dtype=np.float64)
     k_low = min(int(spec["representation"]["k_exact"]), chunk_size)
     seed = int(spec["seed"])
-    return sampling.evaluate_chunk(fn.evaluate, lower, upper, seed, index, chunk_size, k_low)
+    f = fn.evaluate
+    if fn.noisy:
+        # the noise of chunk j comes from its own stream, so any worker builds the same chunk
+        noise_rng = np.random.default_rng(noise_seed_sequence(seed, index))
+        f = functools.partial(fn.evaluate_noisy, rng=noise_rng)
+    return sampling.evaluate_chunk(f, lower, upper, seed, index, chunk_size, k_low)
+
+
+NOISE_STREAM = 0x6E6F697365  # "noise": keeps the noise stream apart from any other use of a seed
+
+
+def noise_seed_sequence(table_seed: int, chunk_index: int) -> np.random.SeedSequence:
+    """Seed of the noise drawn in one chunk of a noisy function's table.
+
+    ``SeedSequence([NOISE_STREAM, table_seed, chunk_index])``: derived from the table seed and
+    the chunk index only, so a chunk's values do not depend on which worker computes it or when.
+    """
+    return np.random.SeedSequence([NOISE_STREAM, int(table_seed), int(chunk_index)])
 
 
 def run_chunk(sm: SM, settings: Settings, table_id: str, index: int) -> str:

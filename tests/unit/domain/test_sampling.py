@@ -108,6 +108,41 @@ def test_region_box_errors(x_opt: np.ndarray | None, delta: float, field: str) -
     assert err.value.field == field
 
 
+def test_region_box_per_coordinate() -> None:
+    lo, hi = np.full(3, -5.0), np.full(3, 5.0)
+    x = np.array([0.0, 4.0, -4.5])
+    r_lo, r_hi = region_box(lo, hi, x, [1.0, 0.5, 2.0])
+    np.testing.assert_array_equal(r_lo, [-1.0, 3.5, -5.0])
+    np.testing.assert_array_equal(r_hi, [1.0, 4.5, -2.5])
+    for same in ([0.3] * 3, np.full(3, 0.3), (0.3, 0.3, 0.3)):  # equal entries: the cube's bytes
+        v_lo, v_hi = region_box(lo, hi, x, same)
+        s_lo, s_hi = region_box(lo, hi, x, 0.3)
+        assert v_lo.tobytes() == s_lo.tobytes()
+        assert v_hi.tobytes() == s_hi.tobytes()
+    assert region_box(lo, hi, x, np.float64(0.3))[0].tobytes() == s_lo.tobytes()
+    assert region_box(lo, hi, x, np.array(0.3))[0].tobytes() == s_lo.tobytes()
+
+
+@pytest.mark.parametrize(
+    "delta",
+    [
+        [1.0, 1.0],  # wrong length
+        [1.0, 0.0, 1.0],
+        [1.0, -1.0, 1.0],
+        [1.0, float("nan"), 1.0],
+        [1.0, True, 1.0],
+        [1.0, "1", 1.0],
+        np.ones((3, 1)),
+        "abc",
+        True,
+    ],
+)
+def test_region_box_per_coordinate_errors(delta: object) -> None:
+    with pytest.raises(InvalidInput) as err:
+        region_box(np.full(3, -5.0), np.full(3, 5.0), np.zeros(3), delta)  # type: ignore[arg-type]
+    assert err.value.field == "delta"
+
+
 def test_evaluate_chunk_keeps_lowest_by_value_then_index() -> None:
     lo, hi = np.full(2, -1.0), np.full(2, 1.0)
 

@@ -1,0 +1,1355 @@
+r"""Deep lower tails by nested regions (SPEC §3.4): ``v1`` many decades below ``1/N``.
+
+A table of ``N`` Sobol samples on ``Ω`` resolves ``v1`` down to about ``1/N``; below that only a
+tail model remains, and a power tail is valid only while the sublevel set ``{f <= t}`` lies inside
+the sampled region. For a function with a known minimiser ``x*`` a *ladder* of boxes
+
+.. math:: R_0 = Ω ⊃ R_1 ⊃ … ⊃ R_L, \qquad R_j = \prod_i [x^*_i − h_{j,i}, x^*_i + h_{j,i}] ∩ Ω,
+          \qquad h_{j,i} = \min(R, σ_j a_i), \quad σ_j = σ_0 / \mathrm{factor}^j,
+
+each sampled with its own ordinary table of ``N`` points, gives
+
+.. math:: v_1(t) = \frac{\mathrm{Leb}(R_j)}{\mathrm{Leb}(Ω)}\, v_{1,R_j}(t)
+          \quad\text{wherever}\quad \{f <= t\} ⊂ R_j,
+
+so level ``j`` measures ``v1`` at the resolution ``Leb(R_j)/(N·Leb(Ω))`` without extrapolation.
+The shape ``a`` (``max a_i = 1``) is the bounding box of ``f``'s local sublevel ellipsoid
+(:func:`ladder_shape`; the cube ``a = 1`` when no ellipsoid fits), ``R`` the largest distance
+from ``x*`` to a face of ``Ω``, and ``σ_0 = max_i max(x*_i − l_i, u_i − x*_i)/a_i`` the scale of
+the smallest box of that shape around ``x*`` covering ``Ω`` (so the short axes shrink first;
+for cubes ``σ_j = δ_j``, the ``[x* − δ_j, x* + δ_j]^d`` of Jing & Liu §V). :func:`plan_ladder`
+picks ``L`` (a volume target, a cap, a thinness limit); every box is known before any sample is
+drawn, so the levels build in parallel.
+
+The containment ``{f <= t} ⊂ R_j`` is *checked* from samples, never assumed (:func:`nested_curve`,
+Notes), and every ``t`` is served by the deepest level whose containment is verified at ``t``; the
+deepest level's own tail (:func:`app.domain.absrank.table_curve`, ``tail="auto"`` by default, its
+power-tail validity checked on that box) serves ``t`` below its samples.
+
+References
+----------
+.. [1] Y. Jing, Q. Liu. Absolute Ranking: An Essential Normalization for Benchmarking Optimization
+       Algorithms, Eq. 28 (the per-level estimate) and §V (sampling boxes ``[x* − δ, x* + δ]``).
+.. [2] SPEC §3.4, "nested regions": ``R_0 = Ω ⊃ R_1 ⊃ …`` around ``x*``, containment verified
+       from the outer levels' samples.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from app.domain import absrank, sampling
+from app.domain.absrank import RankContext, TableData
+from app.domain.curves import PowerLaw, V1Curve
+from app.domain.errors import InvalidInput, NotApplicable
+
+__all__ = [
+    "CLIP_SHARE",
+    "METHODS",
+    "MIN_INNER_SAMPLES",
+    "RESIDUAL_FLOOR",
+    "SHAPE_METHOD",
+    "THIN_SHARE",
+    "LadderBox",
+    "LadderPlan",
+    "LadderShape",
+    "NestedLevel",
+    "ladder_boxes",
+    "ladder_deltas",
+    "ladder_shape",
+    "ln_volume_fraction",
+    "nested_curve",
+    "plan_ladder",
+]
+
+LN10 = math.log(10.0)
+#: A sample farther from ``x*`` than this share of the way to a face of ``R_j`` (a face inside the
+#: outer region) counts as lying outside ``R_j`` (the margin of :data:`absrank.CLIP_SHARE`).
+CLIP_SHARE = absrank.CLIP_SHARE
+#: A level serves only if at least this many of its own samples lie below its threshold ``τ*_j``:
+#: a box that sees (almost) none of the sublevel sets it would serve adds only extrapolation, and
+#: is the signature of a box that misses the minimiser (a wrong ``x*``).
+MIN_INNER_SAMPLES = 10
+#: Per-value methods of a nested curve: ``"nested-"`` + the serving level's own method.
+METHODS = tuple(f"nested-{m}" for m in absrank.METHODS)
+#: Lower-tail modes accepted for the deepest level (the paper's tail ignores ``f*``).
+TAIL_MODES = ("auto", "power", "linear")
+
+_CONTAINMENT = (
+    "{f <= t} within R_j is checked from samples: level j serves t only below tau_j = the "
+    "smallest value among (a) the stored lowest samples of every outer level i < j that lie "
+    "outside R_j shrunk toward x* by clip_share (faces inside R_i only; nothing lies beyond a "
+    "shared face), each outer level capped at its largest stored value (beyond it nothing is "
+    "known), and (b) level j's own stored lowest samples beyond clip_share of the way to a face "
+    "of R_j inside the domain (the sublevel set reaches that face); levels with fewer than "
+    "min_inner_samples samples below their threshold are skipped. The check has the resolution "
+    "of the samples: a part of {f <= t} outside R_j that no outer sample falls into (share of "
+    "the domain below about undetectable_share, the 95% upper limit for 0 hits among N points "
+    "per outer level) escapes it, so v1 can be underestimated by up to about that share; it is "
+    "not a proof of containment, and the reported intervals do not include it."
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Geometry of the ladder
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class LadderBox:
+    """One rung of a ladder of nested boxes around ``x*``.
+
+    Attributes
+    ----------
+    level : int
+        ``j >= 0``; level 0 is the whole domain.
+    delta : float or None
+        The scale ``σ_j`` of the rung (input units divided by the shape; for cubes its
+        half-width ``δ_j``); ``None`` for level 0 (the domain itself).
+    lower, upper : ndarray, shape (d,)
+        ``R_j = [x* − h_j, x* + h_j] ∩ Ω``.
+    ln_volume_fraction : float
+        ``ln(Leb(R_j)/Leb(Ω))`` (``<= 0``; exactly 0 for level 0).
+    half_widths : ndarray, shape (d,), or None
+        ``h_{j,i} = min(R, σ_j·s_i)`` (input units, before clipping to ``Ω``; ``R`` the largest
+        distance from ``x*`` to a face of ``Ω``), the per-coordinate ``delta`` of the box table
+        (:func:`app.domain.sampling.region_box`); ``None`` for level 0.
+    """
+
+    level: int
+    delta: float | None
+    lower: np.ndarray
+    upper: np.ndarray
+    ln_volume_fraction: float
+    half_widths: np.ndarray | None = None
+
+
+def _check_int(value: object, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise InvalidInput(f"{name} must be an integer >= {minimum}, got {value!r}", field=name)
+    return int(value)
+
+
+def _check_factor(factor: object) -> float:
+    if isinstance(factor, bool) or not isinstance(factor, int | float | np.number):
+        raise InvalidInput(f"factor must be a number, got {factor!r}", field="factor")
+    value = float(factor)
+    if not (math.isfinite(value) and value > 1.0):
+        raise InvalidInput(f"factor must be finite and > 1, got {factor!r}", field="factor")
+    return value
+
+
+def _domain_and_opt(
+    lower: np.ndarray, upper: np.ndarray, x_opt: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    lo, hi = sampling.region_box(lower, upper, None, None)
+    if x_opt is None:
+        raise NotApplicable("nested regions need a known minimiser x*", field="x_opt")
+    x = np.asarray(x_opt, dtype=np.float64)
+    if x.shape != lo.shape or not np.all(np.isfinite(x)):
+        raise InvalidInput(f"x_opt must be a finite array of shape {lo.shape}", field="x_opt")
+    if np.any(x < lo) or np.any(x > hi):
+        raise InvalidInput("x_opt must lie in the domain", field="x_opt")
+    return lo, hi, x
+
+
+def _reach(lo: np.ndarray, hi: np.ndarray, x: np.ndarray) -> float:
+    """``R``: the largest distance from ``x*`` to a face of ``Ω`` (over both faces, all axes)."""
+    return float(np.max(np.maximum(x - lo, hi - x)))
+
+
+def ladder_deltas(
+    lower: np.ndarray,
+    upper: np.ndarray,
+    x_opt: np.ndarray | None,
+    *,
+    factor: float,
+    levels: int,
+    shape: np.ndarray | None = None,
+) -> tuple[float | None, ...]:
+    """Scales ``σ_0, …, σ_L`` of a ladder of nested boxes around ``x*`` (SPEC §3.4).
+
+    Parameters
+    ----------
+    lower, upper : array_like, shape (d,)
+        The domain ``Ω``.
+    x_opt : array_like, shape (d,)
+        The known minimiser ``x*`` (inside ``Ω``).
+    factor : float
+        Divisor of the scale per level, ``> 1`` (2 halves every side that is not clipped).
+    levels : int
+        Number ``L >= 0`` of boxes below the domain.
+    shape : array_like, shape (d,), optional
+        Positive per-coordinate scale ``s``: box ``j`` has half-width ``min(R, σ_j·s_i)`` in
+        coordinate ``i`` (default all ones: cubes, the ``[x* − δ, x* + δ]^d`` of Jing & Liu §V).
+        A shape matched to the sublevel sets (:func:`ladder_shape`; ``1/sqrt(w_i)`` for
+        ``Σ w_i x_i²``) lets ill-conditioned sets be sampled unclipped (Notes of
+        :func:`nested_curve`).
+
+    Returns
+    -------
+    tuple
+        ``L + 1`` entries: ``None`` (level 0 is ``Ω`` itself), then ``σ_j = σ_0 / factor**j``
+        for ``j = 1..L`` (units of ``x`` divided by ``s``), with
+        ``σ_0 = max_i max(x*_i − l_i, u_i − x*_i)/s_i``, the scale of the smallest box of that
+        shape centred at ``x*`` that covers ``Ω``. So the shortest axes of the shape shrink
+        first, and a level spans ``Ω`` along every axis with ``σ_j·s_i >= R``; for cubes,
+        ``σ_j = δ_j`` is the half-width of level ``j``.
+
+    Raises
+    ------
+    InvalidInput
+        Bad ``factor`` (``field="factor"``), ``levels`` (``field="levels"``) or ``shape``
+        (``field="shape"``), a malformed box (``field="region"``) or an ``x_opt`` outside it
+        (``field="x_opt"``).
+    NotApplicable
+        ``x_opt`` is unknown (``field="x_opt"``).
+
+    Examples
+    --------
+    >>> ladder_deltas([-5.0, -5.0], [5.0, 5.0], [1.0, 0.0], factor=2.0, levels=3)
+    (None, 3.0, 1.5, 0.75)
+    """
+    factor = _check_factor(factor)
+    levels = _check_int(levels, "levels", 0)
+    lo, hi, x = _domain_and_opt(lower, upper, x_opt)
+    scale = _check_shape(shape, x.size)
+    delta0 = float(np.max(np.maximum(x - lo, hi - x) / scale))
+    return (None, *(delta0 / factor**j for j in range(1, levels + 1)))
+
+
+def _check_shape(shape: np.ndarray | None, dim: int) -> np.ndarray:
+    if shape is None:
+        return np.ones(dim)
+    s = np.asarray(shape, dtype=np.float64)
+    if s.shape != (dim,) or not np.all(np.isfinite(s)) or np.any(s <= 0):
+        raise InvalidInput(f"shape must be {dim} finite positive numbers", field="shape")
+    return s
+
+
+def ln_volume_fraction(
+    domain_lower: np.ndarray, domain_upper: np.ndarray, lower: np.ndarray, upper: np.ndarray
+) -> float:
+    """``ln(Leb(R)/Leb(Ω))`` of a box ``R = [lower, upper] ⊂ Ω``, summed per coordinate.
+
+    Parameters
+    ----------
+    domain_lower, domain_upper : array_like, shape (d,)
+        ``Ω``.
+    lower, upper : array_like, shape (d,)
+        ``R``.
+
+    Returns
+    -------
+    float
+        ``Σ_i ln((upper_i − lower_i)/(domain_upper_i − domain_lower_i))``; exactly 0 when
+        ``R = Ω``; no underflow for tiny boxes in high dimension.
+
+    Raises
+    ------
+    InvalidInput
+        Malformed boxes or ``R`` not inside ``Ω`` (``field="region"``).
+    """
+    dlo, dhi = sampling.region_box(domain_lower, domain_upper, None, None)
+    lo, hi = sampling.region_box(lower, upper, None, None)
+    if lo.shape != dlo.shape or np.any(lo < dlo) or np.any(hi > dhi):
+        raise InvalidInput("the box must lie inside the domain", field="region")
+    return float(np.sum(np.log((hi - lo) / (dhi - dlo))))
+
+
+def ladder_boxes(
+    lower: np.ndarray,
+    upper: np.ndarray,
+    x_opt: np.ndarray | None,
+    *,
+    factor: float,
+    levels: int,
+    shape: np.ndarray | None = None,
+) -> list[LadderBox]:
+    """The boxes ``R_0 = Ω ⊃ R_1 ⊃ … ⊃ R_L`` of :func:`ladder_deltas` with their volume shares.
+
+    Parameters
+    ----------
+    lower, upper, x_opt, factor, levels, shape
+        As in :func:`ladder_deltas`.
+
+    Returns
+    -------
+    list of LadderBox
+        ``L + 1`` boxes, ``R_j = [x* − h_j, x* + h_j] ∩ Ω`` with ``h_{j,i} = min(R, σ_j·s_i)``,
+        clipped by :func:`app.domain.sampling.region_box` exactly as a box table with
+        ``delta=h_j`` is (for cubes ``h_j = δ_j``, and ``delta=δ_j`` gives the same bytes).
+
+    Raises
+    ------
+    InvalidInput, NotApplicable
+        As in :func:`ladder_deltas`.
+
+    Examples
+    --------
+    >>> boxes = ladder_boxes([-1.0], [1.0], [0.0], factor=2.0, levels=2)
+    >>> [(b.delta, b.lower.tolist(), b.upper.tolist()) for b in boxes]
+    [(None, [-1.0], [1.0]), (0.5, [-0.5], [0.5]), (0.25, [-0.25], [0.25])]
+    >>> round(boxes[2].ln_volume_fraction / math.log(2.0), 12)
+    -2.0
+    """
+    deltas = ladder_deltas(lower, upper, x_opt, factor=factor, levels=levels, shape=shape)
+    lo, hi, x = _domain_and_opt(lower, upper, x_opt)
+    scale = _check_shape(shape, x.size)
+    reach = _reach(lo, hi, x)
+    out = [LadderBox(0, None, lo, hi, 0.0)]
+    for j, delta in enumerate(deltas[1:], start=1):
+        assert delta is not None
+        half = np.minimum(reach, delta * scale)
+        r_lo, r_hi = sampling.region_box(lo, hi, x, half)
+        ln_frac = ln_volume_fraction(lo, hi, r_lo, r_hi)
+        out.append(LadderBox(j, delta, r_lo, r_hi, ln_frac, half))
+    return out
+
+
+#: A ladder stops before a box narrower than this share of the domain's width in some
+#: coordinate (a box table is refused below ``1e-9``: its Sobol points would collapse).
+THIN_SHARE = 1e-8
+
+
+@dataclass(frozen=True, eq=False)
+class LadderPlan:
+    """The boxes of a ladder and why it has that many (:func:`plan_ladder`).
+
+    Attributes
+    ----------
+    boxes : list of LadderBox
+        ``R_0 = Ω`` first, then ``L >= 1`` boxes.
+    stop : str
+        ``"volume"`` (the deepest box reached ``min_log10_volume``), ``"levels"`` (the cap
+        ``max_levels``) or ``"thin"`` (one more level would be narrower than
+        :data:`THIN_SHARE` of the domain in some coordinate).
+    stop_detail : str
+        The same in words.
+    """
+
+    boxes: list[LadderBox]
+    stop: str
+    stop_detail: str
+
+    @property
+    def log10_volume_fraction(self) -> float:
+        """``log10(Leb(R_L)/Leb(Ω))`` of the deepest box."""
+        return self.boxes[-1].ln_volume_fraction / LN10
+
+
+def plan_ladder(
+    lower: np.ndarray,
+    upper: np.ndarray,
+    x_opt: np.ndarray | None,
+    *,
+    factor: float,
+    max_levels: int,
+    min_log10_volume: float,
+    shape: np.ndarray | None = None,
+) -> LadderPlan:
+    r"""The ladder the service builds: shaped boxes until the deepest is small enough.
+
+    Level ``j >= 1`` is the box of :func:`ladder_boxes`,
+    ``R_j = [x* − h_j, x* + h_j] ∩ Ω``, ``h_{j,i} = min(R, σ_j·a_i)``,
+    ``σ_j = σ_0/factor^j``, ``σ_0 = max_i max(x*_i − l_i, u_i − x*_i)/a_i`` (the smallest
+    box of shape ``a`` around ``x*`` covering ``Ω``). With ``a`` normalized to ``max a_i = 1``
+    (:func:`ladder_shape`) the short axes of the sublevel shape shrink first, one factor per
+    level, while the long ones still span ``Ω``; from the level where ``σ_j <= R`` on, every
+    box is the shape scaled by ``σ_j`` (clipped to ``Ω``) and loses ``d·log10(factor)``
+    decades of volume per level. For cubes (``a = 1``) ``σ_j = δ_j``, the half-width.
+
+    Parameters
+    ----------
+    lower, upper, x_opt
+        As in :func:`ladder_deltas`.
+    factor : float
+        Divisor of ``σ`` per level, ``> 1``.
+    max_levels : int
+        Hard cap ``>= 1`` on the number of boxes below the domain.
+    min_log10_volume : float
+        Target: the ladder ends at the first level with
+        ``log10(Leb(R_j)/Leb(Ω)) <= min_log10_volume`` (``< 0``).
+    shape : array_like, shape (d,), optional
+        ``a`` (default the cube).
+
+    Returns
+    -------
+    LadderPlan
+        ``L + 1`` boxes, ``1 <= L <= max_levels``, and the reason ``L`` is what it is: the
+        volume target, the cap, or :data:`THIN_SHARE` (a deeper box would be too thin to
+        sample; the level is dropped rather than refused).
+
+    Raises
+    ------
+    InvalidInput, NotApplicable
+        As in :func:`ladder_deltas`; ``max_levels`` (``field="levels"``) or
+        ``min_log10_volume`` not negative (``field="min_log10_volume"``).
+
+    Examples
+    --------
+    >>> plan = plan_ladder([-1.0] * 2, [1.0] * 2, [0.0] * 2, factor=2.0, max_levels=10,
+    ...                    min_log10_volume=-3.0)
+    >>> len(plan.boxes) - 1, plan.stop, round(plan.log10_volume_fraction, 3)
+    (5, 'volume', -3.01)
+    """
+    max_levels = _check_int(max_levels, "levels", 1)
+    target = float(min_log10_volume)
+    if not (math.isfinite(target) and target < 0):
+        raise InvalidInput(
+            f"min_log10_volume must be a finite negative number, got {min_log10_volume!r}",
+            field="min_log10_volume",
+        )
+    boxes = ladder_boxes(lower, upper, x_opt, factor=factor, levels=max_levels, shape=shape)
+    width = boxes[0].upper - boxes[0].lower
+    for j, box in enumerate(boxes[1:], start=1):
+        thin = np.flatnonzero(box.upper - box.lower < THIN_SHARE * width)
+        if thin.size and j > 1:
+            i = int(thin[0])
+            return LadderPlan(
+                boxes[:j],
+                "thin",
+                f"level {j} would be narrower than {THIN_SHARE:g} of the domain in coordinate "
+                f"{i}; the ladder stops at level {j - 1} "
+                f"(log10 volume fraction {boxes[j - 1].ln_volume_fraction / LN10:.4g})",
+            )
+        if box.ln_volume_fraction / LN10 <= target:
+            return LadderPlan(
+                boxes[: j + 1],
+                "volume",
+                f"level {j} reaches log10 volume fraction "
+                f"{box.ln_volume_fraction / LN10:.4g} <= {target:g}",
+            )
+    return LadderPlan(
+        boxes,
+        "levels",
+        f"capped at {max_levels} levels (log10 volume fraction "
+        f"{boxes[-1].ln_volume_fraction / LN10:.4g}, target {target:g})",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The shape of the boxes
+# --------------------------------------------------------------------------------------------
+
+#: Seed of the random probe directions of :func:`ladder_shape` (fixed, so the shape, and every
+#: level's spec with it, is a function of ``f`` alone).
+SHAPE_SEED = 20_240_917
+#: Probe radii of :func:`ladder_shape`, as shares of ``R`` (the largest distance from ``x*`` to
+#: a face of ``Ω``): one target level of ``f − f*`` per radius.
+SHAPE_RADII = (1e-2, 1e-3, 1e-4)
+#: Significant digits kept of the half-widths ``a_i`` (2 of the fit residual): the shape enters
+#: the spec hash, and rounding makes it independent of the last bits of the LAPACK solve.
+SHAPE_DIGITS = 3
+#: A fit residual below this is recorded as 0 (an exact quadratic form up to rounding, whose
+#: digits would differ between platforms and so split the spec hash).
+RESIDUAL_FLOOR = 1e-6
+#: Largest condition number of a fitted form that counts as positive definite (beyond it the
+#: smallest eigenvalues are the fit's noise: a rank-deficient form, e.g. a linear slope).
+MAX_CONDITION = 1e10
+#: The full quadratic form (``d(d+1)/2`` unknowns) is fitted up to this dimension, its diagonal
+#: above (the axis extents of the form, rotations ignored).
+SHAPE_MAX_FULL_DIM = 40
+#: Name and version of the method, recorded with every shape.
+SHAPE_METHOD = "bounding box of the fitted local quadratic form (f - f*)^(2/p), v1"
+_SCAN_STEPS = 48  # radii r_top·2^-m, m = 0..47, for the innermost crossing
+_BISECTION_STEPS = 32  # bracket [r/2, r] narrowed to 2^-32 of r
+
+
+@dataclass(frozen=True, eq=False)
+class LadderShape:
+    """Per-coordinate shape ``a`` of the boxes of a ladder (:func:`ladder_shape`).
+
+    Attributes
+    ----------
+    half_widths : ndarray, shape (d,)
+        ``a_i > 0`` with ``max a_i = 1``, rounded to :data:`SHAPE_DIGITS` significant digits;
+        all ones for the cube (fallback). ``np.asarray(shape)`` gives it.
+    degree : float
+        ``p``: ``f − f*`` grows as ``|x − x*|^p`` (``d/β`` from the registered β, else 2).
+    model : str
+        ``"quadratic-form"`` (full ``A``), ``"diagonal"`` (``d >``
+        :data:`SHAPE_MAX_FULL_DIM`) or ``"cube"`` (fallback).
+    fit_residual : float or None
+        Root mean square of ``(x − x*)ᵀA(x − x*)/g − 1`` over the probes (2 significant
+        digits; 0 below :data:`RESIDUAL_FLOOR`); ``None`` when no fit was made.
+    fallback : str or None
+        Why the cube is used instead of a fitted shape.
+    probes : int
+        Points on the level sets used by the fit.
+    condition : float or None
+        ``λ_max/λ_min`` of the fitted ``A``.
+    log10_fill_share : float or None
+        ``log10`` of the share of its axis-aligned bounding box that the ellipsoid
+        ``{(x − x*)ᵀA(x − x*) <= 1}`` fills (``V_d/2^d`` for a ball or an axis-aligned ellipsoid,
+        ``-2.6`` in 10-D; smaller when ``A`` is rotated): about the share of a deep box's
+        samples that fall in the sublevel set touching it.
+    """
+
+    half_widths: np.ndarray
+    degree: float
+    model: str
+    fit_residual: float | None
+    fallback: str | None
+    probes: int
+    condition: float | None = None
+    log10_fill_share: float | None = None
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        return np.array(self.half_widths, dtype=dtype)
+
+    @property
+    def is_cube(self) -> bool:
+        """Whether every ``a_i`` is 1 (fitted isotropic, or the fallback)."""
+        return bool(np.all(self.half_widths == 1.0))
+
+    def spec(self) -> dict[str, Any]:
+        """What enters each level's spec region (JSON-ready, rounded, deterministic)."""
+        return {
+            "method": SHAPE_METHOD,
+            "model": self.model,
+            "half_widths": [float(v) for v in self.half_widths],
+            "degree": float(self.degree),
+            "fit_residual": self.fit_residual,
+            "fallback": self.fallback,
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """:meth:`spec` plus the fit's diagnostics (probes, condition, fill share)."""
+        return self.spec() | {
+            "probes": self.probes,
+            "condition": self.condition,
+            "log10_fill_share": self.log10_fill_share,
+        }
+
+
+def _significant(x: float, digits: int) -> float:
+    return float(f"{x:.{digits - 1}e}")
+
+
+def _pair_directions(scale: np.ndarray) -> np.ndarray:
+    """``(±c_i e_i ± c_j e_j)/norm`` for ``i < j``: the off-diagonal probes, in scaled axes ``c``.
+
+    With the axes ``±e_i`` the design is invariant under permutations and sign changes of the
+    coordinates: a function with the symmetry of the cube (the cone ``max_i |x_i|``) gets an
+    exactly isotropic shape, and every ``u`` comes with ``−u``, which cancels the odd (cubic)
+    terms of ``f`` about ``x*`` to first order in the fit (Rosenbrock's, for one).
+    """
+    dim = scale.size
+    i, j = np.triu_indices(dim, 1)
+    if not i.size:
+        return np.zeros((0, dim))
+    out = []
+    for si, sj in ((1.0, 1.0), (1.0, -1.0), (-1.0, 1.0), (-1.0, -1.0)):
+        V = np.zeros((i.size, dim))
+        V[np.arange(i.size), i] = si * scale[i]
+        V[np.arange(i.size), j] = sj * scale[j]
+        out.append(V)
+    V = np.vstack(out)
+    return V / np.linalg.norm(V, axis=1, keepdims=True)
+
+
+def _random_directions(scale: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """``n`` directions ``c ⊙ g/|c ⊙ g|``, ``g`` Gaussian from ``default_rng(seed)``."""
+    V = np.random.default_rng(seed).standard_normal((n, scale.size)) * scale
+    return V / np.linalg.norm(V, axis=1, keepdims=True)
+
+
+def _ray_lengths(U: np.ndarray, x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Largest ``r`` with ``x + r·u`` in ``Ω``, per direction ``u``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        up = np.where(U > 0, (hi - x) / U, np.inf)
+        down = np.where(U < 0, (lo - x) / U, np.inf)
+    return np.min(np.minimum(up, down), axis=1)
+
+
+def _features(Z: np.ndarray, full: bool) -> np.ndarray:
+    """Columns of ``zᵀAz`` linear in the entries of symmetric ``A`` (upper triangle)."""
+    if not full:
+        return Z * Z
+    i, j = np.triu_indices(Z.shape[1])
+    return Z[:, i] * Z[:, j] * np.where(i == j, 1.0, 2.0)
+
+
+def _unpack(coef: np.ndarray, dim: int, full: bool) -> np.ndarray:
+    if not full:
+        return np.diag(coef)
+    A = np.zeros((dim, dim))
+    A[np.triu_indices(dim)] = coef
+    return A + np.triu(A, 1).T
+
+
+def _cube(dim: int, degree: float, reason: str, *, probes: int = 0, residual: float | None = None):
+    return LadderShape(np.ones(dim), degree, "cube", residual, reason, probes)
+
+
+def ladder_shape(
+    fn_evaluate: Callable[[np.ndarray], np.ndarray],
+    x_opt: np.ndarray | None,
+    f_opt: float | None,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    *,
+    degree: float | None = None,
+    n_random: int | None = None,
+    seed: int = SHAPE_SEED,
+    radii: Sequence[float] = SHAPE_RADII,
+) -> LadderShape:
+    r"""Per-coordinate shape of ladder boxes: the bounding box of ``f``'s local sublevel set.
+
+    Deterministic and computed from ``f`` alone (no table), so every level's box is known up
+    front and all levels build in parallel.
+
+    Parameters
+    ----------
+    fn_evaluate : callable
+        Vectorised ``f``, ``(n, d) -> (n,)``.
+    x_opt : array_like, shape (d,)
+        The known minimiser ``x*`` (inside ``Ω``).
+    f_opt : float
+        The known minimum ``f*``.
+    lower, upper : array_like, shape (d,)
+        The domain ``Ω``.
+    degree : float, optional
+        ``p > 0`` with ``f − f* ≈ |x − x*|^p`` near ``x*``: ``d/β`` from the registered
+        local structure (2 at a smooth minimum, 1 at a cone, 4 for BBOB f21/f22); default 2.
+    n_random : int, optional
+        Fixed-seed random probe directions added to the deterministic design (default 0: the
+        axes and the pair diagonals determine ``A`` and keep the design symmetric).
+    seed : int, optional
+        Seed of the random directions (:data:`SHAPE_SEED`; part of the method, do not vary).
+    radii : sequence of float, optional
+        Probe radii as shares of ``R`` (:data:`SHAPE_RADII`).
+
+    Returns
+    -------
+    LadderShape
+        ``half_widths`` ``a`` (``max a_i = 1``), the model, degree, fit residual, and the
+        fallback reason when the cube is returned instead.
+
+    Raises
+    ------
+    InvalidInput
+        Malformed domain, ``x_opt``, ``degree``, ``n_random`` or ``radii``.
+    NotApplicable
+        ``x_opt`` or ``f_opt`` unknown.
+
+    Notes
+    -----
+    Method. Near a minimum of degree ``p``, ``g(x) = (f(x) − f*)^{2/p}`` is approximately a
+    positive-definite quadratic form ``(x − x*)ᵀA(x − x*)``, so the sublevel sets
+    ``{f <= f* + s}`` are approximately the ellipsoids ``{(x − x*)ᵀA(x − x*) <= s^{2/p}}``, all
+    the same shape. A box holds such an ellipsoid unclipped with the least waste when it is the
+    ellipsoid's axis-aligned bounding box, of half-widths ``sqrt(s^{2/p}·(A^{-1})_{ii})``;
+    hence ``a_i = sqrt((A^{-1})_{ii})``, normalized to ``max a_i = 1``, and the ladder scales
+    that box (:func:`plan_ladder`). For ``Σ w_i x_i²`` this gives ``a_i ∝ 1/sqrt(w_i)``.
+
+    Probes. Target levels: for each radius ``ρ·R`` of ``radii`` (``R`` the largest distance
+    from ``x*`` to a face of ``Ω``), ``s = min_i (f(x* ± ρR·e_i) − f*)`` over the axis
+    directions that stay in ``Ω`` that far (levels within rounding of 0 are skipped). Along a
+    direction ``u`` the crossing of ``f − f* = s`` nearest ``x*`` is bracketed on the radii
+    ``r_max(u)·2^{-m}`` (``r_max`` to the boundary of ``Ω``; non-monotone rays, e.g. through
+    other basins, are handled) and bisected to ``2^{-32}``. Stage 1 probes the axes ``±e_i``;
+    their crossing radii give the extent ``c_i`` of the level sets along each axis. Stage 2
+    probes the pair diagonals ``(±c_i e_i ± c_j e_j)/norm``, ``i < j`` (and ``n_random``
+    fixed-seed random directions ``c ⊙ g/|c ⊙ g|`` if asked), spread evenly in the scaled
+    coordinates ``y = (x − x*)/c`` so that ill-conditioned axes are probed as well as the
+    others; a direction that leaves ``Ω`` at once (``x*`` on a face) is replaced by its
+    opposite. Each crossing ``z = r·u`` gives one equation ``zᵀAz = s^{2/p}``; ``A`` (symmetric,
+    ``d(d+1)/2`` unknowns, or its diagonal above :data:`SHAPE_MAX_FULL_DIM`) is their
+    least-squares solution in relative terms (each row divided by ``s^{2/p}``, in the scaled
+    coordinates, columns normalized), and ``fit_residual`` is the root mean square of the
+    relative misfit: rounding noise for an exact quadratic form (recorded as 0; the ellipsoid
+    is recovered to 0.2%, the rounding to 3 digits), 0.2 for the cone ``max_i |x_i|``
+    (``p = 1``; its sublevel cubes are fitted by a ball: ``a`` is exactly isotropic by the
+    symmetry of the design), 0.004-0.07 for BBOB functions with ``T_osz`` (its log-periodic
+    factor).
+    ``2d + 2d(d − 1)`` directions, about ``140`` evaluations each: 0.01-0.05 s in 10-D, 1-4 s
+    in 40-D.
+
+    Fallback to the cube (all ones, with the reason in ``fallback``): ``f`` non-finite or below
+    ``f*`` at a probe, a plateau (``f − f*`` within rounding of 0 at the largest probe radius
+    in some direction), too few crossings for the unknowns, a non-finite fit, or ``A`` not
+    positive definite (or of condition above :data:`MAX_CONDITION`).
+
+    Limit. The box is axis-aligned. An ellipsoid whose axes are the coordinate axes fills
+    ``V_d/2^d`` of its bounding box (``10^-2.6`` in 10-D, as a ball its cube; but ``10^-20.5``
+    in 40-D), whatever its condition. A rotated ill-conditioned ellipsoid fills far less
+    (``log10_fill_share``): BBOB f22/i1/d10 (rotated, condition 1e3) ``10^-6.25`` of its
+    bounding box (``10^-7.8`` of the smallest cube around it), f21/i1/d10 (condition 32)
+    ``10^-3.6`` (cube ``10^-5.2``), BBOB f10 (rotated ellipsoid, condition 1e6) is not fitted
+    at all (its ``T_osz``-perturbed form comes out indefinite). Such a set never fills a box
+    enough for ``N`` samples to resolve it unclipped: a box's own samples reach its faces first
+    and :func:`nested_curve` refuses the level (on f22 with ``N = 2^16`` only level 2 of 21 is
+    used, and its clipped lower tail is decades off). Axis-aligned boxes cannot sample such
+    sets; a rotated sampling region (the fitted ``A``'s eigenvectors) would be needed.
+
+    Examples
+    --------
+    >>> f = lambda X: X[:, 0] ** 2 + 100.0 * X[:, 1] ** 2
+    >>> shape = ladder_shape(f, [0.0, 0.0], 0.0, [-1.0, -1.0], [1.0, 1.0])
+    >>> shape.half_widths.tolist(), shape.model, shape.fallback
+    ([1.0, 0.1], 'quadratic-form', None)
+    """
+    lo, hi, x = _domain_and_opt(lower, upper, x_opt)
+    if f_opt is None:
+        raise NotApplicable("nested regions need a known minimum f*", field="f_opt")
+    f_star = float(f_opt)
+    p = 2.0 if degree is None else float(degree)
+    if not (math.isfinite(p) and p > 0):
+        raise InvalidInput(f"degree must be finite and > 0, got {degree!r}", field="degree")
+    rhos = sorted((float(r) for r in radii), reverse=True)
+    if not rhos or not all(math.isfinite(r) and 0 < r <= 1 for r in rhos):
+        raise InvalidInput("radii must be shares in (0, 1]", field="radii")
+    n_rand = 0 if n_random is None else _check_int(n_random, "n_random", 0)
+    dim = x.size
+    full = dim <= SHAPE_MAX_FULL_DIM
+    unknowns = dim * (dim + 1) // 2 if full else dim
+    reach = _reach(lo, hi, x)
+
+    def rise(r: np.ndarray, dirs: np.ndarray) -> np.ndarray:
+        pts = np.clip(x + r[:, None] * dirs, lo, hi)
+        return np.asarray(fn_evaluate(pts), dtype=np.float64) - f_star
+
+    # stage 1: the axes fix the target levels and the scale of every coordinate
+    axes = np.vstack([np.eye(dim), -np.eye(dim)])
+    axes_len = _ray_lengths(axes, x, lo, hi)
+    targets = _target_levels(rise, axes, axes_len, [r * reach for r in rhos], f_star)
+    if isinstance(targets, str):
+        return _cube(dim, p, targets)
+    g_levels = np.asarray(targets) ** (2.0 / p)
+    ax_r, ax_ok = _crossings(rise, axes, axes_len, targets)
+    scale = _axis_scale(ax_r, ax_ok, g_levels)
+    # stage 2: off-diagonal (and optional random) directions, evenly spread in scaled axes
+    extra = _pair_directions(scale) if full else np.zeros((0, dim))
+    if n_rand:
+        extra = np.vstack([extra, _random_directions(scale, n_rand, seed)])
+    extra_len = _ray_lengths(extra, x, lo, hi)
+    # x* on a face of Ω: probe the opposite direction instead of one that leaves Ω at once
+    out = extra_len <= 0
+    extra[out] *= -1.0
+    extra_len[out] = _ray_lengths(extra[out], x, lo, hi)
+    _, first = np.unique(extra, axis=0, return_index=True)  # a flip may repeat a direction
+    keep = np.zeros(extra.shape[0], dtype=bool)
+    keep[first] = True
+    keep &= extra_len > 0
+    extra, extra_len = extra[keep], extra_len[keep]
+    ex_r, ex_ok = _crossings(rise, extra, extra_len, targets)
+    U = np.vstack([axes, extra])
+    R = np.hstack([ax_r, ex_r])
+    ok = np.hstack([ax_ok, ex_ok])
+    g_all = np.repeat(g_levels[:, None], U.shape[0], axis=1)
+    Z = (R[:, :, None] * U[None, :, :])[ok]
+    g = g_all[ok]
+    if Z.shape[0] < max(1.5 * unknowns, unknowns + 2):
+        return _cube(dim, p, f"too few level-set crossings ({Z.shape[0]}) for {unknowns} unknowns")
+    return _fit(Z, g, p, full, scale)
+
+
+def _target_levels(
+    rise: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    axes: np.ndarray,
+    axes_len: np.ndarray,
+    radii: Sequence[float],
+    f_star: float,
+) -> list[float] | str:
+    """Target levels ``s = min over the axes of f(x* ± r·e_i) − f*``, per radius (decreasing).
+
+    Returns the levels above rounding, or why there are none (a reason for the cube).
+    """
+    targets = []
+    for k, r in enumerate(radii):
+        long = axes_len >= r
+        if not np.any(long):
+            continue
+        h = rise(np.full(int(np.sum(long)), r), axes[long])
+        if not np.all(np.isfinite(h)):
+            return "f is not finite at a probe point"
+        noise = 1e4 * np.finfo(float).eps * max(abs(f_star), float(np.max(np.abs(h + f_star))))
+        if np.any(h < -noise):
+            return f"f < f* at distance {r:.3g} from x*: x* is not the minimiser"
+        level = float(np.min(h))
+        if level > noise:
+            targets.append(level)
+        elif k == 0:
+            return (
+                f"a plateau: f - f* is within rounding of 0 at distance {r:.3g} from x* along "
+                "some axis"
+            )
+    return targets or f"no axis reaches {radii[0]:.3g} from x* inside the domain"
+
+
+def _axis_scale(ax_r: np.ndarray, ax_ok: np.ndarray, g_levels: np.ndarray) -> np.ndarray:
+    """Per-coordinate extent ``c_i`` (max 1) of the level sets along ``±e_i``.
+
+    Geometric mean of ``r/sqrt(g)`` over both signs and all levels; an axis never crossed
+    (the domain ends first) counts as the longest.
+    """
+    dim = ax_r.shape[1] // 2
+    with np.errstate(divide="ignore"):
+        ln_ext = np.where(ax_ok, np.log(ax_r) - 0.5 * np.log(g_levels)[:, None], np.nan)
+    per_axis = ln_ext.reshape(len(g_levels), 2, dim).transpose(2, 0, 1).reshape(dim, -1)
+    seen = np.any(np.isfinite(per_axis), axis=1)
+    if not np.any(seen):
+        return np.ones(dim)
+    ln_scale = np.full(dim, np.nan)
+    ln_scale[seen] = np.nanmean(per_axis[seen], axis=1)
+    ln_scale[~seen] = np.max(ln_scale[seen])
+    return np.exp(ln_scale - np.max(ln_scale))
+
+
+def _crossings(
+    rise: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    U: np.ndarray,
+    r_top: np.ndarray,
+    targets: Sequence[float],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Radius of the innermost crossing of ``f − f* = s`` along each ``u``, per target ``s``.
+
+    One scan of the radii ``r_top·2^{-m}`` (shared by the targets) brackets the crossing
+    nearest ``x*``; bisection narrows it. Returns radii and validity, shape
+    ``(len(targets), n)``: no crossing within ``r_top``, or ``f − f* >= s`` even at the
+    innermost scan radius (a jump at ``x*``), is invalid.
+    """
+    n = U.shape[0]
+    scan = np.empty((_SCAN_STEPS, n))
+    for m in range(_SCAN_STEPS):
+        scan[m] = rise(r_top * 2.0**-m, U) if n else scan[m]
+    radii, valid = np.empty((len(targets), n)), np.empty((len(targets), n), dtype=bool)
+    steps = np.arange(_SCAN_STEPS)[:, None]
+    for k, s in enumerate(targets):
+        last_above = np.max(np.where(scan >= s, steps, -1), axis=0) if n else np.zeros(0, int)
+        valid[k] = (last_above >= 0) & (last_above < _SCAN_STEPS - 1)
+        outer = r_top * 2.0 ** -np.maximum(last_above, 0)
+        inner = outer / 2.0
+        for _ in range(_BISECTION_STEPS):
+            mid = 0.5 * (inner + outer)
+            above = rise(mid, U) >= s if n else np.zeros(0, bool)
+            outer, inner = np.where(above, mid, outer), np.where(above, inner, mid)
+        radii[k] = 0.5 * (inner + outer)
+    return radii, valid
+
+
+def _fit(Z: np.ndarray, g: np.ndarray, p: float, full: bool, scale: np.ndarray) -> LadderShape:
+    """Least squares for ``A`` in the scaled coordinates ``y = z/c``; bounding box of ``A``."""
+    dim = Z.shape[1]
+    Y = Z / scale
+    X = _features(Y, full) / g[:, None]
+    norms = np.linalg.norm(X, axis=0)
+    norms[norms == 0] = 1.0
+    coef, *_ = np.linalg.lstsq(X / norms, np.ones(Y.shape[0]), rcond=None)
+    B = _unpack(coef / norms, dim, full)  # A = diag(1/c) B diag(1/c)
+    misfit = np.einsum("ni,ij,nj->n", Y, B, Y) / g - 1.0
+    residual = float(np.sqrt(np.mean(misfit**2)))
+    # below RESIDUAL_FLOOR the misfit is rounding noise, whose digits vary with the platform
+    shown: float | None = None
+    if math.isfinite(residual):
+        shown = 0.0 if residual < RESIDUAL_FLOOR else _significant(residual, 2)
+    n = Y.shape[0]
+    if not (np.all(np.isfinite(B)) and math.isfinite(residual)):
+        return _cube(dim, p, "the least-squares fit is not finite", probes=n)
+    lam, V = np.linalg.eigh(B)
+    if not (lam[-1] > 0 and lam[0] > MAX_CONDITION**-1 * lam[-1]):
+        # no numbers in the reason: it enters the spec hash, and near-zero eigenvalues are noise
+        return _cube(
+            dim,
+            p,
+            "the fitted form is not positive definite (smallest eigenvalue not above 1e-10 of "
+            "the largest): no ellipsoidal sublevel sets",
+            probes=n,
+            residual=shown,
+        )
+    inv_diag = np.sum(V * V / lam, axis=1)  # (B^-1)_ii; (A^-1)_ii = c_i^2 (B^-1)_ii
+    a = scale * np.sqrt(inv_diag)
+    a = np.array([_significant(v, SHAPE_DIGITS) for v in a / np.max(a)])
+    ln_fill = (
+        0.5 * dim * math.log(math.pi)
+        - math.lgamma(0.5 * dim + 1.0)
+        - dim * math.log(2.0)
+        - 0.5 * float(np.sum(np.log(lam)))
+        - 0.5 * float(np.sum(np.log(inv_diag)))
+    )
+    eig_a = np.linalg.eigvalsh(B / np.outer(scale, scale))
+    return LadderShape(
+        half_widths=a,
+        degree=p,
+        model="quadratic-form" if full else "diagonal",
+        fit_residual=shown,
+        fallback=None,
+        probes=n,
+        condition=_significant(float(eig_a[-1] / eig_a[0]), 3) if eig_a[0] > 0 else None,
+        log10_fill_share=round(ln_fill / LN10, 2),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Levels and their containment thresholds
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class NestedLevel:
+    """One sampled rung of a ladder: a table on ``R_j`` and how to rank on it.
+
+    Attributes
+    ----------
+    table : TableData
+        The ordinary table of ``N`` Sobol samples on ``R_j`` (its ``low_x``/``low_values`` are
+        the evidence of the containment check).
+    ctx : RankContext
+        ``f*``, ``x*``, ``β`` and the region ``R_j`` (``region_lower``/``region_upper``); ``f_max``
+        only for level 0 (a box's maximum is not the domain's).
+    ln_volume_fraction : float
+        ``ln(Leb(R_j)/Leb(Ω))`` (:func:`ln_volume_fraction`); 0 for level 0.
+    delta : float, sequence of float, or None
+        ``δ_j``, echoed in the curve's info: the half-width of a cube, or the per-coordinate
+        half-widths of a shaped box (``None`` for the domain).
+    label : mapping
+        JSON-ready extras echoed in this level's info (e.g. ``{"table_id": ...}``).
+    """
+
+    table: TableData
+    ctx: RankContext
+    ln_volume_fraction: float
+    delta: float | Sequence[float] | None = None
+    label: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Threshold:
+    """``τ_j`` of one level and where it comes from."""
+
+    value: float
+    source: dict[str, Any]
+
+
+def _beyond(
+    points: np.ndarray,
+    x_opt: np.ndarray,
+    inner: tuple[np.ndarray, np.ndarray],
+    outer: tuple[np.ndarray, np.ndarray],
+) -> np.ndarray:
+    """Mask of ``points`` beyond ``CLIP_SHARE`` of the way from ``x*`` to a face of ``inner``.
+
+    Only faces of ``inner`` strictly inside ``outer`` count: beyond a face that ``inner`` shares
+    with ``outer`` (both clipped by ``Ω``) there is nothing to miss.
+    """
+    (i_lo, i_hi), (o_lo, o_hi) = inner, outer
+    lo_lim = np.where(i_lo > o_lo, x_opt - CLIP_SHARE * (x_opt - i_lo), -np.inf)
+    hi_lim = np.where(i_hi < o_hi, x_opt + CLIP_SHARE * (i_hi - x_opt), np.inf)
+    if points.shape[0] == 0:
+        return np.zeros(0, dtype=bool)
+    return np.asarray(np.any((points < lo_lim) | (points > hi_lim), axis=1))
+
+
+def _first_beyond(
+    level: NestedLevel, mask: np.ndarray, index: int, check: str
+) -> tuple[float, dict[str, Any]]:
+    """Smallest stored value among ``mask``, or the level's largest stored value (the cap)."""
+    values = level.table.low_values
+    if values.size == 0:
+        return -math.inf, {"level": index, "check": check, "kind": "no stored samples"}
+    if np.any(mask):
+        rank = int(np.argmax(mask))
+        return float(values[rank]), {
+            "level": index,
+            "check": check,
+            "kind": "sample outside",
+            "point_rank": rank + 1,
+        }
+    return float(values[-1]), {
+        "level": index,
+        "check": check,
+        "kind": "cap: largest stored sample",
+        "point_rank": int(values.size),
+    }
+
+
+def _region(level: NestedLevel) -> tuple[np.ndarray, np.ndarray]:
+    ctx = level.ctx
+    return (
+        np.asarray(ctx.region_lower, dtype=np.float64),
+        np.asarray(ctx.region_upper, dtype=np.float64),
+    )
+
+
+def _threshold(levels: Sequence[NestedLevel], j: int, x_opt: np.ndarray) -> _Threshold:
+    """``τ_j``: the smallest value at which ``{f <= t} ⊂ R_j`` is contradicted by a sample."""
+    inner = _region(levels[j])
+    candidates = []
+    for i in range(j):  # (a) outer levels' samples outside the shrunken R_j
+        mask = _beyond(levels[i].table.low_x, x_opt, inner, _region(levels[i]))
+        candidates.append(_first_beyond(levels[i], mask, i, "outer"))
+    # (b) level j's own samples near a face of R_j that lies inside the domain
+    mask = _beyond(levels[j].table.low_x, x_opt, inner, _region(levels[0]))
+    candidates.append(_first_beyond(levels[j], mask, j, "own"))
+    value, source = min(candidates, key=lambda c: c[0])
+    return _Threshold(value, source)
+
+
+def _count_below(table: TableData, t: float) -> int:
+    """``#{y_i < t}`` where known exactly, else a lower bound (the knot below ``t``)."""
+    j = int(np.searchsorted(table.values, t, side="left")) - 1
+    return int(table.counts[j]) if j >= 0 else 0
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------------------------
+
+
+def _nested_iv(levels: Sequence[NestedLevel], tail: str) -> tuple[float, np.ndarray]:
+    """Validate the ladder; return ``f*`` and ``x*``."""
+    if tail not in TAIL_MODES:
+        raise InvalidInput(
+            f"tail must be one of {list(TAIL_MODES)} for nested regions, got {tail!r}",
+            field="tail",
+        )
+    if not levels or not all(isinstance(lv, NestedLevel) for lv in levels):
+        raise InvalidInput("levels must be a non-empty sequence of NestedLevel", field="levels")
+    ctx0 = levels[0].ctx
+    if ctx0.f_opt is None:
+        raise NotApplicable("nested regions need a known minimum f*", field="f_opt")
+    if ctx0.x_opt is None:
+        raise NotApplicable("nested regions need a known minimiser x*", field="x_opt")
+    f_opt = float(ctx0.f_opt)
+    x_opt = np.asarray(ctx0.x_opt, dtype=np.float64)
+    if abs(levels[0].ln_volume_fraction) > 1e-12:
+        raise InvalidInput("level 0 must be the whole domain (volume fraction 1)", field="levels")
+    prev = _region(levels[0])
+    prev_ln = 0.0
+    for j, lv in enumerate(levels):
+        _check_level(lv, j, f_opt, x_opt, prev, prev_ln)
+        prev, prev_ln = _region(lv), lv.ln_volume_fraction
+    return f_opt, x_opt
+
+
+def _check_level(
+    lv: NestedLevel,
+    j: int,
+    f_opt: float,
+    x_opt: np.ndarray,
+    outer: tuple[np.ndarray, np.ndarray],
+    outer_ln: float,
+) -> None:
+    ctx = lv.ctx
+    lo, hi = _region(lv)
+    if ctx.f_opt is None or float(ctx.f_opt) != f_opt or ctx.x_opt is None:
+        raise InvalidInput(f"level {j} has another f* than level 0", field="levels")
+    if not np.array_equal(np.asarray(ctx.x_opt, dtype=np.float64), x_opt):
+        raise InvalidInput(f"level {j} has another x* than level 0", field="levels")
+    if ctx.atom > 0:
+        raise NotApplicable(
+            f"f has a plateau at f* (atom {ctx.atom}): its registered mass gives v1 near f*, "
+            "nested regions are for a continuous lower tail",
+            field="atom",
+        )
+    if lo.shape != x_opt.shape or np.any(lo < outer[0]) or np.any(hi > outer[1]):
+        raise InvalidInput(f"level {j}'s region is not inside level {j - 1}'s", field="levels")
+    if np.any(x_opt < lo) or np.any(x_opt > hi):
+        raise InvalidInput(f"x* lies outside level {j}'s region", field="levels")
+    ln_frac = lv.ln_volume_fraction
+    if not (math.isfinite(ln_frac) and ln_frac <= outer_ln + 1e-12):
+        raise InvalidInput(
+            f"level {j}'s ln volume fraction {ln_frac!r} must be finite and <= the outer "
+            f"level's {outer_ln!r}",
+            field="levels",
+        )
+    if lv.table.low_x.ndim != 2 or lv.table.low_x.shape[1] != x_opt.size:
+        raise InvalidInput(f"level {j}'s table keeps no {x_opt.size}-D low points", field="levels")
+
+
+# --------------------------------------------------------------------------------------------
+# The curve
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Which levels serve which ``t`` (``thresholds[m]`` = ``τ*`` of ``used[m]``)."""
+
+    used: list[int]
+    thresholds: list[float]  # +inf for level 0, then non-increasing
+    taus: list[_Threshold | None]  # per level (None for level 0)
+    cumulative: list[float]  # running minimum τ*_j per level
+    inner_counts: list[int]
+    skipped: dict[int, str]
+
+
+def _plan(levels: Sequence[NestedLevel], f_opt: float, x_opt: np.ndarray) -> _Plan:
+    taus: list[_Threshold | None] = [None]
+    cumulative = [math.inf]
+    counts = [levels[0].table.n]
+    used, thresholds = [0], [math.inf]
+    skipped: dict[int, str] = {}
+    for j in range(1, len(levels)):
+        tau = _threshold(levels, j, x_opt)
+        taus.append(tau)
+        cumulative.append(min(cumulative[-1], tau.value))
+        counts.append(_count_below(levels[j].table, cumulative[-1]))
+        if not cumulative[-1] > f_opt:
+            skipped[j] = f"its threshold {cumulative[-1]!r} is not above f* = {f_opt!r}"
+        elif counts[-1] < MIN_INNER_SAMPLES:
+            skipped[j] = (
+                f"only {counts[-1]} of its samples lie below its threshold "
+                f"{cumulative[-1]:.6g} (at least {MIN_INNER_SAMPLES} needed): the box does not "
+                "see the sublevel sets it would serve"
+            )
+        else:
+            used.append(j)
+            thresholds.append(cumulative[-1])
+    return _Plan(used, thresholds, taus, cumulative, counts, skipped)
+
+
+def _finite_or_none(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _undetectable_share(levels: Sequence[NestedLevel], j: int, confidence: float) -> float:
+    """Share of ``Ω`` a part of ``{f <= t}`` outside ``R_j`` may have unseen (0 hits, CP upper)."""
+    alpha = 1.0 - confidence
+    total = 0.0
+    for i in range(j):
+        n = levels[i].table.n
+        total += math.exp(levels[i].ln_volume_fraction) * -math.expm1(math.log(alpha / 2.0) / n)
+    return total
+
+
+def _json_delta(delta: float | Sequence[float] | None) -> float | list[float] | None:
+    if delta is None:
+        return None
+    if isinstance(delta, int | float | np.number):
+        return float(delta)
+    return [float(v) for v in delta]
+
+
+def _level_info(
+    levels: Sequence[NestedLevel],
+    plan: _Plan,
+    curves: dict[int, V1Curve],
+    j: int,
+    confidence: float,
+) -> dict[str, Any]:
+    lv = levels[j]
+    lo, hi = _region(lv)
+    info: dict[str, Any] = {
+        "level": j,
+        "delta": _json_delta(lv.delta),
+        "region": {"lower": lo.tolist(), "upper": hi.tolist()},
+        "volume_fraction": math.exp(lv.ln_volume_fraction),
+        "log10_volume_fraction": lv.ln_volume_fraction / LN10,
+        "n": lv.table.n,
+        "tau": None,
+        "tau_cumulative": None,
+        "tau_source": None,
+        "samples_below_tau": None,
+        "undetectable_share": None,
+        "used": j in plan.used,
+        "skipped": plan.skipped.get(j),
+        "serves": None,
+        **dict(lv.label),
+    }
+    tau = plan.taus[j]
+    if tau is not None:
+        info |= {
+            "tau": _finite_or_none(tau.value),
+            "tau_cumulative": _finite_or_none(plan.cumulative[j]),
+            "tau_source": tau.source,
+            "samples_below_tau": plan.inner_counts[j],
+            "undetectable_share": _undetectable_share(levels, j, confidence),
+        }
+    if j in curves:
+        m = plan.used.index(j)
+        below = plan.thresholds[m + 1] if m + 1 < len(plan.used) else -math.inf
+        info["serves"] = {
+            "t_from": _finite_or_none(below),
+            "t_below": _finite_or_none(plan.thresholds[m]),
+        }
+        info["curve"] = curves[j].info
+    return info
+
+
+def _shifted_power(curve: V1Curve, ln_frac: float, limit: float) -> PowerLaw | None:
+    p = curve.power
+    if p is None:
+        return None
+    return PowerLaw(p.f_opt, p.ln_c + ln_frac, p.beta, min(p.limit, limit))
+
+
+def nested_curve(
+    levels: Sequence[NestedLevel],
+    *,
+    tail: str = "auto",
+    k_anchor: int = 100,
+    confidence: float = 0.95,
+) -> V1Curve:
+    r"""``v1(t)`` on ``Ω`` from a ladder of nested box tables (SPEC §3.4).
+
+    Parameters
+    ----------
+    levels : sequence of NestedLevel
+        ``R_0 = Ω`` first (``ln_volume_fraction == 0``), then boxes ``R_1 ⊃ R_2 ⊃ …`` around the
+        same ``x*``, all with the same known ``f*`` and without an atom.
+    tail : {"auto", "power", "linear"}, optional
+        Lower tail of the deepest serving level (below its samples), as in
+        :func:`app.domain.absrank.table_curve`; the other levels use ``"auto"``.
+    k_anchor : int, optional
+        Anchor rank of the power tails.
+    confidence : float, optional
+        Level of the intervals.
+
+    Returns
+    -------
+    V1Curve
+        ``evaluate(t)`` gives ``ln v1 = ln(Leb(R_j)/Leb(Ω)) + ln v1_{R_j}(t)`` from the deepest
+        serving level ``j`` at ``t`` (its Eq. 28, or its tail below its samples), with that level's
+        interval shifted by the same ``ln`` fraction, and methods ``"nested-" + method`` (e.g.
+        ``"nested-interpolated"``, ``"nested-tail-power"``; see :data:`METHODS`). ``info`` has
+        ``method="nested"``, one entry per level (``delta``, ``region``, volume fraction,
+        threshold ``τ_j`` and its source, samples below it, ``undetectable_share``, whether it is
+        used, the ``t`` range it serves and its own curve's info) and the statement of what the
+        containment check guarantees. ``power`` is the deepest serving level's power law shifted
+        by its ``ln`` fraction (``limit`` capped at its threshold), when it has one.
+
+    Raises
+    ------
+    InvalidInput
+        Malformed ladder (``field="levels"``), bad ``tail``/``k_anchor``/``confidence``.
+    NotApplicable
+        ``f*`` or ``x*`` unknown, an atom at ``f*``, ``tail="power"`` refused on the deepest
+        level, or a table that contradicts ``f*``.
+
+    Notes
+    -----
+    Containment check. Level ``j >= 1`` is used for ``t < τ*_j = min(τ_1, …, τ_j)`` with
+
+    * ``τ_j`` = the smallest value among (a) the stored lowest samples of every outer level
+      ``i < j`` that lie outside ``R_j`` shrunk toward ``x*`` by :data:`CLIP_SHARE` (only faces of
+      ``R_j`` inside ``R_i`` count; each outer level contributes at most its largest stored
+      value, since above it nothing is known) and (b) level ``j``'s own stored lowest samples
+      beyond ``CLIP_SHARE`` of the way to a face of ``R_j`` inside ``Ω`` (the sublevel set
+      reaches that face, so it may cross it between the samples);
+    * a level with fewer than :data:`MIN_INNER_SAMPLES` samples below ``τ*_j`` is skipped (it
+      would serve only by extrapolation; a box that misses the minimiser ends here).
+
+    Each ``t`` is served by the deepest used level with ``t < τ*_j`` (level 0 otherwise). So no
+    stored sample of any level contradicts ``{f <= t} ⊂ R_j`` where level ``j`` serves.
+
+    What this does *not* guarantee: the check sees only sampled points. A part of ``{f <= t}``
+    outside ``R_j`` into which no outer sample fell — at 95% a share of ``Ω`` below about
+    ``Σ_{i<j} Leb(R_i)/Leb(Ω)·(1 − 0.025^{1/N})`` ≈ ``3.7/N`` (``undetectable_share`` per level) —
+    escapes it (a needle-like basin elsewhere; a set that pokes out of ``R_j`` between samples),
+    and ``v1`` is then underestimated by up to that share. Intervals are the serving level's own
+    (Clopper–Pearson inside its samples, tail-model intervals below) and do not include this.
+    The curve need not be monotone where the serving level changes (two estimates of the same
+    ``v1`` meet there).
+
+    Geometry. A cube ``R_j`` holds an unclipped sublevel set of share at most
+    ``Leb(E)/Leb(cube(E))`` of it, where ``cube(E)`` is the smallest cube around ``x*`` containing
+    the set ``E``: ``V_d/2^d ≈ 2.5e-3`` for the 10-D ball, but ``2.5e-18`` for the 10-D ellipsoid
+    of condition ``1e6``, whose sets therefore stay clipped in every cube at any practical
+    ``N``; the check then refuses the levels (level ``j``'s own samples reach its faces) instead of
+    returning clipped volumes. Boxes shaped like the sets (:func:`ladder_shape`) hold them at
+    ``V_d/2^d`` again when their axes are the coordinate axes, not when they are rotated
+    (:func:`ladder_shape`, Notes, "Limit").
+
+    Examples
+    --------
+    ``f = |x|`` on ``[−1, 1]`` has ``v1(t) = t``; four tables of 1024 points reach ``1e-9``:
+
+    >>> from app.domain import sampling
+    >>> f = lambda X: np.abs(X[:, 0])
+    >>> levels = []
+    >>> for box in ladder_boxes([-1.0], [1.0], [0.0], factor=4.0, levels=3):
+    ...     chunk = sampling.evaluate_chunk(f, box.lower, box.upper, 0, 0, 1024, 256)
+    ...     values, low_x, _ = sampling.merge_chunk_results([chunk], 256)
+    ...     table = absrank.build_table_data(values, low_x, k_exact=256)
+    ...     ctx = RankContext(0.0, None, 0.0, 1.0, "|x|", np.zeros(1), box.lower, box.upper)
+    ...     levels.append(NestedLevel(table, ctx, box.ln_volume_fraction, box.delta))
+    >>> curve = nested_curve(levels)
+    >>> ln_v, lo, hi, method = curve.evaluate(np.array([1e-4, 1e-9]))
+    >>> np.round(ln_v / np.log(10), 3).tolist(), method.tolist()
+    ([-4.0, -9.0], ['nested-tail-power', 'nested-tail-power'])
+    """
+    f_opt, x_opt = _nested_iv(levels, tail)
+    absrank._positive_int(k_anchor, "k_anchor")
+    confidence = absrank._check_confidence(confidence)
+    plan = _plan(levels, f_opt, x_opt)
+    deepest = plan.used[-1]
+    curves = {
+        j: absrank.table_curve(
+            levels[j].table,
+            levels[j].ctx,
+            tail=tail if j == deepest else "auto",
+            k_anchor=k_anchor,
+            confidence=confidence,
+        )
+        for j in plan.used
+    }
+    cuts = np.asarray(plan.thresholds[1:], dtype=np.float64)
+    ln_fracs = [levels[j].ln_volume_fraction for j in plan.used]
+
+    def evaluate(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        x = np.atleast_1d(np.asarray(t, dtype=np.float64))
+        which = np.sum(x[:, None] < cuts[None, :], axis=1)
+        ln_v, lo, hi = (np.empty(x.shape) for _ in range(3))
+        method = np.empty(x.shape, dtype=object)
+        for m, j in enumerate(plan.used):
+            mask = which == m
+            if np.any(mask):
+                part_v, part_lo, part_hi, part_m = curves[j].evaluate(x[mask])
+                ln_v[mask] = part_v + ln_fracs[m]
+                lo[mask] = part_lo + ln_fracs[m]
+                hi[mask] = np.minimum(part_hi + ln_fracs[m], 0.0)
+                method[mask] = [f"nested-{name}" for name in part_m]
+        return ln_v, lo, hi, method
+
+    deep_info = curves[deepest].info
+    info: dict[str, Any] = {
+        "mode": "nested",
+        "method": "nested",
+        "lower": "nested",
+        "upper": curves[0].info.get("upper"),
+        "deepest_level": deepest,
+        "levels_used": list(plan.used),
+        "deepest_lower": deep_info.get("lower"),
+        "beta": deep_info.get("beta"),
+        "beta_source": deep_info.get("beta_source"),
+        "k": deep_info.get("k"),
+        "anchor_value": deep_info.get("anchor_value"),
+        "n": levels[0].table.n,
+        "confidence": confidence,
+        "region_volume_fraction": 1.0,
+        "containment": {
+            "check": _CONTAINMENT,
+            "clip_share": CLIP_SHARE,
+            "min_inner_samples": MIN_INNER_SAMPLES,
+            "guarantee": "no stored sample contradicts {f <= t} in R_j where level j serves; "
+            "parts of {f <= t} outside R_j smaller than the samples' resolution "
+            "(undetectable_share) are not excluded, and not in the intervals",
+        },
+        "levels": [_level_info(levels, plan, curves, j, confidence) for j in range(len(levels))],
+    }
+    warnings = _warnings(levels, plan, curves)
+    return V1Curve(
+        evaluate=evaluate,
+        info=info,
+        warnings=warnings,
+        f_opt=f_opt,
+        power=_shifted_power(curves[deepest], ln_fracs[-1], plan.thresholds[-1]),
+    )
+
+
+def _warnings(levels: Sequence[NestedLevel], plan: _Plan, curves: dict[int, V1Curve]) -> list[str]:
+    """Skipped levels, and the tail warnings of every level whose tail serves some ``t``."""
+    out = [f"nested level {j} not used: {why}" for j, why in sorted(plan.skipped.items())]
+    for m, j in enumerate(plan.used):
+        below = plan.thresholds[m + 1] if m + 1 < len(plan.used) else -math.inf
+        if below < float(levels[j].table.values[0]):  # its lower tail serves some t
+            out += [f"nested level {j}: {w}" for w in curves[j].warnings]
+    return out

@@ -1,0 +1,203 @@
+"""Nested-region curves of a function from its ladder of tables (SPEC §3.4).
+
+:func:`app.services.tables.request_ladder` queues the tables ``R_0 = Ω ⊃ R_1 ⊃ … ⊃ R_L``; once
+they are ready, :func:`ladder_curve` (or :func:`nested_curve_for` on already loaded tables)
+combines them with :func:`app.domain.nested.nested_curve` into one ``v1`` curve on the domain,
+ready for :func:`app.domain.absrank.ranks_from_curve`. Each level is ranked in its own region's
+context (:func:`app.services.regions.rank_context`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import numpy as np
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings
+from app.domain import absrank, nested
+from app.domain.curves import V1Curve
+from app.domain.functions import BenchmarkFunction
+from app.errors import InvalidInput, NotFound, TableNotBuilt, TableNotReady
+from app.services import tables
+from app.services.errors import domain_errors_as_problems
+from app.services.functions import find_function
+from app.services.regions import rank_context
+
+Ladder = Sequence[tuple[tables.TableView, absrank.TableData]]
+
+
+def ladder_levels(fn: BenchmarkFunction, ladder: Ladder) -> list[nested.NestedLevel]:
+    """The domain-level description of a ready ladder: one :class:`NestedLevel` per table.
+
+    Parameters
+    ----------
+    fn : BenchmarkFunction
+        The function every table samples.
+    ladder : sequence of (TableView, TableData)
+        Level 0 (the whole domain) first, e.g. from :func:`app.services.tables.ready_ladder`.
+
+    Returns
+    -------
+    list of NestedLevel
+        Each with :func:`app.services.regions.rank_context` on the table's region (``f_max`` only
+        for the domain), ``ln(Leb(R_j)/Leb(Ω))`` and ``delta`` (the box's half-widths, one per
+        coordinate for a ladder level), labelled with the table's id, location, data hash and
+        the ladder scale ``sigma`` (``None`` for a table that is not a ladder level).
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        A table of another function, or not ready (``field="function_id"``).
+    """
+    levels = []
+    for view, data in ladder:
+        if view.function_id != fn.id or not view.ready:
+            raise InvalidInput(
+                f"table {view.id} ({view.function_id}, {view.status}) is not a ready table of "
+                f"{fn.id}",
+                field="function_id",
+            )
+        region = view.spec["region"]
+        lower = np.asarray(region["lower"], dtype=np.float64)
+        upper = np.asarray(region["upper"], dtype=np.float64)
+        with domain_errors_as_problems("function_id"):
+            ln_fraction = nested.ln_volume_fraction(fn.lower, fn.upper, lower, upper)
+        levels.append(
+            nested.NestedLevel(
+                table=data,
+                ctx=rank_context(fn, lower, upper, whole_domain=region["kind"] == "domain"),
+                ln_volume_fraction=ln_fraction,
+                delta=region.get("delta"),
+                label={
+                    "table_id": view.id,
+                    "location": view.location,
+                    "data_sha256": view.data_sha256,
+                    "sigma": region.get("ladder", {}).get("sigma"),
+                },
+            )
+        )
+    return levels
+
+
+def nested_curve_for(
+    fn: BenchmarkFunction,
+    ladder: Ladder,
+    *,
+    tail: str = "auto",
+    k_anchor: int = 100,
+    confidence: float = 0.95,
+) -> V1Curve:
+    """``v1`` of ``fn`` on its domain from a ready ladder (:func:`app.domain.nested.nested_curve`).
+
+    Parameters
+    ----------
+    fn : BenchmarkFunction
+    ladder : sequence of (TableView, TableData)
+        Level 0 (the domain) first.
+    tail : {"auto", "power", "linear"}, optional
+        Lower tail of the deepest serving level.
+    k_anchor : int, optional
+        Anchor rank of the power tails.
+    confidence : float, optional
+        Level of the intervals.
+
+    Returns
+    -------
+    V1Curve
+        ``info["method"] == "nested"``; every level's info carries its ``table_id``.
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        Malformed ladder or options (``field`` names it).
+    app.errors.NotApplicable
+        ``tail="power"`` refused on the deepest level, an atom, a table contradicting ``f*``.
+    """
+    levels = ladder_levels(fn, ladder)
+    with domain_errors_as_problems():
+        return nested.nested_curve(levels, tail=tail, k_anchor=k_anchor, confidence=confidence)
+
+
+def ladder_curve(
+    sm: sessionmaker[Session],
+    settings: Settings,
+    function_id: str,
+    *,
+    log2n: int | None = None,
+    seed: int = 0,
+    tail: str = "auto",
+    k_anchor: int = 100,
+    confidence: float = 0.95,
+) -> tuple[V1Curve, list[tables.TableView]]:
+    """The nested ``v1`` curve of a function from its stored ladder (SPEC §3.4); never queues.
+
+    Parameters
+    ----------
+    sm, settings
+        Database and configuration (``nested_factor``, ``nested_levels``,
+        ``nested_min_log10_volume``: they decide the ladder's boxes, so its table ids).
+    function_id : str
+    log2n, seed
+        As in :func:`app.services.tables.ladder_specs`.
+    tail, k_anchor, confidence
+        As in :func:`nested_curve_for`.
+
+    Returns
+    -------
+    curve : V1Curve
+    views : list of TableView
+        The ladder's tables, level 0 first (for provenance).
+
+    Raises
+    ------
+    app.errors.NotFound
+        Unknown function.
+    app.errors.InvalidInput
+        No ``x*``/``f*``, an atom, bad options.
+    app.errors.TableNotBuilt
+        A level's table does not exist (409; ``extra.table_request`` is the ladder request).
+    app.errors.TableNotReady
+        A level is building, merging or failed (409 with its ``Location`` and progress).
+    app.errors.NotApplicable
+        As in :func:`nested_curve_for`.
+    """
+    fn = find_function(function_id)
+    ids = tables.ladder_table_ids(settings, fn.id, log2n=log2n, seed=seed)
+    ladder = []
+    for level, table_id in enumerate(ids):
+        ready = tables.cached_ready_table(sm, table_id)
+        if ready is None:
+            ready = _load_level(sm, fn, table_id, level, log2n=log2n, seed=seed)
+        ladder.append(ready)
+    curve = nested_curve_for(fn, ladder, tail=tail, k_anchor=k_anchor, confidence=confidence)
+    return curve, [view for view, _ in ladder]
+
+
+def _load_level(
+    sm: sessionmaker[Session],
+    fn: BenchmarkFunction,
+    table_id: str,
+    level: int,
+    *,
+    log2n: int | None,
+    seed: int,
+) -> tuple[tables.TableView, absrank.TableData]:
+    request: dict[str, object] = {"function_id": fn.id, "ladder": True, "seed": seed}
+    if log2n is not None:
+        request["log2n"] = log2n
+    try:
+        return tables.load_table_data(sm, table_id)
+    except NotFound:
+        raise TableNotBuilt(
+            f"level {level} (table {table_id}) of the nested-region ladder of {fn.id} is not "
+            f"built: request the ladder with POST /v1/tables {json.dumps(request)}",
+            field="function_id",
+            extra={"table_id": table_id, "level": level, "table_request": request},
+        ) from None
+    except TableNotReady as exc:
+        exc.field = "function_id"
+        exc.detail = f"level {level} of the nested-region ladder of {fn.id}: {exc.detail}"
+        exc.extra["level"] = level
+        raise

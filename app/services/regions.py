@@ -1,0 +1,42 @@
+"""The context of ranking on one region of a function: what every ``v1`` curve needs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app.domain import absrank
+from app.domain.functions import BenchmarkFunction
+
+__all__ = ["rank_context"]
+
+
+def _region_fraction(fn: BenchmarkFunction, lower: np.ndarray, upper: np.ndarray) -> float:
+    """Leb(region ∩ Ω) / Leb(Ω)."""
+    return float(np.prod((upper - lower) / (fn.upper - fn.lower)))
+
+
+def rank_context(
+    fn: BenchmarkFunction, lower: np.ndarray, upper: np.ndarray, *, whole_domain: bool
+) -> absrank.RankContext:
+    """What ranking on the region ``[lower, upper]`` of ``fn`` needs besides the table.
+
+    Parameters
+    ----------
+    fn : BenchmarkFunction
+    lower, upper : ndarray, shape (d,)
+        The table's sampling region (the domain, or a box ``[x* − δ, x* + δ] ∩ Ω``).
+    whole_domain : bool
+        Whether the region is the whole domain (a box's maximum is not the domain's ``f_max``:
+        the flat upper tail is used there).
+    """
+    return absrank.RankContext(
+        f_opt=fn.f_opt,
+        f_max=fn.f_max if whole_domain else None,
+        atom=fn.local.atom,
+        beta=fn.local.beta,
+        beta_derivation=fn.local.derivation,
+        x_opt=fn.x_opt,
+        region_lower=lower,
+        region_upper=upper,
+        domain_volume_fraction=_region_fraction(fn, lower, upper),
+    )
