@@ -22,6 +22,7 @@ from app.api import (
     machines,
     pareto,
     ranks,
+    region_scans,
     stattests,
     tables,
 )
@@ -172,6 +173,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         cpus,
         machines,
         pareto,
+        region_scans,
     ):
         app.include_router(module.router)
     install_openapi(app, lambda: stattests.response_examples(settings))

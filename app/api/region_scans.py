@@ -1,0 +1,68 @@
+"""δ-region scans: choose the box of a table that spreads the algorithms' ranks best."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+from pydantic_core import to_json
+
+from app.api.deps import (
+    ApiKeyDep,
+    DispatcherDep,
+    JsonBody,
+    SessionmakerDep,
+    SettingsDep,
+    stored_id_path,
+)
+from app.schemas.common import BODY_PROBLEMS, problem_responses
+from app.schemas.region_scans import RegionScanCreate, RegionScanRead
+from app.services import region_scans as service
+
+router = APIRouter(prefix="/v1/region-scans", tags=["tables"])
+
+ScanIdPath = stored_id_path(
+    "scan_id",
+    "a region scan id (r + 23 hex digits), as in the Location of POST /v1/region-scans",
+    "r4f1c0d9a8b7e6f5a4b3c2d1",
+)
+
+
+def _json(body: dict, status_code: int = 200) -> Response:
+    return Response(
+        to_json(body),
+        status_code=status_code,
+        media_type="application/json",
+        headers={"Location": body["location"]},
+    )
+
+
+@router.post(
+    "",
+    response_model=RegionScanRead,
+    status_code=202,
+    dependencies=[ApiKeyDep, JsonBody],
+    responses={
+        200: {"model": RegionScanRead, "description": "The same scan is complete"},
+        202: {
+            "description": "The scan's tables are queued or building; its URL is in Location",
+            "headers": {
+                "Location": {
+                    "description": "/v1/region-scans/{id}: poll it for progress and the answer",
+                    "schema": {"type": "string"},
+                }
+            },
+        },
+    }
+    | problem_responses(401, 404, *BODY_PROBLEMS),
+)
+def create_scan(
+    body: RegionScanCreate, sm: SessionmakerDep, settings: SettingsDep, dispatcher: DispatcherDep
+) -> Response:
+    """Scan box half-widths δ with cheap tables and choose the δ that spreads the ranks best."""
+    out = service.create(sm, settings, dispatcher, body)
+    return _json(out, 200 if out["status"] == "ready" else 202)
+
+
+@router.get("/{scan_id}", response_model=RegionScanRead, responses=problem_responses(404))
+def get_scan(scan_id: ScanIdPath, sm: SessionmakerDep, settings: SettingsDep) -> Response:
+    """Show a region scan: progress and ETA while it builds, then ranks, e per δ and the choice."""
+    return _json(service.get(sm, settings, scan_id))

@@ -1,0 +1,197 @@
+"""Schemas of ``/v1/region-scans``: choosing the δ of a box table (Jing & Liu §V; SPEC §3.5)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+
+from app.schemas.common import STRICT_REQUEST, FiniteFloat, FunctionId, field_error
+from app.schemas.ranks import MAX_BUDGET
+from app.schemas.stattests import NAME
+
+PositiveDelta = Annotated[float, Field(gt=0.0, allow_inf_nan=False)]
+
+
+class AlgorithmValue(BaseModel):
+    """One algorithm's metric value (best f found, or its error; see ``values_are``)."""
+
+    model_config = STRICT_REQUEST
+    algorithm: NAME
+    value: FiniteFloat
+
+
+class DeltaGrid(BaseModel):
+    """``count`` half-widths geometric from ``min`` to ``max`` (both included)."""
+
+    model_config = STRICT_REQUEST
+    min: PositiveDelta
+    max: PositiveDelta
+    count: int = Field(ge=2, le=1000, description="at most the setting max_region_scan_deltas")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DeltaGrid:
+        if self.min >= self.max:
+            raise field_error("max", "max must be larger than min")
+        return self
+
+
+Values = Annotated[
+    Annotated[list[AlgorithmValue], Field(min_length=1), Tag("<list>")]
+    | Annotated[dict[NAME, FiniteFloat], Field(min_length=1), Tag("<mapping>")],
+    Discriminator(lambda v: "<list>" if isinstance(v, list) else "<mapping>"),
+]
+"""A list of ``{"algorithm", "value"}`` or a mapping name → value; errors name ``values.0.value``
+or ``values.<name>`` (tags in ``<>`` are dropped from error locations)."""
+
+Deltas = Annotated[
+    Annotated[list[PositiveDelta], Field(min_length=1), Tag("<list>")]
+    | Annotated[DeltaGrid, Tag("<grid>")],
+    Discriminator(lambda v: "<list>" if isinstance(v, list) else "<grid>"),
+]
+
+_EXAMPLES = [
+    {
+        "function_id": "classic/rastrigin/d2",
+        "values": [
+            {"algorithm": "DE", "value": 0.01},
+            {"algorithm": "PSO", "value": 0.8},
+            {"algorithm": "CMA-ES", "value": 1e-6},
+            {"algorithm": "random", "value": 4.5},
+        ],
+        "deltas": {"min": 0.01, "max": 5.12, "count": 6},
+        "log2n": 15,
+        "follow_up_log2n": 20,
+        "seed": 0,
+    },
+    {
+        "function_id": "bbob/f15/i1/d10",
+        "values": {"DE": 1012.5, "PSO": 1040.0, "CMA-ES": 1001.2},
+        "deltas": [0.5, 1.0, 2.0, 5.0],
+        "budget": 1000,
+    },
+]
+
+
+class RegionScanCreate(BaseModel):
+    """Scan box half-widths δ and choose the one that spreads the algorithms' ranks best."""
+
+    model_config = STRICT_REQUEST | ConfigDict(json_schema_extra={"examples": _EXAMPLES})
+    function_id: FunctionId = Field(description="a hosted function with a known minimiser x*")
+    values: Values = Field(
+        description="the compared algorithms' metric values: a list of {algorithm, value} or "
+        "a mapping name -> value (one value per algorithm)"
+    )
+    values_are: Literal["f", "error"] = Field(
+        "f", description="'error' means t - f*; f* is added before ranking"
+    )
+    deltas: Deltas | None = Field(
+        None,
+        description="half-widths δ > 0 (a list, or {min, max, count} geometric); default: 8 "
+        "values geometric from 1e-3 to 1 x the domain's largest half-width. At most the setting "
+        "max_region_scan_deltas (32 by default)",
+    )
+    log2n: int | None = Field(
+        None, ge=4, le=30, description="N = 2^log2n of each cheap table (default 15)"
+    )
+    follow_up_log2n: int | None = Field(
+        None,
+        ge=4,
+        le=30,
+        description="N = 2^log2n of the full table at the chosen δ (default 20, lowered to the "
+        "deployment's table_max_log2n, with a note, when that is smaller)",
+    )
+    seed: int = Field(0, ge=0, le=2**63 - 1, description="Sobol scrambling seed of every table")
+    budget: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_BUDGET,
+        description="c: evaluations per run; e is computed on v_c (Eq. 19). Default: on v1",
+    )
+
+
+class TablesProgress(BaseModel):
+    """Tables ready out of the scan's tables."""
+
+    ready: int
+    total: int
+
+
+class ChunksProgress(BaseModel):
+    """Chunks done, summed over the scan's tables."""
+
+    done: int
+    total: int
+    fraction: float
+
+
+class ScanProgress(BaseModel):
+    """Progress of a scan: its tables, and their chunks."""
+
+    tables: TablesProgress
+    chunks: ChunksProgress
+
+
+class ScanError(BaseModel):
+    """A table of the scan that failed."""
+
+    delta: float
+    table_id: str
+    error: str | None
+
+
+class DeltaResult(BaseModel):
+    """One δ: its table, and once ready the ranks on that box and their spread ``e``."""
+
+    model_config = ConfigDict(extra="allow")
+    delta: float
+    table_id: str
+    location: str
+    status: str = Field(description="the table's status: building | merging | ready | failed")
+    progress: dict[str, Any]
+    region: dict[str, Any] = Field(
+        description="the table's region: the box [x* - δ, x* + δ] ∩ domain (as in its spec)"
+    )
+    volume_fraction: float = Field(description="Leb(box ∩ domain) / Leb(domain)")
+    ranks: list[dict[str, Any]] | None = Field(
+        None, description="per algorithm: v, log10_v, method — relative to THIS box"
+    )
+    distinct_ranks: int | None = None
+    e: float | None = Field(None, description="geometric mean difference (Eq. 29); may underflow")
+    log10_e: float | None = Field(None, description="authoritative log10 e")
+    computable: bool | None = None
+    reason: str | None = Field(None, description="why e is not computable")
+
+
+class RegionScanRead(BaseModel):
+    """A δ-region scan: its tables' progress, then per δ the ranks, e, the choice and the
+    follow-up table."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    location: str
+    status: str = Field(description="building | ready | failed")
+    function_id: str
+    progress: ScanProgress
+    eta_seconds: float | None = Field(
+        description="rough: remaining chunks x the observed seconds per chunk (as if one worker "
+        "did them all); null before a pace is known, once ready, and while failed"
+    )
+    errors: list[ScanError]
+    deltas: list[DeltaResult]
+    chosen: dict[str, Any] | None = Field(
+        None, description="the δ with the largest e (ties: the larger δ); null until ready"
+    )
+    chosen_separating: dict[str, Any] | None = Field(
+        None,
+        description="the same rule among the δ whose ranks keep every distinct value apart; "
+        "null until ready or when no δ does",
+    )
+    follow_up: dict[str, Any] | None = Field(
+        None,
+        description="table_request (a POST /v1/tables body at the chosen δ) and the table_id "
+        "it will have",
+    )
+    notes: list[str]
+    warnings: list[str]
+    provenance: dict[str, Any]
