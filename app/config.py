@@ -36,6 +36,36 @@ class Settings(BaseSettings):
     table_k_exact: int = Field(4096, ge=16)
     table_n_knots: int = Field(16384, ge=16)
     chunk_lease_seconds: float = Field(300.0, gt=0)
+    # nested regions (SPEC §3.4): R_0 = domain ⊃ R_1 ⊃ … ⊃ R_L around x*, one table each; the
+    # boxes are shaped like the local sublevel sets (app.domain.nested.ladder_shape) and level j
+    # has half-widths min(R, sigma_j·a_i), sigma_j = sigma_0 / nested_factor^j
+    nested_levels: int = Field(
+        32,
+        ge=1,
+        le=64,
+        description="hard cap on the boxes L below the domain in a ladder of nested regions (a "
+        "ladder stops earlier at nested_min_log10_volume, or before a box narrower than 1e-8 of "
+        "the domain)",
+    )
+    nested_factor: float = Field(
+        2.0,
+        gt=1.0,
+        le=1000.0,
+        allow_inf_nan=False,
+        description="divisor of the ladder's scale sigma per level: every side of a box that does "
+        "not span the domain shrinks by this factor per level, d·log10(factor) decades of volume "
+        "per level once no side spans it (2 halves them; in d >= 8 about 1.25-1.4 keeps level "
+        "handovers inside the samples, at more levels)",
+    )
+    nested_min_log10_volume: float = Field(
+        -60.0,
+        lt=0.0,
+        ge=-1000.0,
+        allow_inf_nan=False,
+        description="a ladder ends at the first box whose volume fraction Leb(R_j)/Leb(domain) "
+        "is at most 10^this (60 decades: 25 levels for the 10-D condition-1e6 ellipsoid, 20 for "
+        "the 10-D sphere, at nested_factor 2)",
+    )
     redispatch_interval_seconds: float = Field(
         30.0, ge=0, description="API-side re-dispatch of expired chunk leases; 0 disables"
     )
@@ -43,6 +73,9 @@ class Settings(BaseSettings):
     max_rank_values: int = Field(100_000, ge=1)
     max_evaluate_points: int = Field(10_000, ge=1)
     max_request_bytes: int = Field(8 * 1024 * 1024, ge=1024)
+    max_region_scan_deltas: int = Field(
+        32, ge=1, le=1000, description="δ values (cheap tables) per region scan (SPEC §3.5)"
+    )
     # statistical tests and comparisons (SPEC §4, §5)
     max_algorithms: int = Field(
         200,

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.schemas.common import STRICT_REQUEST, FiniteFloat
+from app.schemas.ranks import Regions
 from app.schemas.stattests import NAME, MatrixMissing, PosthocMethod
 
 Reduction = Literal["mean", "median", "best"]
@@ -103,6 +104,20 @@ class ComparisonCreate(BaseModel):
     )
     budget: int = Field(
         1, ge=1, le=10**15, description="evaluations per run, c (absolute ranks, best-of-c)"
+    )
+    value_runs: int | None = Field(
+        None,
+        ge=1,
+        le=10_000,
+        description="each value already is the reduction (mean, median, best) of this many runs, "
+        "as in published tables of mean errors; send one value per cell. Absolute ranks then "
+        "rank the reduction of value_runs best-of-budget runs (SPEC §3.1)",
+    )
+    regions: Regions = Field(
+        "auto",
+        description="absolute ranks: 'nested' = each function's nested-region ladder (SPEC "
+        "§3.4; queued when missing, the comparison is partial while it builds), 'domain' = the "
+        "default full-domain table, 'auto' = the ladder where it is ready",
     )
     absolute: Literal["auto", "off"] = Field(
         "auto", description="auto: absolute ranks when every problem is a hosted function id"

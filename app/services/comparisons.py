@@ -87,8 +87,17 @@ def _rows(body: ComparisonCreate, settings: Settings) -> tuple[list[results_inpu
     return [(r.algorithm, r.problem, r.run, r.value) for r in body.results], "results"
 
 
+METHODS_VERSION = 2
+"""Bumped when the same request gets a different answer (2: absolute ranks of means over runs
+and of even medians, nested regions): a stored comparison is found by request hash, so a
+request answered by older methods is computed anew under a new id."""
+
+
 def _options(body: ComparisonCreate) -> dict[str, Any]:
-    return body.model_dump(mode="json", exclude={"results", "csv"})
+    options = body.model_dump(mode="json", exclude={"results", "csv"})
+    if options.get("value_runs") is None:
+        options.pop("value_runs", None)
+    return options
 
 
 def normalized_request(
@@ -100,6 +109,7 @@ def normalized_request(
         "options": _options(body),
         "rows": [list(r) for r in rows],
         "settings": {k: getattr(settings, k) for k in RESULT_SETTINGS},
+        "methods_version": METHODS_VERSION,
     }
     return payload, rows, field
 
@@ -200,16 +210,6 @@ def _absolute_blocker(
             find_function(p)
         except (errors.NotFound, errors.InvalidInput):
             return f"problem {p!r} is not a hosted function id, so it has no absolute-rank table"
-    if body.reduction == "mean" and bool((n_runs > 1).any()):
-        return (
-            "the absolute rank of a mean over runs needs the distribution of the mean "
-            "(not yet offered); use reduction 'best' or 'median' (odd number of runs)"
-        )
-    if body.reduction == "median" and bool(((n_runs > 0) & (n_runs % 2 == 0)).any()):
-        return (
-            "the absolute rank of an even-sized median needs the joint density of the two middle "
-            "order statistics (not yet offered); use an odd number of runs or reduction 'best'"
-        )
     return None
 
 
@@ -237,7 +237,7 @@ def _rank_cells(
         cols = np.flatnonzero((n_runs == r) & np.isfinite(values))
         if cols.size == 0:
             continue
-        aggregate = None if r == 1 else ("best" if body.reduction == "best" else "median")
+        aggregate = None if r == 1 else body.reduction  # mean, median (any r) or best
         req = RankRequest(
             function_id=problem,
             values=[float(v) for v in values[cols]],
@@ -245,6 +245,7 @@ def _rank_cells(
             budget=body.budget,
             runs=r,
             aggregate=aggregate,
+            regions=body.regions,
         )
         res = rank_values(
             ctx.sm, ctx.settings, ctx.dispatcher, req, may_queue_builds=ctx.may_queue_builds
@@ -512,7 +513,7 @@ def _analyse(
         )
     control = _control_index(body, table.algorithms)
     relative, _ = _relative(matrix, body, control)
-    n_runs = reduced.n_runs[kept]
+    n_runs = _effective_runs(body, reduced.n_runs[kept], problems, table.algorithms)
     absolute, v = _absolute(ctx, body, problems, matrix, n_runs, control, table.algorithms)
     warnings = _warnings(body, reduced, report, table.problems)
     result = {
@@ -535,6 +536,32 @@ def _analyse(
         "warnings": warnings,
     }
     return jsonable(result), [str(p["problem"]) for p in absolute.get("pending", [])]
+
+
+def _effective_runs(
+    body: ComparisonCreate,
+    n_runs: np.ndarray,
+    problems: list[str],
+    algorithms: tuple[str, ...],
+) -> np.ndarray:
+    """Runs behind each cell: as sent, or ``value_runs`` for already-reduced (published) values.
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        ``value_runs`` with a cell that has more than one value (``field="value_runs"``).
+    """
+    if body.value_runs is None:
+        return n_runs
+    if bool((n_runs > 1).any()):
+        i, j = (int(x) for x in np.argwhere(n_runs > 1)[0])
+        raise errors.InvalidInput(
+            f"value_runs = {body.value_runs} says every value already is the {body.reduction} "
+            f"of that many runs, so each cell must hold one value; algorithm "
+            f"{algorithms[j]!r} on problem {problems[i]!r} has {int(n_runs[i, j])}",
+            field="value_runs",
+        )
+    return np.where(n_runs > 0, body.value_runs, 0)
 
 
 def _warnings(

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,29 +15,41 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.domain import absrank
 from app.domain.functions import BenchmarkFunction
-from app.errors import InvalidInput, NotFound, TableNotBuilt, TableNotReady
+from app.errors import (
+    AppError,
+    InvalidInput,
+    NotApplicable,
+    NotFound,
+    TableNotBuilt,
+    TableNotReady,
+)
 from app.schemas.ranks import RankRequest
-from app.services import tables
+from app.services import nested, tables
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
 from app.services.provenance import provenance
+from app.services.regions import rank_context
+
+MAX_NUMERICAL_AGGREGATES = 1000
+"""Distinct values per request whose rank needs a convolution or an integral (the mean of r > 1
+runs, the median of an even r): about 1-100 ms each, against microseconds for the rest."""
+#: Per-value lists of the numerical ``aggregate`` block (one entry per ranked value).
+_PER_VALUE_KEYS = ("cells", "numerical_error_log10", "bracket_log10")
+_VALUES_INDEX = re.compile(r"values\[(\d+)\]")
 
 
 @dataclass(frozen=True)
 class _Source:
     """Where the ranks come from: a stored table or an exact formula."""
 
-    kind: str  # "table" | "analytic"
+    kind: str  # "table" | "analytic" | "nested"
     whole_domain: bool  # False for a δ-box table: v is relative to the box
     lower: np.ndarray
     upper: np.ndarray
     description: dict[str, Any]
     data: absrank.TableData | None = None
-
-
-def _region_fraction(fn: BenchmarkFunction, lower: np.ndarray, upper: np.ndarray) -> float:
-    """Leb(region ∩ Ω) / Leb(Ω)."""
-    return float(np.prod((upper - lower) / (fn.upper - fn.lower)))
+    curve: absrank.V1Curve | None = None  # nested regions: the ladder's combined v1
+    warnings: tuple[str, ...] = ()
 
 
 def _table_source(view: tables.TableView, data: absrank.TableData) -> _Source:
@@ -80,13 +95,93 @@ def _resolve(
             upper=fn.upper,
             description={"kind": "analytic", "form": fn.analytic, "region": "domain"},
         )
+    if req.regions != "domain" and _ladder_applies(fn):
+        nested = _nested_source(sm, settings, dispatcher, req, fn, may_queue=may_queue_builds)
+        if nested is not None:
+            return fn, nested
+    return fn, _default_table_source(sm, settings, dispatcher, fn, may_queue=may_queue_builds)
+
+
+def _ladder_applies(fn: BenchmarkFunction) -> bool:
+    """Nested regions need ``x*`` and ``f*`` and no plateau at ``f*`` (SPEC §3.4)."""
+    return fn.x_opt is not None and fn.f_opt is not None and fn.local.atom == 0.0
+
+
+def _nested_source(
+    sm: sessionmaker[Session],
+    settings: Settings,
+    dispatcher: Any,
+    req: RankRequest,
+    fn: BenchmarkFunction,
+    *,
+    may_queue: bool,
+) -> _Source | None:
+    """The ladder's curve; ``None`` (use the domain table) when ``auto`` finds it not ready.
+
+    Raises
+    ------
+    app.errors.TableNotBuilt, app.errors.TableNotReady
+        ``regions='nested'`` and the ladder is missing (and may not be queued) or building.
+    """
+
+    def load() -> tuple[absrank.V1Curve, list[tables.TableView]]:
+        with domain_errors_as_problems():
+            return nested.ladder_curve(
+                sm, settings, fn.id, tail=req.tail, k_anchor=req.tail_k, confidence=req.confidence
+            )
+
+    try:
+        curve, views = load()
+    except (InvalidInput, NotApplicable) as exc:
+        if req.regions == "auto":  # no ladder can be laid out for this function
+            return None
+        exc.field = "regions"
+        raise
+    except (TableNotBuilt, TableNotReady) as exc:
+        if req.regions == "auto":
+            return None
+        exc.field = "regions"
+        if not (isinstance(exc, TableNotBuilt) and may_queue):
+            raise
+        with domain_errors_as_problems():
+            tables.request_ladder(sm, settings, dispatcher, fn.id)
+        try:  # an inline dispatcher (tests, tiny ladders) may have built it already
+            curve, views = load()
+        except (TableNotBuilt, TableNotReady) as again:
+            again.field = "regions"
+            raise
+    return _Source(
+        kind="nested",
+        whole_domain=True,
+        lower=fn.lower,
+        upper=fn.upper,
+        description={
+            "kind": "nested",
+            "ladder": tables.describe_ladder(settings, views),
+            "table_ids": [v.id for v in views],
+            "data_sha256": [v.data_sha256 for v in views],
+            "relative_to": "domain",
+        },
+        curve=curve,
+    )
+
+
+def _default_table_source(
+    sm: sessionmaker[Session],
+    settings: Settings,
+    dispatcher: Any,
+    fn: BenchmarkFunction,
+    *,
+    may_queue: bool,
+) -> _Source:
+    """The default full-domain table (queued when missing and allowed; 409 while it builds)."""
     default_id = tables.table_id_for(
         tables.spec_hash(tables.table_spec(settings, function_id=fn.id))
     )
     ready = tables.cached_ready_table(sm, default_id)
     if ready is not None:  # the hot path: no SQL
-        return fn, _table_source(*ready)
-    if may_queue_builds:
+        return _table_source(*ready)
+    if may_queue:
         with domain_errors_as_problems():
             view, _ = tables.request_table(sm, settings, dispatcher, function_id=fn.id)
     else:
@@ -94,8 +189,8 @@ def _resolve(
     try:
         view, data = tables.load_table_data(sm, view.id)  # re-read: a worker may have finished
     except TableNotReady as exc:  # 409 + Location while it builds
-        raise _naming_function_id(exc, fn, may_queue_builds=may_queue_builds) from None
-    return fn, _table_source(view, data)
+        raise _naming_function_id(exc, fn, may_queue_builds=may_queue) from None
+    return _table_source(view, data)
 
 
 def _existing_default_table(
@@ -136,15 +231,20 @@ def _naming_function_id(
     return error
 
 
+def _offset(fn: BenchmarkFunction, req: RankRequest) -> float:
+    """What to add to the values sent to get values of ``f`` (``f*`` for errors)."""
+    if req.values_are != "error":
+        return 0.0
+    if fn.f_opt is None:
+        raise InvalidInput(
+            f"{fn.id} has no known f*, so errors cannot be ranked", field="values_are"
+        )
+    return float(fn.f_opt)
+
+
 def _metric_values(fn: BenchmarkFunction, req: RankRequest) -> np.ndarray:
     t = np.asarray(req.values, dtype=np.float64)
-    if req.values_are == "error":
-        if fn.f_opt is None:
-            raise InvalidInput(
-                f"{fn.id} has no known f*, so errors cannot be ranked", field="values_are"
-            )
-        t = t + fn.f_opt
-    return t
+    return t + _offset(fn, req) if req.values_are == "error" else t
 
 
 def _finite_or_none(x: float) -> float | None:
@@ -152,6 +252,8 @@ def _finite_or_none(x: float) -> float | None:
 
 
 def _items(values: list[float], res: absrank.RankResult) -> list[dict[str, Any]]:
+    """One ``RankItem`` per value."""
+
     def interval(lo: float, hi: float) -> dict[str, Any]:
         return {
             "log10_lo": _finite_or_none(lo),
@@ -225,6 +327,13 @@ def rank_values(
 ) -> dict[str, Any]:
     """Turn metric values into absolute ranks ``v`` (Jing & Liu, SPEC §3).
 
+    With ``req.values`` every value is ranked as an aggregate of ``req.runs`` runs. With
+    ``req.runs_by_algorithm`` each algorithm's runs are aggregated here (``best``/``worst``/
+    ``lower-median``: a run; ``median``: the middle run, or the mean of the two middle runs;
+    ``mean``: correctly rounded ``fsum``/r), the aggregate is ranked with ``runs`` = that
+    algorithm's ``r`` (an order statistic exactly, the mean and an even median by
+    :func:`app.domain.aggregates.aggregate_ranks`), and every run is ranked alone (runs = 1).
+
     Parameters
     ----------
     sm, settings, dispatcher
@@ -249,51 +358,118 @@ def rank_values(
     app.errors.TableNotBuilt
         The default table does not exist and the caller may not queue it (409).
     app.errors.InvalidInput
-        Too many values, errors for a function without f*.
+        Too many values (``max_rank_values`` in all; :data:`MAX_NUMERICAL_AGGREGATES` distinct
+        values for a mean or an even median), too many algorithms (``max_algorithms``), errors
+        for a function without f*.
     app.errors.NotApplicable
         The requested tail or aggregate does not apply (e.g. a power tail on a clipped
-        sublevel set).
+        sublevel set, a mean or an even median without a known f*).
     """
-    if len(req.values) > settings.max_rank_values:
-        raise InvalidInput(f"at most {settings.max_rank_values} values per request", field="values")
+    _check_limits(req, settings)
     if may_queue_builds is None:
         may_queue_builds = not settings.api_keys
     fn, source = _resolve(sm, settings, dispatcher, req, may_queue_builds=may_queue_builds)
+    ctx = rank_context(fn, source.lower, source.upper, whole_domain=source.whole_domain)
+    if req.runs_by_algorithm is not None:
+        body = _rank_runs(fn, source, ctx, req, req.runs_by_algorithm)
+    else:
+        body = _rank_values(fn, source, ctx, req)
+    body["warnings"] = body["warnings"] + _ladder_hint(fn, source, req)
+    return body | {
+        "provenance": provenance(
+            _request_payload(req),
+            table=source.description.get("table_id"),
+            data_sha256=source.description.get("data_sha256"),
+        )
+    }
+
+
+def _ladder_hint(fn: BenchmarkFunction, source: _Source, req: RankRequest) -> list[str]:
+    """Say so when values below the domain table's samples used a tail model (SPEC §3.4)."""
+    if source.data is None or not source.whole_domain or req.function_id is None:
+        return []
+    if not _ladder_applies(fn):
+        return []
+    sent = (
+        req.values
+        if req.values is not None
+        else [v for runs in (req.runs_by_algorithm or {}).values() for v in runs]
+    )
+    lowest = float(source.data.values[0])
+    below = sum(1 for v in sent if v + _offset(fn, req) < lowest)
+    if below == 0:
+        return []
+    return [
+        f"{below} value(s) lie below the lowest of the table's {source.data.n} samples "
+        f"(y_1 = {lowest!r}), where a tail model extrapolates; the function's nested-region "
+        "ladder ranks them without extrapolation (SPEC §3.4): send regions='nested' (queues "
+        f'it) or POST /v1/tables {{"function_id": "{fn.id}", "ladder": true}}'
+    ]
+
+
+def _request_payload(req: RankRequest) -> dict[str, Any]:
+    """The normalized request (an absent values/runs_by_algorithm is left out of the hash)."""
+    absent = {k for k in ("values", "runs_by_algorithm") if getattr(req, k) is None}
+    return req.model_dump(mode="json", exclude=absent)
+
+
+def _numerical(aggregate: str, runs: int) -> bool:
+    """Whether the rank of an aggregate of ``runs`` runs needs a convolution or an integral."""
+    return runs > 1 and (aggregate == "mean" or (aggregate == "median" and runs % 2 == 0))
+
+
+def _check_limits(req: RankRequest, settings: Settings) -> None:
+    """Request sizes (``settings.max_rank_values``, ``max_algorithms``), before any work."""
+    if req.values is not None:
+        if len(req.values) > settings.max_rank_values:
+            raise InvalidInput(
+                f"at most {settings.max_rank_values} values per request", field="values"
+            )
+        if _numerical(req.aggregate or "best", req.runs):
+            distinct = len(set(req.values))
+            if distinct > MAX_NUMERICAL_AGGREGATES:
+                raise InvalidInput(
+                    f"at most {MAX_NUMERICAL_AGGREGATES} distinct values per request with "
+                    f"aggregate={req.aggregate!r} over {req.runs} runs (each is a convolution or "
+                    f"an integral); got {distinct}",
+                    field="values",
+                )
+        return
+    runs = req.runs_by_algorithm
+    assert runs is not None
+    total = sum(len(v) for v in runs.values())
+    if total > settings.max_rank_values:
+        raise InvalidInput(
+            f"at most {settings.max_rank_values} run values per request (all algorithms "
+            f"together); got {total}",
+            field="runs_by_algorithm",
+        )
+    if len(runs) > settings.max_algorithms:
+        raise InvalidInput(
+            f"at most {settings.max_algorithms} algorithms per request; got {len(runs)}",
+            field="runs_by_algorithm",
+        )
+    numerical = sum(_numerical(req.aggregate or "best", len(v)) for v in runs.values())
+    if numerical > MAX_NUMERICAL_AGGREGATES:
+        raise InvalidInput(
+            f"at most {MAX_NUMERICAL_AGGREGATES} algorithms per request with "
+            f"aggregate={req.aggregate!r} over more than one run; got {numerical}",
+            field="runs_by_algorithm",
+        )
+
+
+def _rank_values(
+    fn: BenchmarkFunction, source: _Source, ctx: absrank.RankContext, req: RankRequest
+) -> dict[str, Any]:
+    """``values``: every value is one aggregate of ``req.runs`` runs."""
+    assert req.values is not None
     t = _metric_values(fn, req)
     aggregate = req.aggregate or "best"
-    ctx = absrank.RankContext(
-        f_opt=fn.f_opt,
-        # a box region's maximum is not the domain's: use the flat upper tail there
-        f_max=fn.f_max if source.whole_domain else None,
-        atom=fn.local.atom,
-        beta=fn.local.beta,
-        beta_derivation=fn.local.derivation,
-        x_opt=fn.x_opt,
-        region_lower=source.lower,
-        region_upper=source.upper,
-        domain_volume_fraction=_region_fraction(fn, source.lower, source.upper),
-    )
-    options: dict[str, Any] = {
-        "budget": req.budget,
-        "runs": req.runs,
-        "aggregate": aggregate,
-        "order": req.order,
-    }
     with domain_errors_as_problems():
-        if source.data is None:
-            assert fn.analytic is not None
-            res = absrank.analytic_ranks(t, fn.analytic, ctx, **options)
-        else:
-            res = absrank.absolute_ranks(
-                t,
-                source.data,
-                ctx,
-                tail=req.tail,
-                k_anchor=req.tail_k,
-                confidence=req.confidence,
-                **options,
-            )
-    request_payload = req.model_dump(mode="json")
+        curve = _curve(fn, source, ctx, req)
+        res = absrank.ranks_from_curve(
+            t, curve, budget=req.budget, runs=req.runs, aggregate=aggregate, order=req.order
+        )
     return {
         "function_id": fn.id,
         "source": source.description,
@@ -301,13 +477,154 @@ def rank_values(
         "runs": req.runs,
         "aggregate": aggregate,
         "results": _items(req.values, res),
+        "algorithms": None,
         "tail": res.tail,
         "warnings": list(res.warnings)
         + _anchor_warnings(req, res.tail)
         + _below_minimum_warnings(req, fn, t),
-        "provenance": provenance(
-            request_payload,
-            table=source.description.get("table_id"),
-            data_sha256=source.description.get("data_sha256"),
-        ),
     }
+
+
+# --------------------------------------------------------------------------------------------
+# runs_by_algorithm
+# --------------------------------------------------------------------------------------------
+
+
+def _sorted_pick(x: list[float], k: int) -> float:
+    """The ``k``-th smallest (1-based)."""
+    return sorted(x)[k - 1]
+
+
+def _mean(x: list[float]) -> float:
+    total = math.fsum(x)  # correctly rounded: the same mean in any order
+    return total / len(x) if math.isfinite(total) else math.fsum(v / len(x) for v in x)
+
+
+def _median(x: list[float]) -> float:
+    s, r = sorted(x), len(x)
+    return s[r // 2] if r % 2 else 0.5 * s[r // 2 - 1] + 0.5 * s[r // 2]
+
+
+#: The aggregate value of one algorithm's runs, as the service computes it (SPEC §3.1).
+AGGREGATE_VALUE = {
+    "best": min,
+    "worst": max,
+    "median": _median,
+    "lower-median": lambda x: _sorted_pick(x, (len(x) + 1) // 2),
+    "mean": _mean,
+}
+
+
+def _curve(
+    fn: BenchmarkFunction, source: _Source, ctx: absrank.RankContext, req: RankRequest
+) -> absrank.V1Curve:
+    """``v1`` of the request's table, ladder or analytic form (the input of every aggregate)."""
+    if source.curve is not None:
+        return source.curve
+    if source.data is None:
+        assert fn.analytic is not None
+        return absrank.analytic_curve(fn.analytic, ctx)
+    return absrank.table_curve(
+        source.data, ctx, tail=req.tail, k_anchor=req.tail_k, confidence=req.confidence
+    )
+
+
+@contextmanager
+def _naming_algorithm(name: str) -> Iterator[None]:
+    """Domain errors of one algorithm's rank name ``runs_by_algorithm.<name>`` for ``runs``."""
+    try:
+        with domain_errors_as_problems():
+            yield
+    except AppError as exc:
+        if exc.field in ("runs", "values"):
+            exc.field = f"runs_by_algorithm.{name}"
+        raise
+
+
+def _algorithm_transform(res: absrank.RankResult) -> dict[str, Any]:
+    """The transform of one algorithm's rank, with its numerical block (one value) unwrapped."""
+    out = dict(res.tail["transform"])
+    block = res.tail.get("aggregate")
+    if block is not None:
+        out["aggregate_method"] = {
+            k: (v[0] if k in _PER_VALUE_KEYS else v) for k, v in block.items()
+        }
+    return out
+
+
+def _rank_algorithm(
+    name: str, runs: list[float], curve: absrank.V1Curve, req: RankRequest, offset: float
+) -> tuple[dict[str, Any], list[str]]:
+    """The rank of one algorithm's aggregate (``runs = len(runs)``) and its warnings."""
+    r = len(runs)
+    aggregate = (req.aggregate or "best") if r > 1 else "best"
+    value = float(AGGREGATE_VALUE[aggregate](runs))
+    with _naming_algorithm(name):
+        res = absrank.ranks_from_curve(
+            np.array([value + offset]), curve, budget=req.budget, runs=r, aggregate=aggregate
+        )
+    item = _items([value], res)[0]
+    entry = {"algorithm": name, "runs": r, "aggregate": aggregate} | item
+    entry["transform"] = _algorithm_transform(res)
+    where = f"runs_by_algorithm.{name}"
+    warnings = [_VALUES_INDEX.sub(where, w) for w in res.warnings]
+    return entry, warnings
+
+
+def _rank_runs(
+    fn: BenchmarkFunction,
+    source: _Source,
+    ctx: absrank.RankContext,
+    req: RankRequest,
+    runs_by_algorithm: dict[str, list[float]],
+) -> dict[str, Any]:
+    """``runs_by_algorithm``: each algorithm's aggregate, and each run alone."""
+    offset = _offset(fn, req)
+    names = list(runs_by_algorithm)
+    flat = [x for name in names for x in runs_by_algorithm[name]]
+    with domain_errors_as_problems():
+        curve = _curve(fn, source, ctx, req)
+        single = absrank.ranks_from_curve(np.asarray(flat) + offset, curve, budget=req.budget)
+    per_run = _items(flat, single)
+    warnings = list(single.warnings)
+    algorithms: list[dict[str, Any]] = []
+    start = 0
+    for name in names:
+        runs = runs_by_algorithm[name]
+        entry, extra = _rank_algorithm(name, runs, curve, req, offset)
+        entry["per_run"] = per_run[start : start + len(runs)]
+        start += len(runs)
+        algorithms.append(entry)
+        warnings += [w for w in extra if w not in warnings]
+    tail = {k: v for k, v in single.tail.items() if k not in ("transform", "aggregate")}
+    return {
+        "function_id": fn.id,
+        "source": source.description,
+        "budget": req.budget,
+        "runs": None,
+        "aggregate": req.aggregate or "best",
+        "results": [],
+        "algorithms": algorithms,
+        "tail": tail,
+        "warnings": warnings
+        + _anchor_warnings(req, tail)
+        + _runs_below_minimum_warnings(fn, runs_by_algorithm, offset),
+    }
+
+
+def _runs_below_minimum_warnings(
+    fn: BenchmarkFunction, runs_by_algorithm: dict[str, list[float]], offset: float
+) -> list[str]:
+    """Runs below the known minimum (likely a sign error or a wrong f*), per algorithm."""
+    if fn.f_opt is None:
+        return []
+    out = []
+    for name, runs in runs_by_algorithm.items():
+        below = [i for i, x in enumerate(runs) if x + offset < fn.f_opt]
+        if below:
+            out.append(
+                f"{len(below)} run(s) of runs_by_algorithm.{name} lie below f* = {fn.f_opt!r} "
+                f"(first: runs_by_algorithm.{name}.{below[0]}); no point of the domain reaches "
+                "them"
+            )
+    return out

@@ -100,12 +100,60 @@ def test_csv_body_and_json_rows_give_the_same_comparison(client: TestClient) -> 
     assert with_bom.json()["id"] == as_json["id"]
 
 
-def test_mean_reduction_has_no_absolute_ranks_yet_and_says_why(client: TestClient) -> None:
-    out = _create(client, {"results": _rows(NIIA_VALUES, runs=2), "reduction": "mean"})
-    assert out["absolute"]["status"] == "unavailable"
-    assert "mean" in out["absolute"]["reason"]
-    assert out["niia"]["absolute"]["status"] == "unavailable"
-    assert out["niia"]["absolute"]["reason"] == out["absolute"]["reason"]
+def test_mean_and_even_median_reductions_get_absolute_ranks_of_their_aggregate(
+    client: TestClient,
+) -> None:
+    for reduction in ("mean", "median"):
+        out = _create(
+            client,
+            {
+                "results": _rows(NIIA_VALUES, runs=2),
+                "reduction": reduction,
+                "values_are": "error",
+                "budget": 10,
+            },
+        )
+        absolute = out["absolute"]
+        assert absolute["status"] == "complete", absolute
+        methods = {m for row in absolute["method"] for m in row if m is not None}
+        assert methods
+        assert all(m.startswith("mean" if reduction == "mean" else "median") for m in methods)
+        # the same cells ranked directly: a comparison is POST /v1/absolute-ranks per problem
+        problem = out["problems"][0]
+        cells = out["matrix"][0]
+        direct = client.post(
+            "/v1/absolute-ranks",
+            json={
+                "function_id": problem,
+                "values": cells,
+                "values_are": "error",
+                "budget": 10,
+                "runs": 2,
+                "aggregate": reduction,
+            },
+        )
+        assert direct.status_code == 200, direct.text
+        got = [item["log10_v"] for item in direct.json()["results"]]
+        assert absolute["log10_v"][0] == got
+
+
+def test_value_runs_ranks_published_means_as_means_of_that_many_runs(client: TestClient) -> None:
+    body = {"results": _rows(NIIA_VALUES), "reduction": "mean", "values_are": "error"}
+    plain = _create(client, body)
+    published = _create(client, body | {"value_runs": 25, "budget": 1000})
+    assert published["id"] != plain["id"]
+    assert published["n_runs"] == [[25] * len(row) for row in published["n_runs"]]
+    assert published["absolute"]["status"] == "complete"
+    assert published["absolute"]["log10_v"] != plain["absolute"]["log10_v"]
+    # relative ranks do not depend on how many runs each value summarises
+    assert published["relative"]["average_ranks"] == plain["relative"]["average_ranks"]
+    several = client.post(
+        "/v1/comparisons", json={**body, "results": _rows(NIIA_VALUES, runs=2), "value_runs": 25}
+    )
+    assert several.status_code == 422
+    problem = several.json()
+    assert problem["field"] == "value_runs"
+    assert "one value" in problem["detail"]
 
 
 def test_one_run_per_cell_has_absolute_ranks_whatever_the_reduction(client: TestClient) -> None:

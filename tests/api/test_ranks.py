@@ -152,11 +152,6 @@ def test_power_tail_on_the_sampled_sphere_agrees_with_the_exact_form(client: Tes
         ({"function_id": "bbob/f1/i1/d7", "values": [1.0]}, 422, "function_id"),
         ({"function_id": "bbob/f30/i1/d2", "values": [1.0]}, 404, "function_id"),
         ({"table_id": "tdeadbeef", "values": [1.0]}, 404, None),
-        (
-            {"function_id": "classic/sphere/d2", "values": [1.0], "runs": 4, "aggregate": "median"},
-            409,
-            "aggregate",
-        ),
     ],
 )
 def test_bad_rank_requests(
