@@ -95,6 +95,12 @@ def _resolve(
             upper=fn.upper,
             description={"kind": "analytic", "form": fn.analytic, "region": "domain"},
         )
+    if req.regions == "nested" and not _ladder_applies(fn):
+        raise InvalidInput(
+            f"{fn.id} has no nested-region ladder: ladders need a known x* and f* and no "
+            f"plateau at f* (atom {fn.local.atom}); use regions='domain' or 'auto'",
+            field="regions",
+        )
     if req.regions != "domain" and _ladder_applies(fn):
         nested = _nested_source(sm, settings, dispatcher, req, fn, may_queue=may_queue_builds)
         if nested is not None:
