@@ -1,7 +1,8 @@
 """Run every benchmark (quick or full) and print the goals side by side.
 
 Each benchmark runs as its own child process (``bench/table_build.py``, ``bench/ranks_load.py``,
-``bench/permutation.py``, ``bench/ranktests.py``) and writes its raw figures to
+``bench/permutation.py``, ``bench/ranktests.py``, ``bench/pareto.py``, ``bench/cec.py``,
+``bench/tail_quality.py``) and writes its raw figures to
 ``bench/results/<name>-<mode>.json`` (git-ignored); this script then reads them back and prints
 one summary. Benchmarks report, they do not assert: the exit status is 0 unless a benchmark
 crashed (or, with ``--strict``, a goal was missed).
@@ -26,7 +27,7 @@ from typing import Any
 
 import _common as c
 
-SCRIPTS = ("table_build", "ranks_load", "permutation", "ranktests", "pareto", "cec")
+SCRIPTS = ("table_build", "ranks_load", "permutation", "ranktests", "pareto", "cec", "tail_quality")
 
 Row = tuple[str, str, str, bool]  # label, figure, goal, met
 
@@ -193,6 +194,29 @@ def _cec(mode: str) -> list[Row]:
     return rows
 
 
+def _tail_quality(mode: str) -> list[Row]:
+    tq = load("tail_quality", mode)
+    goal = tq["accuracy"]["goal_decades"]
+
+    def worst(xs: list[float | None]) -> str:
+        vals = [abs(x) for x in xs if x is not None]
+        return f"{max(vals):.2f}" if vals else "-"
+
+    rows: list[Row] = []
+    for fid, r in tq["accuracy"]["functions"].items():
+        power = "refused" if r["power"]["refused"] else worst(r["power"]["decades"])
+        rows.append(
+            (
+                f"deep tail k=2..8, {fid}: max |log10 error|, nested",
+                f"{worst(r['nested']['decades'])} dec (1 table: power {power}, "
+                f"auto {worst(r['auto']['decades'])})",
+                f"<= {goal:g} dec",
+                tq["goals_met"][f"nested_{fid}"],
+            )
+        )
+    return rows
+
+
 SUMMARIES: dict[str, Callable[[str], list[Row]]] = {
     "table_build": _table_build,
     "ranks_load": _ranks_load,
@@ -200,6 +224,7 @@ SUMMARIES: dict[str, Callable[[str], list[Row]]] = {
     "ranktests": _ranktests,
     "pareto": _pareto,
     "cec": _cec,
+    "tail_quality": _tail_quality,
 }
 
 

@@ -229,7 +229,7 @@ class _Gridded(_Cdf):
         super().__init__(exact.axes)
         z_lo, z_hi = math.log(self.ball.limit), math.log(self.top)
         inner = self.kinks[(self.kinks > self.ball.limit) & (self.kinks < self.top)]
-        breaks = np.unique(np.concatenate([[z_lo, z_hi], np.log(inner)]))
+        breaks = _separated(np.unique(np.concatenate([[z_lo, z_hi], np.log(inner)])))
         pieces = [
             np.linspace(
                 lo, hi, max(_MIN_PIECE_POINTS, math.ceil(n_points * (hi - lo) / (z_hi - z_lo)))
@@ -249,6 +249,22 @@ class _Gridded(_Cdf):
 
     def _middle(self, s: np.ndarray) -> np.ndarray:
         return self.spline(np.log(s))
+
+
+def _separated(breaks: np.ndarray, rel: float = 1e-9) -> np.ndarray:
+    """Sorted breakpoints without ones closer than ``rel`` × the span to the previous kept one.
+
+    Box distances that differ by a few ulps give kinks a few ulps apart; a spline piece between
+    them would have no room for its points. Merging them moves a kink by at most ``rel`` × the
+    span in ``ln s``, far below the quadrature error. The ends are kept.
+    """
+    span = breaks[-1] - breaks[0]
+    kept = [breaks[0]]
+    for z in breaks[1:-1]:
+        if z - kept[-1] > rel * span and breaks[-1] - z > rel * span:
+            kept.append(z)
+    kept.append(breaks[-1])
+    return np.asarray(kept)
 
 
 def _kinks(axes: tuple[_Axis, ...]) -> np.ndarray:

@@ -256,3 +256,13 @@ def test_model_is_cached() -> None:
     hits = analytic._sphere_model.cache_info().hits
     sphere_ln_cdf(np.array([1.0]), a, b)
     assert analytic._sphere_model.cache_info().hits == hits + 1
+
+
+def test_box_distances_a_few_ulps_apart_give_the_same_volume() -> None:
+    """Kinks a few ulps apart are merged (the spline had no room between them)."""
+    from app.domain.analytic import sphere_ln_cdf
+
+    ln_s = np.log([0.5, 1.5, 2.5])
+    near = np.r_[np.nextafter(1.0, 2.0), np.ones(3)]
+    got = sphere_ln_cdf(ln_s, np.ones(4), near)
+    np.testing.assert_allclose(got, sphere_ln_cdf(ln_s, np.ones(4), np.ones(4)), rtol=1e-12)
