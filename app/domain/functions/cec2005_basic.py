@@ -5,10 +5,11 @@ array of shape ``(n, d)`` and returns shape ``(n,)``, with no loop over points. 
 the C code (``def1.c``, ``def4.c``), so that float64 results agree with it to a few ulps; the code's
 ``pow(u, 2.0)`` is written ``u * u`` (what GCC compiles it to). For speed, row sums are
 ``einsum`` loops (:func:`~app.domain.functions.cec_common.rowsum`), and sines and cosines come
-from numpy's vectorised tangent (:func:`~app.domain.functions.cec_common.cos_of`,
-:func:`~app.domain.functions.cec_common.sin_of`, :func:`~app.domain.functions.cec_common.sin2_pi`)
-instead of libm's one-at-a-time sin and cos: same values to a few 1e-16, and each row's value
-still depends on that row only.
+from :func:`~app.domain.functions.cec_common.cos_of`,
+:func:`~app.domain.functions.cec_common.sin_of` and
+:func:`~app.domain.functions.cec_common.sin2_pi` (numpy's vectorised tangent where it has one,
+instead of libm's one-at-a-time sin and cos): the same values to a few 1e-16, and each row's
+value still depends on that row only.
 
 References
 ----------

@@ -191,18 +191,35 @@ def in_chunks(inner: Kernel, dim: int) -> Kernel:
 # is vectorised (Intel's SVML: 1.2 ns up to |x| ~ 6.5e4, 4.6 ns beyond, within 0.56 ulp
 # everywhere, and an element's value does not depend on its neighbours, its position or the
 # array's length, which the tests check through the functions). The half-angle formulas then give
-# sin and cos within about 2e-16 (absolute) of libm, 3-4 times faster. Without AVX-512, numpy's
-# tan is libm's too (12 ns here with numpy's AVX-512 dispatch switched off by
-# NPY_DISABLE_CPU_FEATURES) and these helpers cost about 1.3 times libm's sin and cos.
+# sin and cos within about 2e-16 (absolute) of libm, 3-4 times faster. Elsewhere numpy's tan is
+# libm's (12-50 ns here with numpy's AVX-512 dispatch switched off by NPY_DISABLE_CPU_FEATURES),
+# slower than sin and cos, so the helpers call libm's sin and cos instead (FAST_TAN).
 # --------------------------------------------------------------------------------------------
 
 
+def _numpy_tan_is_vectorised() -> bool:
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:  # pragma: no cover - numpy moved it
+        return False
+    return bool(__cpu_features__.get("AVX512_SKX", False))
+
+
+FAST_TAN = _numpy_tan_is_vectorised()
+"""Whether numpy dispatches its float64 tan to SVML (AVX-512 on x86-64): then sin and cos are
+taken from tan; otherwise from libm. Fixed per process (and machine), so a point's value never
+depends on the batch."""
+
+
 def cos_of(a: np.ndarray) -> np.ndarray:
-    """``cos(a)`` elementwise as ``(1 - t^2) / (1 + t^2)``, ``t = tan(a / 2)``; new array.
+    """``cos(a)`` elementwise, new array: ``(1 - t^2) / (1 + t^2)``, ``t = tan(a / 2)`` with
+    :data:`FAST_TAN`, else libm's cosine.
 
     Near ``a = pi`` (mod ``2 pi``) ``t`` is large but finite (at most about 1e19 for a double
     argument), and the quotient tends to -1 as it should.
     """
+    if not FAST_TAN:
+        return np.cos(a)
     t = np.multiply(a, 0.5)
     np.tan(t, out=t)
     t *= t
@@ -213,7 +230,10 @@ def cos_of(a: np.ndarray) -> np.ndarray:
 
 
 def sin_of(a: np.ndarray) -> np.ndarray:
-    """``sin(a)`` elementwise as ``2 t / (1 + t^2)``, ``t = tan(a / 2)``; new array."""
+    """``sin(a)`` elementwise, new array: ``2 t / (1 + t^2)``, ``t = tan(a / 2)`` with
+    :data:`FAST_TAN`, else libm's sine."""
+    if not FAST_TAN:
+        return np.sin(a)
     t = np.multiply(a, 0.5)
     np.tan(t, out=t)
     denominator = t * t
@@ -224,13 +244,21 @@ def sin_of(a: np.ndarray) -> np.ndarray:
 
 
 def sin2_pi(z: np.ndarray) -> np.ndarray:
-    """``sin^2(pi z) = (1 - cos(2 pi z)) / 2`` elementwise, as ``t^2 / (1 + t^2)``, ``t = tan(pi
-    z)``; new array.
+    """``sin^2(pi z) = (1 - cos(2 pi z)) / 2`` elementwise, new array.
 
-    Relative error a few ulps, also near ``z = 0`` where ``1 - cos`` would cancel; ``z = 0``
-    gives exactly 0. Like the code's ``cos(2.0*PI*z)``, it rounds the product ``pi z`` first (an
-    absolute error of up to ``1e-16 pi |z|`` in the argument).
+    With :data:`FAST_TAN`, ``t^2 / (1 + t^2)``, ``t = tan(pi z)``: like the code's
+    ``cos(2.0*PI*z)`` it rounds the product ``pi z`` first (an absolute error of up to ``1e-16 pi
+    |z|`` in the argument). Otherwise ``sin(pi u)^2`` with ``u = z - rint(z)`` (exact, in [-1/2,
+    1/2], where libm's sine is fastest). Either way the relative error is a few ulps, also near
+    ``z = 0`` where ``1 - cos`` would cancel, and ``z = 0`` gives exactly 0.
     """
+    if not FAST_TAN:
+        t = np.rint(z)
+        np.subtract(z, t, out=t)
+        t *= PI
+        np.sin(t, out=t)
+        t *= t
+        return t
     t = np.multiply(z, PI)
     np.tan(t, out=t)
     t *= t
@@ -250,12 +278,20 @@ _WEIERSTRASS_SUM_A = math.fsum(0.5**j for j in range(_WEIERSTRASS_K + 1))  # 2 -
 def weierstrass_terms(shifted: np.ndarray) -> np.ndarray:
     """``sum_{j=0}^{20} 0.5^j cos(2 pi 3^j s)`` elementwise, ``s = z + 0.5``; new array.
 
-    Each cosine is taken of the code's rounded argument ``(2 pi 3^j) s`` through ``t = tan(c s /
-    2)``: ``a cos = 2 a / (1 + t^2) - a``, the ``- a`` summed once (``2 - 2^-20``). About 90 ns
-    per coordinate instead of 550 (libm's own reduction of arguments up to ``2e11``).
+    Each cosine is taken of the code's rounded argument ``(2 pi 3^j) s``; with :data:`FAST_TAN`
+    through ``t = tan(c s / 2)``: ``a cos = 2 a / (1 + t^2) - a``, the ``- a`` summed once (``2 -
+    2^-20``), about 90 ns per coordinate instead of libm's 550 (its reduction of arguments up to
+    ``2e11`` is slow).
     """
     total = np.zeros(shifted.shape)
     t = np.empty(shifted.shape)
+    if not FAST_TAN:  # libm: total += a cos(c s), in the code's order
+        for half_c, two_a in zip(_WEIERSTRASS_HALF_C, _WEIERSTRASS_TWO_A, strict=True):
+            np.multiply(shifted, 2.0 * half_c, out=t)
+            np.cos(t, out=t)
+            t *= two_a / 2.0
+            total += t
+        return total
     for half_c, two_a in zip(_WEIERSTRASS_HALF_C, _WEIERSTRASS_TWO_A, strict=True):
         np.multiply(shifted, half_c, out=t)
         np.tan(t, out=t)
@@ -373,7 +409,10 @@ def schwefel(z: np.ndarray) -> np.ndarray:
     np.copyto(v, folded, where=outside)
     np.abs(v, out=folded)
     np.sqrt(folded, out=folded)
-    terms = sin_of(folded)
+    # libm's sine, not sin_of: at the optimum k * SCHWEFEL_PEAK - sum(u sin sqrt u) cancels to
+    # the code's value (f* exactly, for most dimensions) only with its correctly rounded sine;
+    # sin_of's error of about 2e-16 would leave f(x*) - f* near 1e-12
+    terms = np.sin(folded, out=folded)
     terms *= v
     excess = a  # max(|u| - 500, 0) / 100, in place of |u|
     excess -= 500.0
