@@ -572,6 +572,7 @@ def build_ladder(fn: Any, settings: Any, use_cache: bool) -> tuple[list[Any], di
         "stop": plan.stop,
         "deepest_log10_volume_fraction": plan.log10_volume_fraction,
         "shape_is_cube": bool(shape.is_cube),
+        "first_oriented_level": next((b.level for b in plan.boxes if b.oriented), None),
         "shape_log10_fill_share": desc.get("log10_fill_share"),
         "shape_fallback": desc.get("fallback"),
         "n": int(specs[0]["n"]),
@@ -754,6 +755,8 @@ def _short(method: str) -> str:
 def print_case(r: dict[str, Any]) -> None:
     lad = r["ladder"]
     shape = "cubes" if lad["shape_is_cube"] else "shaped boxes"
+    if lad.get("first_oriented_level") is not None:
+        shape += f", oriented along the fitted axes from level {lad['first_oriented_level']}"
     fill = lad["shape_log10_fill_share"]
     print(
         f"  ladder: {lad['levels']} levels below the domain ({shape}; sublevel set fills "

@@ -21,6 +21,13 @@ for cubes ``σ_j = δ_j``, the ``[x* − δ_j, x* + δ_j]^d`` of Jing & Liu §V)
 picks ``L`` (a volume target, a cap, a thinness limit); every box is known before any sample is
 drawn, so the levels build in parallel.
 
+Oriented boxes. When the fitted form ``A`` is rotated (:attr:`LadderShape.rotation` above
+:data:`MIN_ROTATION`), an axis-aligned box holds its sublevel ellipsoid at a tiny share (``10^-6``
+to ``10^-12`` in 10-D). Every level whose box along ``A``'s eigenvectors,
+``R_j = {x* + Q·diag(σ_j·b)·u : u ∈ [−1, 1]^d}`` (``b_k ∝ 1/sqrt(λ_k)``), lies inside ``Ω`` is
+that box instead (the ball's ``V_d/2^d`` again); shallower levels, whose oriented box would
+leave ``Ω``, stay axis-aligned. Axis-aligned forms (sphere, ellipsoid, cone) are unaffected.
+
 The containment ``{f <= t} ⊂ R_j`` is *checked* from samples, never assumed (:func:`nested_curve`,
 Notes), and every ``t`` is served by the deepest level whose containment is verified at ``t``; the
 deepest level's own tail (:func:`app.domain.absrank.table_curve`, ``tail="auto"`` by default, its
@@ -36,6 +43,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,6 +60,7 @@ __all__ = [
     "CLIP_SHARE",
     "METHODS",
     "MIN_INNER_SAMPLES",
+    "MIN_ROTATION",
     "RESIDUAL_FLOOR",
     "SHAPE_METHOD",
     "THIN_SHARE",
@@ -118,7 +127,12 @@ class LadderBox:
     half_widths : ndarray, shape (d,), or None
         ``h_{j,i} = min(R, σ_j·s_i)`` (input units, before clipping to ``Ω``; ``R`` the largest
         distance from ``x*`` to a face of ``Ω``), the per-coordinate ``delta`` of the box table
-        (:func:`app.domain.sampling.region_box`); ``None`` for level 0.
+        (:func:`app.domain.sampling.region_box`); ``None`` for level 0. For an oriented box,
+        the half-widths ``h_{j,k} = σ_j·b_k`` along its axes.
+    axes : ndarray, shape (d, d), or None
+        ``Q`` of an *oriented* box ``{x* + Q·diag(h_j)·u : u ∈ [−1, 1]^d}`` (column ``k`` the
+        ``k``-th axis; it lies inside ``Ω``, and ``lower``/``upper`` are its axis-aligned
+        bounding box); ``None`` for an axis-aligned box.
     """
 
     level: int
@@ -127,6 +141,12 @@ class LadderBox:
     upper: np.ndarray
     ln_volume_fraction: float
     half_widths: np.ndarray | None = None
+    axes: np.ndarray | None = None
+
+    @property
+    def oriented(self) -> bool:
+        """Whether the box is oriented (its axes are those of the fitted form)."""
+        return self.axes is not None
 
 
 def _check_int(value: object, name: str, minimum: int) -> int:
@@ -223,6 +243,25 @@ def ladder_deltas(
     return (None, *(delta0 / factor**j for j in range(1, levels + 1)))
 
 
+def _check_orientation(
+    orientation: tuple[np.ndarray, np.ndarray] | None, dim: int
+) -> tuple[np.ndarray | None, np.ndarray | None, float]:
+    """``(Q, b, ln|det Q|)`` of an orientation, checked; ``(None, None, 0)`` without one."""
+    if orientation is None:
+        return None, None, 0.0
+    Q = np.asarray(orientation[0], dtype=np.float64)
+    b = np.asarray(orientation[1], dtype=np.float64)
+    ok = Q.shape == (dim, dim) and b.shape == (dim,) and np.all(np.isfinite(Q))
+    if not (ok and np.all(np.isfinite(b)) and np.all(b > 0)):
+        raise InvalidInput(
+            f"orientation must be a {dim}x{dim} matrix of axes and {dim} positive half-widths",
+            field="orientation",
+        )
+    if not np.allclose(Q.T @ Q, np.eye(dim), atol=1e-6):
+        raise InvalidInput("orientation axes must be orthonormal", field="orientation")
+    return Q, b, float(np.linalg.slogdet(Q)[1])
+
+
 def _check_shape(shape: np.ndarray | None, dim: int) -> np.ndarray:
     if shape is None:
         return np.ones(dim)
@@ -270,6 +309,7 @@ def ladder_boxes(
     factor: float,
     levels: int,
     shape: np.ndarray | None = None,
+    orientation: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> list[LadderBox]:
     """The boxes ``R_0 = Ω ⊃ R_1 ⊃ … ⊃ R_L`` of :func:`ladder_deltas` with their volume shares.
 
@@ -277,13 +317,20 @@ def ladder_boxes(
     ----------
     lower, upper, x_opt, factor, levels, shape
         As in :func:`ladder_deltas`.
+    orientation : (ndarray, ndarray), optional
+        ``(Q, b)``: the axes (orthonormal columns) and per-axis half-widths of the fitted
+        sublevel ellipsoid (:attr:`LadderShape.orientation`). Every level whose oriented box
+        ``{x* + Q·diag(σ_j·b)·u : u ∈ [−1, 1]^d}`` lies inside ``Ω``
+        (``Σ_k |Q_ik| σ_j b_k <= min(x*_i − l_i, u_i − x*_i)`` for every ``i``) is that box
+        instead of the axis-aligned one (so all levels from the first that fits on).
 
     Returns
     -------
     list of LadderBox
         ``L + 1`` boxes, ``R_j = [x* − h_j, x* + h_j] ∩ Ω`` with ``h_{j,i} = min(R, σ_j·s_i)``,
         clipped by :func:`app.domain.sampling.region_box` exactly as a box table with
-        ``delta=h_j`` is (for cubes ``h_j = δ_j``, and ``delta=δ_j`` gives the same bytes).
+        ``delta=h_j`` is (for cubes ``h_j = δ_j``, and ``delta=δ_j`` gives the same bytes);
+        or the oriented box, with ``ln_volume_fraction = ln(|det Q|·Π_k 2h_k / Leb(Ω))``.
 
     Raises
     ------
@@ -303,8 +350,18 @@ def ladder_boxes(
     scale = _check_shape(shape, x.size)
     reach = _reach(lo, hi, x)
     out = [LadderBox(0, None, lo, hi, 0.0)]
+    axes, b, ln_det = _check_orientation(orientation, x.size)
+    room = np.minimum(x - lo, hi - x)
     for j, delta in enumerate(deltas[1:], start=1):
         assert delta is not None
+        if axes is not None and b is not None:
+            h = delta * b
+            ext = np.abs(axes) @ h
+            if np.all(ext <= room):
+                r_lo, r_hi = np.maximum(lo, x - ext), np.minimum(hi, x + ext)
+                ln_frac = float(np.sum(np.log(2.0 * h)) + ln_det - np.sum(np.log(hi - lo)))
+                out.append(LadderBox(j, delta, r_lo, r_hi, min(ln_frac, 0.0), h, axes))
+                continue
         half = np.minimum(reach, delta * scale)
         r_lo, r_hi = sampling.region_box(lo, hi, x, half)
         ln_frac = ln_volume_fraction(lo, hi, r_lo, r_hi)
@@ -352,6 +409,7 @@ def plan_ladder(
     max_levels: int,
     min_log10_volume: float,
     shape: np.ndarray | None = None,
+    orientation: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> LadderPlan:
     r"""The ladder the service builds: shaped boxes until the deepest is small enough.
 
@@ -377,6 +435,9 @@ def plan_ladder(
         ``log10(Leb(R_j)/Leb(Ω)) <= min_log10_volume`` (``< 0``).
     shape : array_like, shape (d,), optional
         ``a`` (default the cube).
+    orientation : (ndarray, ndarray), optional
+        Oriented boxes for the levels that fit inside ``Ω`` (:func:`ladder_boxes`); their
+        thinness is judged along their own axes (``2h_k`` against the domain's narrowest side).
 
     Returns
     -------
@@ -405,10 +466,15 @@ def plan_ladder(
             f"min_log10_volume must be a finite negative number, got {min_log10_volume!r}",
             field="min_log10_volume",
         )
-    boxes = ladder_boxes(lower, upper, x_opt, factor=factor, levels=max_levels, shape=shape)
+    boxes = ladder_boxes(
+        lower, upper, x_opt, factor=factor, levels=max_levels, shape=shape, orientation=orientation
+    )
     width = boxes[0].upper - boxes[0].lower
     for j, box in enumerate(boxes[1:], start=1):
-        thin = np.flatnonzero(box.upper - box.lower < THIN_SHARE * width)
+        if box.axes is not None and box.half_widths is not None:
+            thin = np.flatnonzero(2.0 * box.half_widths < THIN_SHARE * np.min(width))
+        else:
+            thin = np.flatnonzero(box.upper - box.lower < THIN_SHARE * width)
         if thin.size and j > 1:
             i = int(thin[0])
             return LadderPlan(
@@ -455,6 +521,12 @@ MAX_CONDITION = 1e10
 #: The full quadratic form (``d(d+1)/2`` unknowns) is fitted up to this dimension, its diagonal
 #: above (the axis extents of the form, rotations ignored).
 SHAPE_MAX_FULL_DIM = 40
+#: Rotation (root mean square of the off-diagonal correlations ``A_ij/sqrt(A_ii·A_jj)`` of the
+#: fitted form, i.e. ``‖C − I‖_F/sqrt(d)``) above which a ladder uses oriented boxes: below it
+#: the form is axis-aligned up to fit noise (exactly 0 for the sphere, ellipsoid and cone).
+MIN_ROTATION = 0.05
+#: Decimals kept of the axes ``Q`` of an oriented shape (they enter the spec hash).
+AXES_DECIMALS = 9
 #: Name and version of the method, recorded with every shape.
 SHAPE_METHOD = "bounding box of the fitted local quadratic form (f - f*)^(2/p), v1"
 _SCAN_STEPS = 48  # radii r_top·2^-m, m = 0..47, for the innermost crossing
@@ -489,6 +561,16 @@ class LadderShape:
         ``{(x − x*)ᵀA(x − x*) <= 1}`` fills (``V_d/2^d`` for a ball or an axis-aligned ellipsoid,
         ``-2.6`` in 10-D; smaller when ``A`` is rotated): about the share of a deep box's
         samples that fall in the sublevel set touching it.
+    rotation : float or None
+        ``‖C − I‖_F/sqrt(d)`` of the correlation form ``C_ij = A_ij/sqrt(A_ii·A_jj)`` (2
+        significant digits): 0 for an axis-aligned form.
+    axes : ndarray, shape (d, d), or None
+        Orthonormal eigenvectors ``Q`` of ``A`` (columns, eigenvalues ascending, each with its
+        largest entry positive, rounded to :data:`AXES_DECIMALS` decimals).
+    axis_half_widths : ndarray, shape (d,), or None
+        ``b_k ∝ 1/sqrt(λ_k)`` along ``Q``'s columns, in the units of ``half_widths`` (the
+        oriented box ``σ·b`` bounds the same ellipsoid as the axis-aligned box ``σ·a``),
+        :data:`SHAPE_DIGITS` significant digits.
     """
 
     half_widths: np.ndarray
@@ -499,6 +581,26 @@ class LadderShape:
     probes: int
     condition: float | None = None
     log10_fill_share: float | None = None
+    rotation: float | None = None
+    axes: np.ndarray | None = None
+    axis_half_widths: np.ndarray | None = None
+
+    @property
+    def orientation(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(Q, b)`` for oriented ladder boxes when the form is rotated, else ``None``.
+
+        Only a full quadratic form whose :attr:`rotation` exceeds :data:`MIN_ROTATION`:
+        axis-aligned forms (sphere, ellipsoid, cone) keep their axis-aligned ladders exactly.
+        """
+        if (
+            self.model != "quadratic-form"
+            or self.rotation is None
+            or self.rotation <= MIN_ROTATION
+            or self.axes is None
+            or self.axis_half_widths is None
+        ):
+            return None
+        return self.axes, self.axis_half_widths
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         return np.array(self.half_widths, dtype=dtype)
@@ -509,8 +611,12 @@ class LadderShape:
         return bool(np.all(self.half_widths == 1.0))
 
     def spec(self) -> dict[str, Any]:
-        """What enters each level's spec region (JSON-ready, rounded, deterministic)."""
-        return {
+        """What enters each level's spec region (JSON-ready, rounded, deterministic).
+
+        ``orientation`` (rotation, threshold, axis half-widths ``b``) only when the ladder uses
+        oriented boxes, so axis-aligned shapes keep their specs (and hashes).
+        """
+        out: dict[str, Any] = {
             "method": SHAPE_METHOD,
             "model": self.model,
             "half_widths": [float(v) for v in self.half_widths],
@@ -518,13 +624,23 @@ class LadderShape:
             "fit_residual": self.fit_residual,
             "fallback": self.fallback,
         }
+        orientation = self.orientation
+        if orientation is not None:
+            out["orientation"] = {
+                "rotation": self.rotation,
+                "min_rotation": MIN_ROTATION,
+                "axis_half_widths": [float(v) for v in orientation[1]],
+            }
+        return out
 
     def describe(self) -> dict[str, Any]:
-        """:meth:`spec` plus the fit's diagnostics (probes, condition, fill share)."""
+        """:meth:`spec` plus the fit's diagnostics (probes, condition, fill share, rotation)."""
         return self.spec() | {
             "probes": self.probes,
             "condition": self.condition,
             "log10_fill_share": self.log10_fill_share,
+            "rotation": self.rotation,
+            "oriented": self.orientation is not None,
         }
 
 
@@ -677,7 +793,7 @@ def ladder_shape(
     in some direction), too few crossings for the unknowns, a non-finite fit, or ``A`` not
     positive definite (or of condition above :data:`MAX_CONDITION`).
 
-    Limit. The box is axis-aligned. An ellipsoid whose axes are the coordinate axes fills
+    Limit of axis-aligned boxes. An ellipsoid whose axes are the coordinate axes fills
     ``V_d/2^d`` of its bounding box (``10^-2.6`` in 10-D, as a ball its cube; but ``10^-20.5``
     in 40-D), whatever its condition. A rotated ill-conditioned ellipsoid fills far less
     (``log10_fill_share``): BBOB f22/i1/d10 (rotated, condition 1e3) ``10^-6.25`` of its
@@ -686,8 +802,13 @@ def ladder_shape(
     at all (its ``T_osz``-perturbed form comes out indefinite). Such a set never fills a box
     enough for ``N`` samples to resolve it unclipped: a box's own samples reach its faces first
     and :func:`nested_curve` refuses the level (on f22 with ``N = 2^16`` only level 2 of 21 is
-    used, and its clipped lower tail is decades off). Axis-aligned boxes cannot sample such
-    sets; a rotated sampling region (the fitted ``A``'s eigenvectors) would be needed.
+    used, and its clipped lower tail is decades off). Hence oriented boxes: ``axes`` (the
+    eigenvectors ``Q`` of ``A``) and ``axis_half_widths`` (``b_k ∝ 1/sqrt(λ_k)``) come with
+    every positive-definite fit, and :attr:`LadderShape.orientation` hands them to
+    :func:`plan_ladder` when ``rotation > MIN_ROTATION`` (f21, f22, CEC2005 F2/F3, CEC2017 F1;
+    not the sphere, ellipsoid or cone, whose ``rotation`` is rounding noise, ``~1e-15``). An
+    oriented box is used only where it fits inside ``Ω``: sets whose tight oriented box meets
+    a face of ``Ω`` are still sampled by (clipped) axis-aligned boxes.
 
     Examples
     --------
@@ -874,7 +995,24 @@ def _fit(Z: np.ndarray, g: np.ndarray, p: float, full: bool, scale: np.ndarray) 
         - 0.5 * float(np.sum(np.log(lam)))
         - 0.5 * float(np.sum(np.log(inv_diag)))
     )
-    eig_a = np.linalg.eigvalsh(B / np.outer(scale, scale))
+    A = B / np.outer(scale, scale)
+    A = 0.5 * (A + A.T)
+    eig_a, Q = np.linalg.eigh(A)
+    d_a = np.sqrt(np.abs(np.diag(A)))
+    corr = A / np.outer(d_a, d_a)
+    rotation = _significant(
+        float(np.linalg.norm(corr - np.diag(np.diag(corr))) / math.sqrt(dim)), 2
+    )
+    axes = axis_half = None
+    if eig_a[0] > 0:
+        # a deterministic sign per axis (largest entry positive), rounded like the rest
+        pick = np.argmax(np.abs(Q), axis=0)
+        Q = Q * np.sign(Q[pick, np.arange(dim)])
+        axes = np.round(Q, AXES_DECIMALS) + 0.0
+        raw_max = float(np.max(scale * np.sqrt(inv_diag)))
+        axis_half = np.array(
+            [_significant(v, SHAPE_DIGITS) for v in 1.0 / (np.sqrt(eig_a) * raw_max)]
+        )
     return LadderShape(
         half_widths=a,
         degree=p,
@@ -884,6 +1022,9 @@ def _fit(Z: np.ndarray, g: np.ndarray, p: float, full: bool, scale: np.ndarray) 
         probes=n,
         condition=_significant(float(eig_a[-1] / eig_a[0]), 3) if eig_a[0] > 0 else None,
         log10_fill_share=round(ln_fill / LN10, 2),
+        rotation=rotation,
+        axes=axes,
+        axis_half_widths=axis_half,
     )
 
 
@@ -911,6 +1052,13 @@ class NestedLevel:
         half-widths of a shaped box (``None`` for the domain).
     label : mapping
         JSON-ready extras echoed in this level's info (e.g. ``{"table_id": ...}``).
+    axes : ndarray, shape (d, d), or None
+        ``Q`` of an oriented box ``R_j = {x* + Q·diag(h)·u : u ∈ [−1, 1]^d} ⊂ Ω`` (columns the
+        axes), ``None`` for an axis-aligned one. ``ctx``'s region is then the box's axis-aligned
+        bounding box, and every check of the level works in the box's own coordinates
+        ``z = Qᵀ(x − x*)``, ``|z_k| <= h_k``.
+    half_widths : ndarray, shape (d,), or None
+        ``h`` of an oriented box (required with ``axes``).
     """
 
     table: TableData
@@ -918,6 +1066,31 @@ class NestedLevel:
     ln_volume_fraction: float
     delta: float | Sequence[float] | None = None
     label: Mapping[str, Any] = field(default_factory=dict)
+    axes: np.ndarray | None = None
+    half_widths: np.ndarray | None = None
+
+    @property
+    def oriented(self) -> bool:
+        """Whether ``R_j`` is an oriented box."""
+        return self.axes is not None
+
+    def local(self, x_opt: np.ndarray) -> tuple[TableData, RankContext]:
+        """Table and context in the box's own coordinates ``z = Qᵀ(x − x*)`` (oriented levels).
+
+        The stored lowest points become ``z``, ``x*`` becomes 0 and the region ``[−h, h]``, so
+        the power tail's clipping check (:func:`app.domain.absrank.table_curve`) measures the
+        sublevel sets against the faces of the oriented box itself. Axis-aligned levels are
+        returned unchanged.
+        """
+        if self.axes is None or self.half_widths is None:
+            return self.table, self.ctx
+        h = np.asarray(self.half_widths, dtype=np.float64)
+        z = (self.table.low_x - x_opt) @ np.asarray(self.axes, dtype=np.float64)
+        table = dataclasses.replace(self.table, low_x=z)
+        ctx = dataclasses.replace(
+            self.ctx, x_opt=np.zeros(h.size), region_lower=-h, region_upper=h.copy()
+        )
+        return table, ctx
 
 
 @dataclass(frozen=True)
@@ -978,15 +1151,35 @@ def _region(level: NestedLevel) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
+def _beyond_level(
+    points: np.ndarray, x_opt: np.ndarray, inner: NestedLevel, outer: tuple[np.ndarray, np.ndarray]
+) -> np.ndarray:
+    """:func:`_beyond` for any level: an oriented one in its own coordinates ``z = Qᵀ(x − x*)``.
+
+    Every face of an oriented box lies inside ``Ω`` (it is only used when it fits), so all of
+    them count: a point is beyond when ``|z_k| > CLIP_SHARE·h_k`` for some ``k``.
+    """
+    if inner.axes is None or inner.half_widths is None:
+        return _beyond(points, x_opt, _region(inner), outer)
+    if points.shape[0] == 0:
+        return np.zeros(0, dtype=bool)
+    z = (points - x_opt) @ np.asarray(inner.axes, dtype=np.float64)
+    h = np.asarray(inner.half_widths, dtype=np.float64)
+    return np.asarray(np.any(np.abs(z) > CLIP_SHARE * h, axis=1))
+
+
 def _threshold(levels: Sequence[NestedLevel], j: int, x_opt: np.ndarray) -> _Threshold:
     """``τ_j``: the smallest value at which ``{f <= t} ⊂ R_j`` is contradicted by a sample."""
-    inner = _region(levels[j])
+    inner = levels[j]
+    domain = _region(levels[0])
     candidates = []
     for i in range(j):  # (a) outer levels' samples outside the shrunken R_j
-        mask = _beyond(levels[i].table.low_x, x_opt, inner, _region(levels[i]))
+        # an oriented outer box shares no face with R_j: only the domain's faces are shared
+        outer = domain if levels[i].oriented else _region(levels[i])
+        mask = _beyond_level(levels[i].table.low_x, x_opt, inner, outer)
         candidates.append(_first_beyond(levels[i], mask, i, "outer"))
     # (b) level j's own samples near a face of R_j that lies inside the domain
-    mask = _beyond(levels[j].table.low_x, x_opt, inner, _region(levels[0]))
+    mask = _beyond_level(levels[j].table.low_x, x_opt, inner, domain)
     candidates.append(_first_beyond(levels[j], mask, j, "own"))
     value, source = min(candidates, key=lambda c: c[0])
     return _Threshold(value, source)
@@ -1021,10 +1214,15 @@ def _nested_iv(levels: Sequence[NestedLevel], tail: str) -> tuple[float, np.ndar
     x_opt = np.asarray(ctx0.x_opt, dtype=np.float64)
     if abs(levels[0].ln_volume_fraction) > 1e-12:
         raise InvalidInput("level 0 must be the whole domain (volume fraction 1)", field="levels")
+    if levels[0].oriented:
+        raise InvalidInput("level 0 must be the whole domain, not an oriented box", field="levels")
     prev = _region(levels[0])
     prev_ln = 0.0
     for j, lv in enumerate(levels):
-        _check_level(lv, j, f_opt, x_opt, prev, prev_ln)
+        # an oriented box (or the first box below one) need not lie in the previous region's
+        # bounding box, only in the domain; the containment checks use every outer level
+        outer = _region(levels[0]) if lv.oriented or levels[max(j - 1, 0)].oriented else prev
+        _check_level(lv, j, f_opt, x_opt, outer, prev_ln)
         prev, prev_ln = _region(lv), lv.ln_volume_fraction
     return f_opt, x_opt
 
@@ -1051,6 +1249,27 @@ def _check_level(
         )
     if lo.shape != x_opt.shape or np.any(lo < outer[0]) or np.any(hi > outer[1]):
         raise InvalidInput(f"level {j}'s region is not inside level {j - 1}'s", field="levels")
+    if lv.oriented:
+        Q = np.asarray(lv.axes, dtype=np.float64)
+        h = np.asarray(lv.half_widths, dtype=np.float64) if lv.half_widths is not None else None
+        if (
+            h is None
+            or Q.shape != (x_opt.size, x_opt.size)
+            or h.shape != x_opt.shape
+            or not (np.all(np.isfinite(Q)) and np.all(np.isfinite(h)) and np.all(h > 0))
+            or not np.allclose(Q.T @ Q, np.eye(x_opt.size), atol=1e-6)
+        ):
+            raise InvalidInput(
+                f"level {j} is oriented but has no orthonormal axes and positive half-widths",
+                field="levels",
+            )
+        ext = np.abs(Q) @ h
+        if np.any(x_opt - ext < lo - 1e-9 * (hi - lo)) or np.any(
+            x_opt + ext > hi + 1e-9 * (hi - lo)
+        ):
+            raise InvalidInput(
+                f"level {j}'s oriented box is not inside its region's bounding box", field="levels"
+            )
     if np.any(x_opt < lo) or np.any(x_opt > hi):
         raise InvalidInput(f"x* lies outside level {j}'s region", field="levels")
     ln_frac = lv.ln_volume_fraction
@@ -1090,8 +1309,19 @@ def _plan(levels: Sequence[NestedLevel], f_opt: float, x_opt: np.ndarray) -> _Pl
     for j in range(1, len(levels)):
         tau = _threshold(levels, j, x_opt)
         taus.append(tau)
-        cumulative.append(min(cumulative[-1], tau.value))
+        # {f <= t} ⊂ R_j implies {f <= t} ⊂ R_i only for the levels i whose region holds R_j
+        # (every outer level of an axis-aligned ladder; not an axis box around an oriented one)
+        held = [cumulative[i] for i in range(j) if _holds(levels[i], levels[j])]
+        cumulative.append(min([tau.value, *held]))
         counts.append(_count_below(levels[j].table, cumulative[-1]))
+        while len(used) > 1 and thresholds[-1] < cumulative[-1] and cumulative[-1] > f_opt:
+            # a deeper level verified higher up: the shallower one would serve nothing
+            skipped[used[-1]] = (
+                f"superseded by level {j}, whose containment holds up to a higher threshold "
+                f"({cumulative[-1]:.6g} > {thresholds[-1]:.6g})"
+            )
+            used.pop()
+            thresholds.pop()
         if not cumulative[-1] > f_opt:
             skipped[j] = f"its threshold {cumulative[-1]!r} is not above f* = {f_opt!r}"
         elif counts[-1] < MIN_INNER_SAMPLES:
@@ -1104,6 +1334,21 @@ def _plan(levels: Sequence[NestedLevel], f_opt: float, x_opt: np.ndarray) -> _Pl
             used.append(j)
             thresholds.append(cumulative[-1])
     return _Plan(used, thresholds, taus, cumulative, counts, skipped)
+
+
+def _holds(outer: NestedLevel, inner: NestedLevel) -> bool:
+    """Whether ``R_outer ⊇ R_inner`` (sufficient test; level 0, the domain, holds every level)."""
+    if abs(outer.ln_volume_fraction) <= 1e-12 and not outer.oriented:
+        return True
+    if outer.oriented:
+        if not inner.oriented or outer.half_widths is None or inner.half_widths is None:
+            return False
+        return bool(
+            np.array_equal(np.asarray(outer.axes), np.asarray(inner.axes))
+            and np.all(np.asarray(inner.half_widths) <= np.asarray(outer.half_widths))
+        )
+    (o_lo, o_hi), (i_lo, i_hi) = _region(outer), _region(inner)
+    return bool(np.all(i_lo >= o_lo) and np.all(i_hi <= o_hi))
 
 
 def _finite_or_none(x: float) -> float | None:
@@ -1154,6 +1399,14 @@ def _level_info(
         "serves": None,
         **dict(lv.label),
     }
+    if lv.axes is not None and lv.half_widths is not None:
+        info["region"] |= {
+            "kind": "oriented",
+            "axes": np.asarray(lv.axes).tolist(),
+            "half_widths": np.asarray(lv.half_widths).tolist(),
+            "coordinates": "z = Q^T (x - x*), |z_k| <= h_k (axes = columns of Q); lower/upper "
+            "is the bounding box; containment and clipping checks use z",
+        }
     tau = plan.taus[j]
     if tau is not None:
         info |= {
@@ -1255,8 +1508,16 @@ def nested_curve(
     of condition ``1e6``, whose sets therefore stay clipped in every cube at any practical
     ``N``; the check then refuses the levels (level ``j``'s own samples reach its faces) instead of
     returning clipped volumes. Boxes shaped like the sets (:func:`ladder_shape`) hold them at
-    ``V_d/2^d`` again when their axes are the coordinate axes, not when they are rotated
-    (:func:`ladder_shape`, Notes, "Limit").
+    ``V_d/2^d`` again when their axes are the coordinate axes; rotated sets need oriented boxes
+    (:func:`ladder_boxes` with ``orientation``).
+
+    Oriented levels (``axes`` set) are checked in their own coordinates ``z = Qᵀ(x − x*)``:
+    a point is outside the shrunken ``R_j`` when ``|z_k| > clip_share·h_k`` for some ``k`` (all
+    faces lie inside ``Ω``), and the level's own power tail checks its clipping against
+    ``[−h, h]`` in ``z`` (:meth:`NestedLevel.local`), not against the bounding box. An oriented
+    box need not lie inside the axis-aligned box above it, so the running minimum ``τ*_j`` runs
+    only over the levels whose region holds ``R_j`` (all outer levels of an axis-aligned
+    ladder), and a level whose ``τ*`` is below a deeper level's is superseded (never serves).
 
     Examples
     --------
@@ -1283,8 +1544,7 @@ def nested_curve(
     deepest = plan.used[-1]
     curves = {
         j: absrank.table_curve(
-            levels[j].table,
-            levels[j].ctx,
+            *levels[j].local(x_opt),
             tail=tail if j == deepest else "auto",
             k_anchor=k_anchor,
             confidence=confidence,

@@ -111,6 +111,11 @@ class LadderLevel(BaseModel):
     """One table of a ladder of nested regions."""
 
     level: int = Field(description="0 = the whole domain, then boxes shrinking around x*")
+    kind: str = Field(
+        "box",
+        description="domain | box (axis-aligned) | oriented (a box along the fitted form's "
+        "eigenvectors, for rotated forms, where it fits in the domain)",
+    )
     delta: list[float] | float | None = Field(
         description="half-widths h_j of the box, one per coordinate (before clipping to the "
         "domain); null for the domain"
@@ -142,6 +147,12 @@ class LadderShape(BaseModel):
         description="log10 share of its axis-aligned bounding box the fitted ellipsoid fills "
         "(-2.6 for any axis-aligned ellipsoid in 10-D; far less for rotated ill-conditioned "
         "ones, which axis-aligned boxes cannot sample)"
+    )
+    rotation: float | None = Field(
+        None, description="RMS off-diagonal correlation of the fitted form (0 = axis-aligned)"
+    )
+    oriented: bool = Field(
+        False, description="whether the deep levels are boxes along the form's eigenvectors"
     )
 
 

@@ -9,7 +9,9 @@ context (:func:`app.services.regions.rank_context`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -43,7 +45,9 @@ def ladder_levels(fn: BenchmarkFunction, ladder: Ladder) -> list[nested.NestedLe
     list of NestedLevel
         Each with :func:`app.services.regions.rank_context` on the table's region (``f_max`` only
         for the domain), ``ln(Leb(R_j)/Leb(Ω))`` and ``delta`` (the box's half-widths, one per
-        coordinate for a ladder level), labelled with the table's id, location, data hash and
+        coordinate for a ladder level; for an oriented level, region kind ``"oriented"``, its
+        half-widths along its axes, with ``axes`` and ``half_widths`` set and the context's
+        region its bounding box), labelled with the table's id, location, data hash and
         the ladder scale ``sigma`` (``None`` for a table that is not a ladder level).
 
     Raises
@@ -63,13 +67,21 @@ def ladder_levels(fn: BenchmarkFunction, ladder: Ladder) -> list[nested.NestedLe
         lower = np.asarray(region["lower"], dtype=np.float64)
         upper = np.asarray(region["upper"], dtype=np.float64)
         with domain_errors_as_problems("function_id"):
-            ln_fraction = nested.ln_volume_fraction(fn.lower, fn.upper, lower, upper)
+            ln_fraction = tables.region_ln_volume_fraction(fn, region)
+        ctx = rank_context(fn, lower, upper, whole_domain=region["kind"] == "domain")
+        axes = half = None
+        if region["kind"] == "oriented":
+            # the region is the oriented box; lower/upper only its bounding box
+            _, axes, half = tables.oriented_geometry(region)
+            ctx = dataclasses.replace(ctx, domain_volume_fraction=math.exp(ln_fraction))
         levels.append(
             nested.NestedLevel(
                 table=data,
-                ctx=rank_context(fn, lower, upper, whole_domain=region["kind"] == "domain"),
+                ctx=ctx,
                 ln_volume_fraction=ln_fraction,
-                delta=region.get("delta"),
+                delta=region["half_widths"] if axes is not None else region.get("delta"),
+                axes=axes,
+                half_widths=half,
                 label={
                     "table_id": view.id,
                     "location": view.location,

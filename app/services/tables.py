@@ -251,8 +251,8 @@ def table_spec(
     }
     if fn.noisy:
         spec["noise"] = (
-            "numpy.random.default_rng(SeedSequence([NOISE_STREAM, seed, chunk_index])) per chunk, "
-            f"NOISE_STREAM = {NOISE_STREAM:#x}; rows drawn in Sobol order"
+            "one N(0, 1) per point: Sobol index i takes draw i mod B of numpy.random.default_rng("
+            f"SeedSequence([{NOISE_STREAM:#x}, seed, i // B])), B = {NOISE_BLOCK}"
         )
     return spec
 
@@ -711,6 +711,7 @@ def _cached_plan(
             max_levels=max_levels,
             min_log10_volume=min_log10_volume,
             shape=np.asarray(shape),
+            orientation=shape.orientation,
         )
 
 
@@ -793,12 +794,57 @@ def ladder_specs(
     specs = [table_spec(settings, function_id=fn.id, log2n=log2n, seed=seed)]
     for box in plan.boxes[1:]:
         assert box.half_widths is not None
-        spec = table_spec(
-            settings, function_id=fn.id, delta=_floats(box.half_widths), log2n=log2n, seed=seed
-        )
+        if box.axes is not None:
+            spec = table_spec(settings, function_id=fn.id, log2n=log2n, seed=seed)
+            spec["region"] = _oriented_region(fn, box)
+        else:
+            spec = table_spec(
+                settings, function_id=fn.id, delta=_floats(box.half_widths), log2n=log2n, seed=seed
+            )
         spec["region"]["ladder"] = {"sigma": float(box.delta or 0.0), "shape": shape.spec()}
         specs.append(spec)
     return specs
+
+
+def _oriented_region(fn: BenchmarkFunction, box: nested.LadderBox) -> dict[str, Any]:
+    """The region ``{"kind": "oriented", ...}`` of an oriented ladder box (inside the domain).
+
+    ``center`` is ``x*``, ``axes`` the rows ``Q[:, k]`` (the box's axes, rounded by
+    :func:`app.domain.nested.ladder_shape`), ``half_widths`` the ``h_k`` along them; the points
+    are ``center + ((2U − 1)·h) @ Qᵀ`` (:func:`app.domain.sampling.oriented_box_points`), and
+    ``lower``/``upper`` is the box's axis-aligned bounding box.
+    """
+    assert box.axes is not None
+    assert box.half_widths is not None
+    assert fn.x_opt is not None
+    return {
+        "kind": "oriented",
+        "center": _floats(fn.x_opt),
+        "axes": [_floats(col) for col in np.asarray(box.axes).T],
+        "half_widths": _floats(box.half_widths),
+        "lower": _floats(box.lower),
+        "upper": _floats(box.upper),
+    }
+
+
+def oriented_geometry(region: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(center, Q, h)`` of an ``"oriented"`` spec region (``Q`` with the axes as columns)."""
+    center = np.asarray(region["center"], dtype=np.float64)
+    axes = np.asarray(region["axes"], dtype=np.float64).T
+    half = np.asarray(region["half_widths"], dtype=np.float64)
+    return center, axes, half
+
+
+def region_ln_volume_fraction(fn: BenchmarkFunction, region: Mapping[str, Any]) -> float:
+    """``ln(Leb(region)/Leb(Ω))`` of a spec region: a box, the domain or an oriented box."""
+    if region.get("kind") == "oriented":
+        _, axes, half = oriented_geometry(region)
+        ln_det = float(np.linalg.slogdet(axes)[1])
+        ln = float(np.sum(np.log(2.0 * half)) + ln_det - np.sum(np.log(fn.upper - fn.lower)))
+        return min(ln, 0.0)
+    return nested.ln_volume_fraction(
+        fn.lower, fn.upper, np.asarray(region["lower"]), np.asarray(region["upper"])
+    )
 
 
 def ladder_table_ids(
@@ -865,20 +911,22 @@ def describe_ladder(settings: Settings, views: Sequence[TableView]) -> dict[str,
         ``L``: ``volume``, ``levels`` or ``thin``), ``deepest_log10_volume_fraction``, ``shape``
         (:meth:`app.domain.nested.LadderShape.describe`: half-widths ``a``, degree, model, fit
         residual, fallback reason, probes, condition, fill share) and one entry per level:
-        ``level``, ``delta`` (``None`` for the domain, else the ``d`` half-widths ``h_j``),
+        ``level``, ``kind`` (``domain``, ``box`` or ``oriented``: a box along the fitted form's
+        axes, used for rotated forms where it fits in the domain), ``delta`` (``None`` for the
+        domain, else the ``d`` half-widths ``h_j``, along the box's own axes when oriented),
         ``sigma``, ``log10_volume_fraction``, ``id``, ``location``, ``status``, ``progress``.
     """
     fn, shape, plan = ladder_plan(settings, views[0].function_id)
     levels = []
     for level, view in enumerate(views):
         region = view.spec["region"]
-        ln_fraction = nested.ln_volume_fraction(
-            fn.lower, fn.upper, np.asarray(region["lower"]), np.asarray(region["upper"])
-        )
+        ln_fraction = region_ln_volume_fraction(fn, region)
+        oriented = region["kind"] == "oriented"
         levels.append(
             {
                 "level": level,
-                "delta": region.get("delta"),
+                "kind": region["kind"],
+                "delta": region["half_widths"] if oriented else region.get("delta"),
                 "sigma": region.get("ladder", {}).get("sigma"),
                 "log10_volume_fraction": ln_fraction / math.log(10.0),
                 "id": view.id,
@@ -995,22 +1043,37 @@ def _compute_chunk(spec: Mapping[str, Any], index: int, chunk_size: int) -> samp
     seed = int(spec["seed"])
     f = fn.evaluate
     if fn.noisy:
-        # the noise of chunk j comes from its own stream, so any worker builds the same chunk
-        noise_rng = np.random.default_rng(noise_seed_sequence(seed, index))
-        f = functools.partial(fn.evaluate_noisy, rng=noise_rng)
+        # one N(0, 1) per point from per-index blocks: any worker, any chunk size, same table
+        normals = noise_normals(seed, index * chunk_size, chunk_size)
+        f = functools.partial(fn.evaluate_with_normals, normals=normals)
     return sampling.evaluate_chunk(f, lower, upper, seed, index, chunk_size, k_low)
 
 
 NOISE_STREAM = 0x6E6F697365  # "noise": keeps the noise stream apart from any other use of a seed
+NOISE_BLOCK = 1024
+"""Sobol indices per noise stream: points ``[b·B, (b+1)·B)`` take their normals from stream b."""
 
 
-def noise_seed_sequence(table_seed: int, chunk_index: int) -> np.random.SeedSequence:
-    """Seed of the noise drawn in one chunk of a noisy function's table.
+def noise_normals(table_seed: int, start: int, size: int) -> np.ndarray:
+    """The standard normals of Sobol indices ``[start, start + size)`` of a noisy table.
 
-    ``SeedSequence([NOISE_STREAM, table_seed, chunk_index])``: derived from the table seed and
-    the chunk index only, so a chunk's values do not depend on which worker computes it or when.
+    Index ``i`` takes draw ``i mod B`` of ``default_rng(SeedSequence([NOISE_STREAM, table_seed,
+    i // B]))``, ``B = NOISE_BLOCK``: derived from the table seed and the index only, so a point's
+    noise does not depend on the chunk size, on which worker computes it or when.
+
+    Returns
+    -------
+    ndarray, shape (size,)
     """
-    return np.random.SeedSequence([NOISE_STREAM, int(table_seed), int(chunk_index)])
+    first, last = start // NOISE_BLOCK, (start + size - 1) // NOISE_BLOCK
+    blocks = [
+        np.random.default_rng(
+            np.random.SeedSequence([NOISE_STREAM, int(table_seed), b])
+        ).standard_normal(NOISE_BLOCK)
+        for b in range(first, last + 1)
+    ]
+    offset = start - first * NOISE_BLOCK
+    return np.concatenate(blocks)[offset : offset + size]
 
 
 def run_chunk(sm: SM, settings: Settings, table_id: str, index: int) -> str:

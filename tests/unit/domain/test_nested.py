@@ -110,11 +110,39 @@ def _ladder(
     return _levels(p, boxes, log2n, centre)
 
 
+def _oriented_table(p: _Problem, box: nested.LadderBox, log2n: int) -> absrank.TableData:
+    assert box.axes is not None
+    assert box.half_widths is not None
+    n = 2**log2n
+    chunk = sampling.evaluate_oriented_chunk(
+        p.f, p.x_opt, box.axes, box.half_widths, p.lower, p.upper, 0, 0, n, K_EXACT
+    )
+    values, low_x, _ = sampling.merge_chunk_results([chunk], K_EXACT)
+    return absrank.build_table_data(values, low_x, k_exact=K_EXACT)
+
+
 def _levels(
     p: _Problem, boxes: list[nested.LadderBox], log2n: int, centre: np.ndarray
 ) -> list[NestedLevel]:
     out = []
     for box in boxes:
+        if box.oriented:
+            ctx = RankContext(
+                p.f_opt, None, 0.0, p.beta, "registered", centre, box.lower, box.upper
+            )
+            table = _oriented_table(p, box, log2n)
+            out.append(
+                NestedLevel(
+                    table,
+                    ctx,
+                    box.ln_volume_fraction,
+                    box.delta,
+                    {"tag": box.level},
+                    axes=box.axes,
+                    half_widths=box.half_widths,
+                )
+            )
+            continue
         ctx = RankContext(
             f_opt=p.f_opt,
             f_max=p.f_max if box.level == 0 else None,
@@ -145,8 +173,12 @@ def _service_ladder(
     factor: float = 2.0,
     max_levels: int = 32,
     min_log10_volume: float = -60.0,
+    oriented: bool = True,
 ) -> tuple[list[NestedLevel], nested.LadderShape, nested.LadderPlan]:
-    """The ladder the service builds (``app.services.tables.ladder_plan``'s domain calls)."""
+    """The ladder the service builds (``app.services.tables.ladder_plan``'s domain calls).
+
+    ``oriented=False``: axis-aligned boxes only (the ladders before oriented boxes).
+    """
     p = _registered(function_id)
     shape = _shape(function_id)
     plan = plan_ladder(
@@ -157,6 +189,7 @@ def _service_ladder(
         max_levels=max_levels,
         min_log10_volume=min_log10_volume,
         shape=np.asarray(shape),
+        orientation=shape.orientation if oriented else None,
     )
     return _levels(p, plan.boxes, log2n, p.x_opt), shape, plan
 
@@ -789,10 +822,10 @@ def test_f21_service_ladder() -> None:
     assert any("not used" in w for w in curve.warnings)
 
 
-def test_f22_service_ladder_cannot_sample_the_rotated_set() -> None:
+def test_f22_service_ladder_cannot_sample_the_rotated_set_with_axis_aligned_boxes() -> None:
     # the limit of axis-aligned boxes (ladder_shape, Notes): f22's sublevel ellipsoid fills
     # 10^-6.25 of its bounding box, so N = 2^16 samples of a box never resolve it unclipped
-    levels, shape, _ = _service_ladder("bbob/f22/i1/d10")
+    levels, shape, _ = _service_ladder("bbob/f22/i1/d10", oriented=False)
     assert shape.log10_fill_share is not None
     assert shape.log10_fill_share < -6.0
     curve = nested_curve(levels)
@@ -951,3 +984,100 @@ def test_a_domain_table_alone_is_the_single_table_curve() -> None:
     for a, b in zip(got[:3], want[:3], strict=True):
         np.testing.assert_array_equal(a, b)
     assert list(got[3]) == [f"nested-{m}" for m in want[3]]
+
+
+# ---------------------------------------------------------------- oriented boxes ----------
+
+
+def test_axis_aligned_shapes_are_not_oriented() -> None:
+    for function_id in ("classic/sphere/d10", "classic/ellipsoid/d10", "classic/pyramid/d10"):
+        shape = _shape(function_id)
+        assert shape.rotation is not None
+        assert shape.rotation < nested.MIN_ROTATION
+        assert shape.orientation is None
+        assert "orientation" not in shape.spec()
+
+
+def test_f22_service_ladder_with_oriented_boxes() -> None:
+    levels, shape, plan = _service_ladder("bbob/f22/i1/d10")
+    assert shape.orientation is not None
+    first = next(b.level for b in plan.boxes if b.oriented)
+    assert all(b.oriented for b in plan.boxes[first:])
+    curve = nested_curve(levels)
+    ref = _Gallagher.measure("bbob/f22/i1/d10")
+    t = _targets(levels, np.arange(5, 9))  # shallower sets: their oriented box leaves Ω
+    err = _decades(curve.evaluate(t)[0], ref.ln_v(t))
+    assert np.all(np.abs(err) < 0.3), err
+    info = curve.info["levels"][first]
+    assert info["region"]["kind"] == "oriented"
+    assert len(info["region"]["axes"]) == 10
+
+
+class _RotatedEllipsoid:
+    """``f(x) = (x − x*)ᵀ H (x − x*)``, ``H = R diag(w) Rᵀ``, condition ``1e4``, ``R`` random."""
+
+    def __init__(self, dim: int, condition: float = 1e4, seed: int = 7) -> None:
+        q, r = np.linalg.qr(np.random.default_rng(seed).standard_normal((dim, dim)))
+        self.rotation = q * np.sign(np.diag(r))
+        self.weights = condition ** (np.arange(dim) / (dim - 1))
+        self.hessian = (self.rotation * self.weights) @ self.rotation.T
+        self.x_opt = np.linspace(-0.5, 0.5, dim)
+        self.lower, self.upper = np.full(dim, -5.0), np.full(dim, 5.0)
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        Z = (X - self.x_opt) @ self.rotation
+        return np.sum(self.weights * Z * Z, axis=1)
+
+    def ln_v(self, t: np.ndarray) -> np.ndarray:
+        """Exact ``ln v1``: the ellipsoid's volume over ``Leb(Ω)`` (while it lies inside Ω)."""
+        d = self.x_opt.size
+        ln_vd = 0.5 * d * math.log(math.pi) - special.gammaln(0.5 * d + 1.0)
+        ln_det = float(np.sum(np.log(self.weights)))
+        ln_dom = float(np.sum(np.log(self.upper - self.lower)))
+        return ln_vd + 0.5 * d * np.log(t) - 0.5 * ln_det - ln_dom
+
+    def inside(self, t: float) -> bool:
+        """Whether ``{f <= t}`` lies inside Ω (its extent ``sqrt(t·(H^-1)_ii)`` per coordinate)."""
+        ext = np.sqrt(t * np.diag(np.linalg.inv(self.hessian)))
+        return bool(np.all(self.x_opt - ext > self.lower) and np.all(self.x_opt + ext < self.upper))
+
+
+def test_rotated_ellipsoid_needs_oriented_boxes() -> None:
+    g = _RotatedEllipsoid(8)
+    d = g.x_opt.size
+    p = _Problem(g, g.lower, g.upper, g.x_opt, 0.0, 0.5 * d)
+    shape = ladder_shape(g, g.x_opt, 0.0, g.lower, g.upper)
+    assert shape.fallback is None
+    assert shape.orientation is not None
+    assert shape.log10_fill_share is not None
+    assert shape.log10_fill_share < -4.0  # the rotated set fills little of its bounding box
+    # the fitted axes span the same eigenspaces: Q diag(b^-2) Qᵀ is H up to scale
+    Q, b = shape.orientation
+    H_fit = (Q / b**2) @ Q.T
+    np.testing.assert_allclose(H_fit / H_fit[0, 0], g.hessian / g.hessian[0, 0], rtol=0.02)
+
+    def curve(orientation: tuple[np.ndarray, np.ndarray] | None) -> absrank.V1Curve:
+        plan = plan_ladder(
+            g.lower,
+            g.upper,
+            g.x_opt,
+            factor=2.0,
+            max_levels=16,
+            min_log10_volume=-30.0,
+            shape=np.asarray(shape),
+            orientation=orientation,
+        )
+        return nested_curve(_levels(p, plan.boxes, 14, g.x_opt))
+
+    oriented = curve(shape.orientation)
+    t = 10.0 ** -np.arange(1.0, 5.0)
+    assert all(g.inside(v) for v in t)
+    exact = g.ln_v(t)
+    assert np.all(exact / LN10 < -9.0)  # far below 1/N = 2^-14
+    err = _decades(oriented.evaluate(t)[0], exact)
+    assert np.all(np.abs(err) < 0.2), err
+    used = oriented.info["levels_used"]
+    assert any(oriented.info["levels"][j]["region"].get("kind") == "oriented" for j in used)
+    # the same ladder with axis-aligned boxes: the sets stay clipped, v1 too high by 0.3-0.9
+    axis_err = _decades(curve(None).evaluate(t)[0], exact)
+    assert np.max(axis_err) > 0.5, axis_err
