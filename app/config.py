@@ -71,6 +71,13 @@ class Settings(BaseSettings):
     )
     # request limits
     max_rank_values: int = Field(100_000, ge=1)
+    max_numerical_aggregates: int = Field(
+        200,
+        ge=1,
+        le=100_000,
+        description="ranks per request (or comparison) that need a convolution or an integral: "
+        "means of r > 1 runs and medians of an even r, about 1-150 ms each",
+    )
     max_evaluate_points: int = Field(10_000, ge=1)
     max_request_bytes: int = Field(8 * 1024 * 1024, ge=1024)
     max_region_scan_deltas: int = Field(

@@ -92,6 +92,12 @@ def _query_options(request: Request) -> dict[str, Any]:
         if name == "niia_subset":
             data["niia_subsets"] = [v.split(",") for v in params.getlist(name)]
         elif name in QUERY_OPTIONS:
+            if len(params.getlist(name)) > 1:
+                raise InvalidInput(
+                    f"query parameter {name!r} is given {len(params.getlist(name))} times; give "
+                    "it once",
+                    field=name,
+                )
             data[name] = params[name]
         else:
             raise InvalidInput(f"unknown query parameter {name[:40]!r}", field=name[:40])

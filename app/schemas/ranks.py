@@ -28,7 +28,11 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 RunValues = Annotated[
     list[FiniteFloat],
-    Field(min_length=1, description="metric values of the algorithm's runs (one per run)"),
+    Field(
+        min_length=1,
+        max_length=MAX_RUNS,
+        description=f"metric values of the algorithm's runs (one per run, at most {MAX_RUNS})",
+    ),
 ]
 
 

@@ -31,7 +31,7 @@ from app.services.cd_diagram import cd_diagram_svg
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
 from app.services.provenance import canonical_sha256, provenance
-from app.services.ranks import rank_values
+from app.services.ranks import numerical, rank_values
 from app.services.serialize import jsonable
 from app.services.stattests import value_based
 
@@ -208,9 +208,30 @@ def _absolute_blocker(
     for p in problems:
         try:
             find_function(p)
-        except (errors.NotFound, errors.InvalidInput):
+        except errors.NotFound:
             return f"problem {p!r} is not a hosted function id, so it has no absolute-rank table"
+        except errors.InvalidInput as exc:
+            return f"problem {p!r} has no absolute-rank table: {exc.detail}"
     return None
+
+
+def _check_numerical_cells(body: ComparisonCreate, n_runs: np.ndarray, settings: Settings) -> None:
+    """Refuse before any work when too many cells need a convolution or an integral.
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        More cells than ``settings.max_numerical_aggregates`` whose absolute rank is a mean of
+        r > 1 runs or an even-r median (``field`` = ``value_runs`` or ``reduction``).
+    """
+    costly = sum(numerical(body.reduction, int(r)) for r in n_runs.ravel() if r > 0)
+    if costly > settings.max_numerical_aggregates:
+        raise errors.InvalidInput(
+            f"{costly} cells need the absolute rank of a {body.reduction} over several runs (a "
+            f"convolution or an integral each); at most {settings.max_numerical_aggregates} per "
+            "comparison: split the comparison, use absolute='off', or reduction='best'",
+            field="value_runs" if body.value_runs is not None else "reduction",
+        )
 
 
 @dataclass
@@ -247,9 +268,14 @@ def _rank_cells(
             aggregate=aggregate,
             regions=body.regions,
         )
-        res = rank_values(
-            ctx.sm, ctx.settings, ctx.dispatcher, req, may_queue_builds=ctx.may_queue_builds
-        )
+        try:
+            res = rank_values(
+                ctx.sm, ctx.settings, ctx.dispatcher, req, may_queue_builds=ctx.may_queue_builds
+            )
+        except errors.AppError as exc:
+            if exc.field == "runs":  # the comparison has no 'runs': its cells' runs come from
+                exc.field = "value_runs" if body.value_runs is not None else "results"
+            raise
         for col, item in zip(cols, res["results"], strict=True):
             out.log10_v[col] = -np.inf if item["log10_v"] is None else item["log10_v"]
             out.method[col] = item["method"]
@@ -352,6 +378,7 @@ def _absolute(
     blocker = _absolute_blocker(body, problems, n_runs)
     if blocker is not None:
         return _absolute_unavailable(blocker), None
+    _check_numerical_cells(body, n_runs, ctx.settings)
     ranked, pending = _absolute_matrix(ctx, body, problems, matrix, n_runs, algorithms)
     if pending:
         return {

@@ -30,9 +30,6 @@ from app.services.functions import find_function
 from app.services.provenance import provenance
 from app.services.regions import rank_context
 
-MAX_NUMERICAL_AGGREGATES = 1000
-"""Distinct values per request whose rank needs a convolution or an integral (the mean of r > 1
-runs, the median of an even r): about 1-100 ms each, against microseconds for the rest."""
 #: Per-value lists of the numerical ``aggregate`` block (one entry per ranked value).
 _PER_VALUE_KEYS = ("cells", "numerical_error_log10", "bracket_log10")
 _VALUES_INDEX = re.compile(r"values\[(\d+)\]")
@@ -364,7 +361,7 @@ def rank_values(
     app.errors.TableNotBuilt
         The default table does not exist and the caller may not queue it (409).
     app.errors.InvalidInput
-        Too many values (``max_rank_values`` in all; :data:`MAX_NUMERICAL_AGGREGATES` distinct
+        Too many values (``max_rank_values`` in all; ``max_numerical_aggregates`` distinct
         values for a mean or an even median), too many algorithms (``max_algorithms``), errors
         for a function without f*.
     app.errors.NotApplicable
@@ -381,6 +378,11 @@ def rank_values(
     else:
         body = _rank_values(fn, source, ctx, req)
     body["warnings"] = body["warnings"] + _ladder_hint(fn, source, req)
+    if req.regions == "nested" and source.kind == "analytic":
+        body["warnings"].append(
+            f"regions='nested': {fn.id} has an exact v1 ({fn.analytic}), used instead of a ladder "
+            "(use_analytic=false uses the ladder)"
+        )
     return body | {
         "provenance": provenance(
             _request_payload(req),
@@ -419,7 +421,7 @@ def _request_payload(req: RankRequest) -> dict[str, Any]:
     return req.model_dump(mode="json", exclude=absent)
 
 
-def _numerical(aggregate: str, runs: int) -> bool:
+def numerical(aggregate: str, runs: int) -> bool:
     """Whether the rank of an aggregate of ``runs`` runs needs a convolution or an integral."""
     return runs > 1 and (aggregate == "mean" or (aggregate == "median" and runs % 2 == 0))
 
@@ -431,11 +433,11 @@ def _check_limits(req: RankRequest, settings: Settings) -> None:
             raise InvalidInput(
                 f"at most {settings.max_rank_values} values per request", field="values"
             )
-        if _numerical(req.aggregate or "best", req.runs):
+        if numerical(req.aggregate or "best", req.runs):
             distinct = len(set(req.values))
-            if distinct > MAX_NUMERICAL_AGGREGATES:
+            if distinct > settings.max_numerical_aggregates:
                 raise InvalidInput(
-                    f"at most {MAX_NUMERICAL_AGGREGATES} distinct values per request with "
+                    f"at most {settings.max_numerical_aggregates} distinct values per request with "
                     f"aggregate={req.aggregate!r} over {req.runs} runs (each is a convolution or "
                     f"an integral); got {distinct}",
                     field="values",
@@ -455,11 +457,11 @@ def _check_limits(req: RankRequest, settings: Settings) -> None:
             f"at most {settings.max_algorithms} algorithms per request; got {len(runs)}",
             field="runs_by_algorithm",
         )
-    numerical = sum(_numerical(req.aggregate or "best", len(v)) for v in runs.values())
-    if numerical > MAX_NUMERICAL_AGGREGATES:
+    costly = sum(numerical(req.aggregate or "best", len(v)) for v in runs.values())
+    if costly > settings.max_numerical_aggregates:
         raise InvalidInput(
-            f"at most {MAX_NUMERICAL_AGGREGATES} algorithms per request with "
-            f"aggregate={req.aggregate!r} over more than one run; got {numerical}",
+            f"at most {settings.max_numerical_aggregates} algorithms per request with "
+            f"aggregate={req.aggregate!r} over more than one run; got {costly}",
             field="runs_by_algorithm",
         )
 

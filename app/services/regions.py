@@ -32,7 +32,9 @@ def rank_context(
     return absrank.RankContext(
         f_opt=fn.f_opt,
         f_max=fn.f_max if whole_domain else None,
-        atom=fn.local.atom,
+        # the registered plateau mass is the domain's; a box's share of the plateau is unknown,
+        # so a box table counts its samples at f* instead (Eq. 28 at t = f*)
+        atom=fn.local.atom if whole_domain else 0.0,
         beta=fn.local.beta,
         beta_derivation=fn.local.derivation,
         x_opt=fn.x_opt,

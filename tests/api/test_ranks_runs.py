@@ -13,7 +13,7 @@ from app.domain import absrank
 from app.main import create_app
 from app.schemas.ranks import RankResponse
 from app.services.functions import find_function
-from app.services.ranks import MAX_NUMERICAL_AGGREGATES, rank_context
+from app.services.regions import rank_context
 from tests.api.conftest import InlineDispatcher, api_settings
 from tests.support import migrate
 
@@ -265,13 +265,13 @@ def test_too_many_numerical_aggregates_in_values(tmp_path: Path) -> None:
     dispatcher = InlineDispatcher(settings)
     app = create_app(settings, dispatcher=dispatcher)
     dispatcher.app = app
-    values = [1e-3 * (i + 1) for i in range(MAX_NUMERICAL_AGGREGATES + 1)]
+    values = [1e-3 * (i + 1) for i in range(settings.max_numerical_aggregates + 1)]
     with TestClient(app) as c:
         payload = {"function_id": SPHERE, "values": values, "runs": 4}
         r = c.post("/v1/absolute-ranks", json=payload | {"aggregate": "mean"})
         assert r.status_code == 422
         assert r.json()["field"] == "values"
-        assert str(MAX_NUMERICAL_AGGREGATES) in r.json()["detail"]
+        assert str(settings.max_numerical_aggregates) in r.json()["detail"]
         # order statistics cost microseconds: no such limit
         r = c.post("/v1/absolute-ranks", json=payload | {"aggregate": "lower-median"})
         assert r.status_code == 200

@@ -476,12 +476,12 @@ def _noisy_cf4(dim: int) -> Model:
 
 
 def _drawing(given: NoiseGiven, dim: int) -> NoiseKernel:
-    """``(X, rng) -> values``: one ``N(0, 1)`` per row drawn from ``rng`` in row order for the
-    whole batch, then ``given`` on blocks of :func:`chunk_rows` rows."""
+    """``(X, normals) -> values``: ``given`` on blocks of :func:`chunk_rows` rows, with one
+    ``N(0, 1)`` per row (drawn by the caller: a generator in row order, or a table's per-index
+    streams)."""
     rows = chunk_rows(dim)
 
-    def noisy(X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        normals = rng.standard_normal(X.shape[0])
+    def noisy(X: np.ndarray, normals: np.ndarray) -> np.ndarray:
         n = X.shape[0]
         if n <= rows:
             return given(X, normals)

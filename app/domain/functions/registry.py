@@ -26,8 +26,10 @@ from app.domain.errors import InvalidInput, NotApplicable, UnknownFunction
 
 Kernel = Callable[[np.ndarray], np.ndarray]
 """Raw vectorised implementation: validated ``(n, d)`` float64 array -> ``(n,)`` float64."""
-NoiseKernel = Callable[[np.ndarray, np.random.Generator], np.ndarray]
-"""Noisy implementation: validated ``(n, d)`` points and a generator -> ``(n,)`` float64."""
+NoiseKernel = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""Noisy implementation: validated ``(n, d)`` points and one standard normal per point,
+``(n,)`` -> ``(n,)`` float64. Every hosted noisy function draws exactly one ``N(0, 1)`` per point
+(CEC 2005 F4, F17, F24, F25), so its noise is fully given by those normals."""
 
 ANALYTIC_KINDS = ("sphere", "cone")
 
@@ -147,8 +149,9 @@ class BenchmarkFunction:
     flags : tuple of str
         Machine-readable marks, e.g. ``"excluded-by-organisers"``, ``"noisy"``.
     noise : callable or None
-        For a noisy function, ``(X, rng) -> values`` drawing the noise from ``rng``; call
-        :meth:`evaluate_noisy`. None for a deterministic function.
+        For a noisy function, ``(X, normals) -> values`` with one standard normal per point;
+        call :meth:`evaluate_noisy` or :meth:`evaluate_with_normals`. None for a deterministic
+        function.
     """
 
     id: str
@@ -250,10 +253,45 @@ class BenchmarkFunction:
             Invalid points (``field="points"``), or the function is not noisy
             (``field="seed"``).
         """
+        points = _validated_points(X, self.dim)
         if self.noise is None:
             raise InvalidInput(f"{self.id} is deterministic: it takes no seed", field="seed")
+        return self.evaluate_with_normals(points, rng.standard_normal(points.shape[0]))
+
+    def evaluate_with_normals(self, X: object, normals: np.ndarray) -> np.ndarray:
+        """Evaluate a noisy function with its noise given: one ``N(0, 1)`` draw per point.
+
+        Tables draw the normals per Sobol index block, so a point's noise does not depend on
+        how the table is cut into chunks; :meth:`evaluate_noisy` draws them from a generator in
+        row order (so there a point's noise depends on its row).
+
+        Parameters
+        ----------
+        X : array_like, shape (n, d)
+            As in :meth:`evaluate`.
+        normals : array_like, shape (n,)
+            Standard normal draws, row by row.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+
+        Raises
+        ------
+        InvalidInput
+            Invalid points (``field="points"``), normals of the wrong shape or not finite
+            (``field="normals"``), or the function is not noisy (``field="seed"``).
+        """
+        if self.noise is None:
+            raise InvalidInput(f"{self.id} is deterministic: it takes no seed", field="seed")
+        points = _validated_points(X, self.dim)
+        z = np.asarray(normals, dtype=np.float64)
+        if z.shape != (points.shape[0],) or not np.isfinite(z).all():
+            raise InvalidInput(
+                f"normals must be {points.shape[0]} finite numbers, one per point", field="normals"
+            )
         noise = self.noise
-        return self._run(lambda points: noise(points, rng), X)
+        return self._run(lambda p: noise(p, z), points)
 
     def _run(self, kernel: Kernel, X: object) -> np.ndarray:
         points = _validated_points(X, self.dim)
@@ -419,8 +457,9 @@ def _parse(function_id: str) -> tuple[Suite, str, int | None, int]:
     match = _ID.fullmatch(function_id)
     if match is None:
         raise UnknownFunction(
-            f"{shown_id(function_id)} is not a function id; expected e.g. 'classic/sphere/d10' "
-            f"or 'bbob/f15/i1/d10' (dimensions and instances of at most {MAX_ID_DIGITS} digits)",
+            f"{shown_id(function_id)} is not a function id; expected e.g. 'classic/sphere/d10', "
+            f"'bbob/f15/i1/d10' or 'cec2017/f5/d10' (lower case; dimensions and instances of at "
+            f"most {MAX_ID_DIGITS} digits)",
             field="function_id",
         )
     suite = _SUITES.get(match["suite"])
