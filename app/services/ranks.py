@@ -286,6 +286,27 @@ def _items(values: list[float], res: absrank.RankResult) -> list[dict[str, Any]]
     ]
 
 
+def _resolution_warnings(req: RankRequest, fn: BenchmarkFunction, sent: list[float]) -> list[str]:
+    """Say so when errors are below the float64 resolution of ``f*`` (``f* + e`` is rounded)."""
+    if req.values_are != "error" or fn.f_opt is None or fn.f_opt == 0.0:
+        return []
+    e = np.asarray(sent, dtype=np.float64)
+    positive = e > 0
+    if not positive.any():
+        return []
+    recovered = (fn.f_opt + e) - fn.f_opt
+    lossy = positive & (np.abs(recovered - e) > 1e-6 * e)
+    if not lossy.any():
+        return []
+    ulp = float(np.spacing(abs(fn.f_opt)))
+    return [
+        f"{int(lossy.sum())} error(s) (first: {float(e[lossy][0])!r}) lie within a few ulps of "
+        f"f* = {fn.f_opt!r}, whose float64 resolution is {ulp:.3g}: they are ranked at the "
+        "rounded value f* + e (an error below half that resolution is ranked as f* itself, "
+        "v = 0 without an atom)"
+    ]
+
+
 def _below_minimum_warnings(req: RankRequest, fn: BenchmarkFunction, t: np.ndarray) -> list[str]:
     """Say so when values lie below the known minimum (likely a sign error or a wrong f*)."""
     if fn.f_opt is None:
@@ -489,7 +510,8 @@ def _rank_values(
         "tail": res.tail,
         "warnings": list(res.warnings)
         + _anchor_warnings(req, res.tail)
-        + _below_minimum_warnings(req, fn, t),
+        + _below_minimum_warnings(req, fn, t)
+        + _resolution_warnings(req, fn, req.values),
     }
 
 
@@ -616,7 +638,8 @@ def _rank_runs(
         "tail": tail,
         "warnings": warnings
         + _anchor_warnings(req, tail)
-        + _runs_below_minimum_warnings(fn, runs_by_algorithm, offset),
+        + _runs_below_minimum_warnings(fn, runs_by_algorithm, offset)
+        + _resolution_warnings(req, fn, [v for runs in runs_by_algorithm.values() for v in runs]),
     }
 
 

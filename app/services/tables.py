@@ -1046,6 +1046,11 @@ def _compute_chunk(spec: Mapping[str, Any], index: int, chunk_size: int) -> samp
         # one N(0, 1) per point from per-index blocks: any worker, any chunk size, same table
         normals = noise_normals(seed, index * chunk_size, chunk_size)
         f = functools.partial(fn.evaluate_with_normals, normals=normals)
+    if spec["region"]["kind"] == "oriented":  # a ladder box along the local form's axes
+        center, axes, half = oriented_geometry(spec["region"])
+        return sampling.evaluate_oriented_chunk(
+            f, center, axes, half, fn.lower, fn.upper, seed, index, chunk_size, k_low
+        )
     return sampling.evaluate_chunk(f, lower, upper, seed, index, chunk_size, k_low)
 
 

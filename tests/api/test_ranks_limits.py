@@ -91,3 +91,23 @@ def test_runs_lists_are_limited_like_runs(client: TestClient) -> None:
     )
     assert r.status_code == 422
     assert r.json()["field"].startswith("runs_by_algorithm")
+
+
+def test_errors_below_the_resolution_of_f_star_are_flagged(client: TestClient) -> None:
+    # classic/... have f* = 0; a CEC function has f* = bias (CEC 2017 F1: 100, ulp 1.4e-14)
+    r = client.post(
+        "/v1/functions/cec2017/f1/d2/evaluate",
+        json={"points": [[0.0, 0.0]]},
+    )
+    assert r.status_code == 200
+    out = client.post(
+        "/v1/absolute-ranks",
+        json={
+            "function_id": "cec2017/f1/d2",
+            "values": [1e-15, 1e-3],
+            "values_are": "error",
+            "regions": "domain",
+        },
+    ).json()
+    assert any("float64 resolution" in w for w in out["warnings"]), out["warnings"]
+    assert out["results"][0]["log10_v"] is None  # ranked as f* itself, and the warning says so

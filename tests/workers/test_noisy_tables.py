@@ -42,3 +42,19 @@ def test_noisy_chunks_are_the_same_for_every_chunk_size() -> None:
     # f = g·(1 + 0.4|N|) with bias -450: the noise is really there, and it is the table's normals
     eta = (big - fn.f_opt) / (g - fn.f_opt) - 1.0
     np.testing.assert_allclose(eta, 0.4 * np.abs(tables.noise_normals(3, 0, 2048)), atol=1e-9)
+
+
+def test_oriented_ladder_levels_sample_their_own_box() -> None:
+    """A level along the fitted form's axes samples that box, not its bounding box."""
+    from app.config import Settings
+
+    specs = tables.ladder_specs(Settings(), "bbob/f22/i1/d10")
+    oriented = [s for s in specs if s["region"]["kind"] == "oriented"]
+    assert oriented, "f22's rotated minimum gets oriented levels"
+    spec = oriented[-1]
+    chunk = tables._compute_chunk(spec, 0, 512)
+    center, axes, half = tables.oriented_geometry(spec["region"])
+    z = (chunk.low_x - center) @ axes  # coordinates along the box's axes
+    assert np.all(np.abs(z) <= half * (1 + 1e-9) + 1e-12)
+    fn = get_function("bbob/f22/i1/d10")
+    np.testing.assert_array_equal(fn.evaluate(chunk.low_x), chunk.values[chunk.low_index])
