@@ -212,8 +212,9 @@ class RankItem(BaseModel):
     )
     method: str = Field(
         description="interpolated | tail-power | tail-linear | tail-paper | analytic | atom | "
-        "upper-tail | at-or-below-minimum; over runs that are no order statistic: mean-power | "
-        "mean-convolution | mean-exact | median-integral | median-exact"
+        "upper-tail | at-or-below-minimum (nested-<one of these> on a ladder); over runs that "
+        "are no order statistic: mean-power | mean-convolution | mean-exact | median-integral | "
+        "median-exact"
     )
     interval: RankInterval
 
