@@ -200,8 +200,11 @@ def _load_level(
     if log2n is not None:
         request["log2n"] = log2n
     try:
+        if tables.recently_missing(sm, table_id):
+            raise NotFound(f"table {table_id} does not exist", field="table_id")
         return tables.load_table_data(sm, table_id)
     except NotFound:
+        tables.remember_missing(sm, table_id)
         raise TableNotBuilt(
             f"level {level} (table {table_id}) of the nested-region ladder of {fn.id} is not "
             f"built: request the ladder with POST /v1/tables {json.dumps(request)}",

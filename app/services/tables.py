@@ -449,6 +449,7 @@ def _request_spec(
     """:func:`request_table` for an already validated spec (a ladder level's carries its shape)."""
     digest = spec_hash(spec)
     table_id = table_id_for(digest)
+    _MISSING.pop(_cache_key(sm, table_id), None)
     now = _now()
     to_enqueue: list[int] = []
     merge_needed = False
@@ -598,6 +599,25 @@ def cached_ready_table(sm: SM, table_id: str) -> tuple[TableView, absrank.TableD
 
 
 _READY_CACHE = _ReadyCache()
+
+MISSING_TTL_SECONDS = 5.0
+"""How long this process takes a table it found missing to stay missing (``regions='auto'`` looks
+for a ladder on every rank request); a table requested in this process is forgotten at once."""
+_MISSING: dict[tuple[str, str], float] = {}
+_MISSING_MAX = 4096
+
+
+def recently_missing(sm: SM, table_id: str) -> bool:
+    """Whether this process found ``table_id`` missing less than ``MISSING_TTL_SECONDS`` ago."""
+    until = _MISSING.get(_cache_key(sm, table_id))
+    return until is not None and until > time.monotonic()
+
+
+def remember_missing(sm: SM, table_id: str) -> None:
+    """Note that ``table_id`` does not exist (saves the SQL of the next few lookups)."""
+    if len(_MISSING) >= _MISSING_MAX:
+        _MISSING.clear()
+    _MISSING[_cache_key(sm, table_id)] = time.monotonic() + MISSING_TTL_SECONDS
 
 
 def not_ready_error(view: TableView) -> TableNotReady:
@@ -850,9 +870,40 @@ def region_ln_volume_fraction(fn: BenchmarkFunction, region: Mapping[str, Any]) 
 def ladder_table_ids(
     settings: Settings, function_id: str, *, log2n: int | None = None, seed: int = 0
 ) -> list[str]:
-    """Return the table ids of a ladder, level 0 first (see :func:`ladder_specs`)."""
-    specs = ladder_specs(settings, function_id, log2n=log2n, seed=seed)
-    return [table_id_for(spec_hash(spec)) for spec in specs]
+    """Return the table ids of a ladder, level 0 first (see :func:`ladder_specs`).
+
+    Cached per function and the settings that decide the specs: ``regions='auto'`` asks for
+    them on every rank request, and hashing some twenty specs costs milliseconds.
+    """
+    _, shape, _ = ladder_plan(settings, function_id)  # validates; cached per function
+    key = (
+        function_id,
+        shape,
+        log2n,
+        seed,
+        *(getattr(settings, name) for name in _LADDER_SETTINGS),
+    )
+    ids = _LADDER_IDS.get(key)
+    if ids is None:
+        specs = ladder_specs(settings, function_id, log2n=log2n, seed=seed)
+        ids = tuple(table_id_for(spec_hash(spec)) for spec in specs)
+        if len(_LADDER_IDS) >= _MISSING_MAX:
+            _LADDER_IDS.clear()
+        _LADDER_IDS[key] = ids
+    return list(ids)
+
+
+_LADDER_SETTINGS = (
+    "table_default_log2n",
+    "table_max_log2n",
+    "table_k_exact",
+    "table_n_knots",
+    "nested_factor",
+    "nested_levels",
+    "nested_min_log10_volume",
+)
+"""The settings a ladder's specs depend on (with the function, ``log2n`` and ``seed``)."""
+_LADDER_IDS: dict[tuple[Any, ...], tuple[str, ...]] = {}
 
 
 def request_ladder(

@@ -36,11 +36,9 @@ from app.domain.functions.cec_common import (
     Hybrid,
     Rotated,
     Spec,
-    build_function,
-    c_function,
+    cec_builder,
     composition_cone,
     composition_unknown,
-    data_files,
     hybrid_local,
     make_suite,
     smooth,
@@ -48,7 +46,6 @@ from app.domain.functions.cec_common import (
     unknown,
 )
 from app.domain.functions.registry import (
-    BenchmarkFunction,
     LocalStructure,
     power_law,
     register_suite,
@@ -404,16 +401,6 @@ _LOCAL.update(
 ENTRIES = _entries()
 
 
-def _build(name: str, instance: int | None, dim: int) -> BenchmarkFunction:
-    entry = ENTRIES[int(name[1:])]
-    source = _SOURCE.format(
-        report=_REPORT,
-        k=entry.internal,
-        c_name=c_function(entry.spec),
-        bias=entry.bias,
-        files=data_files(entry, dim),
-    )
-    return build_function(SUITE_NAME, YEAR, entry, dim, source)
-
-
-SUITE = register_suite(make_suite(SUITE_NAME, ENTRIES, _build))
+SUITE = register_suite(
+    make_suite(SUITE_NAME, ENTRIES, cec_builder(SUITE_NAME, YEAR, ENTRIES, _SOURCE, _REPORT))
+)

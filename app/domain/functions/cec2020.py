@@ -34,17 +34,15 @@ from app.domain.functions.cec_common import (
     Hybrid,
     Rotated,
     Spec,
-    build_function,
     c_function,
+    cec_builder,
     composition_cone,
-    data_files,
     hybrid_local,
     make_suite,
     smooth,
     titled,
 )
 from app.domain.functions.registry import (
-    BenchmarkFunction,
     LocalStructure,
     power_law,
     register_suite,
@@ -214,17 +212,8 @@ def _entries() -> dict[int, CecEntry]:
 ENTRIES = _entries()
 
 
-def _build(name: str, instance: int | None, dim: int) -> BenchmarkFunction:
-    entry = ENTRIES[int(name[1:])]
-    source = _SOURCE.format(
-        report=_REPORT,
-        k=entry.number,
-        n=entry.internal,
-        c_name=c_function(entry.spec),
-        bias=entry.bias,
-        files=data_files(entry, dim),
+SUITE = register_suite(
+    make_suite(
+        SUITE_NAME, ENTRIES, cec_builder(SUITE_NAME, YEAR, ENTRIES, _SOURCE, _REPORT), REFUSED
     )
-    return build_function(SUITE_NAME, YEAR, entry, dim, source)
-
-
-SUITE = register_suite(make_suite(SUITE_NAME, ENTRIES, _build, REFUSED))
+)

@@ -1430,6 +1430,30 @@ def build_function(
     )
 
 
+def cec_builder(
+    suite: str, year: int, entries: Mapping[int, CecEntry], source: str, report: str
+) -> Callable[[str, int | None, int], BenchmarkFunction]:
+    """The ``Suite.build`` of a CEC suite: ``f<k>`` at ``dim`` from its entry.
+
+    ``source`` is a template with the keys ``report``, ``k`` (public number), ``n`` (code-internal
+    number), ``c_name``, ``bias`` and ``files``.
+    """
+
+    def build(name: str, instance: int | None, dim: int) -> BenchmarkFunction:
+        entry = entries[int(name[1:])]
+        text = source.format(
+            report=report,
+            k=entry.number,
+            n=entry.internal,
+            c_name=c_function(entry.spec),
+            bias=entry.bias,
+            files=data_files(entry, dim),
+        )
+        return build_function(suite, year, entry, dim, text)
+
+    return build
+
+
 def make_suite(
     name: str,
     entries: Mapping[int, CecEntry],
