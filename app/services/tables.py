@@ -604,7 +604,8 @@ MISSING_TTL_SECONDS = 5.0
 """How long this process takes a table it found missing to stay missing (``regions='auto'`` looks
 for a ladder on every rank request); a table requested in this process is forgotten at once."""
 _MISSING: dict[tuple[str, str], float] = {}
-_MISSING_MAX = 4096
+_CACHE_MAX = 4096
+"""Entries of the small per-process caches below before they are cleared."""
 
 
 def recently_missing(sm: SM, table_id: str) -> bool:
@@ -615,7 +616,7 @@ def recently_missing(sm: SM, table_id: str) -> bool:
 
 def remember_missing(sm: SM, table_id: str) -> None:
     """Note that ``table_id`` does not exist (saves the SQL of the next few lookups)."""
-    if len(_MISSING) >= _MISSING_MAX:
+    if len(_MISSING) >= _CACHE_MAX:
         _MISSING.clear()
     _MISSING[_cache_key(sm, table_id)] = time.monotonic() + MISSING_TTL_SECONDS
 
@@ -887,7 +888,7 @@ def ladder_table_ids(
     if ids is None:
         specs = ladder_specs(settings, function_id, log2n=log2n, seed=seed)
         ids = tuple(table_id_for(spec_hash(spec)) for spec in specs)
-        if len(_LADDER_IDS) >= _MISSING_MAX:
+        if len(_LADDER_IDS) >= _CACHE_MAX:
             _LADDER_IDS.clear()
         _LADDER_IDS[key] = ids
     return list(ids)

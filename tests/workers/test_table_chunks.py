@@ -1,5 +1,6 @@
-"""Tables of noisy functions (CEC 2005 F4, F17, F24, F25): the noise of a point depends on the
-table seed and its Sobol index only — not on the chunk size or the worker."""
+"""What a chunk task samples: noisy functions (CEC 2005 F4, F17, F24, F25), whose noise depends
+on the table seed and the Sobol index only — not on the chunk size or the worker — and oriented
+ladder levels, which sample their own box."""
 
 from __future__ import annotations
 
