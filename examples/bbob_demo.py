@@ -18,6 +18,7 @@ If a default table is still being built, the script waits for it (``409`` + ``Lo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 from collections.abc import Callable
 
@@ -100,15 +101,19 @@ def rank(client: httpx.Client, function_id: str, values: list[float], budget: in
         time.sleep(2)
 
 
-def main() -> None:
-    """Run the experiment and print absolute next to relative ranks."""
+def main(argv: list[str] | None = None, http: httpx.Client | None = None) -> None:
+    """Run the experiment and print absolute next to relative ranks.
+
+    ``argv`` defaults to the command line; ``http`` (a client with the service as its base URL,
+    e.g. one wired to the app in-process) replaces ``--url``.
+    """
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default="http://127.0.0.1:8000")
     parser.add_argument("--budget", type=int, default=1000, help="evaluations per run (c)")
     parser.add_argument("--dim", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--functions", default="1-24", help="e.g. 1-24 or 1,15,21")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if "-" in args.functions:
         first, last = (int(x) for x in args.functions.split("-"))
         fids = list(range(first, last + 1))
@@ -120,7 +125,8 @@ def main() -> None:
     print(f"{'fun':>4} {'alg':>3} {'f - f*':>11} {'rel.rank':>8} {'log10 v_c':>10}  method")
     rel_sum = dict.fromkeys(names, 0.0)
     log_sum = dict.fromkeys(names, 0.0)
-    with httpx.Client(base_url=args.url, timeout=60) as client:
+    session = httpx.Client(base_url=args.url, timeout=60) if http is None else http
+    with session if http is None else contextlib.nullcontext(session) as client:
         for fid in fids:
             fopt = cocoex.BareProblem("bbob", fid, args.dim, 1).best_value()
             values = [best_value(fid, args.dim, args.budget, a, args.seed) for a in names]

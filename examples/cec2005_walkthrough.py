@@ -24,6 +24,7 @@ complete.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import math
 import time
@@ -132,17 +133,21 @@ def report(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    """Parse arguments, run the comparison, print the report."""
+def main(argv: list[str] | None = None, http: httpx.Client | None = None) -> None:
+    """Parse arguments, run the comparison, print the report.
+
+    ``http`` (a client with the service as its base URL) replaces ``--url``.
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("csv", nargs="?", type=Path, help="the published table (wide CSV)")
     parser.add_argument("--url", default="http://127.0.0.1:8000")
     parser.add_argument("--wait", type=float, default=600.0, help="seconds to wait for tables")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     path = args.csv or next((p for p in CANDIDATES if p.is_file()), None)
     if path is None:
         parser.error("give the path of cec2005_d10_mean_errors_f15_f17.csv")
-    with httpx.Client(base_url=args.url, timeout=120.0) as client:
+    session = httpx.Client(base_url=args.url, timeout=120.0) if http is None else http
+    with session if http is None else contextlib.nullcontext(session) as client:
         out = compare(client, long_rows(path), args.wait)
     if out["status"] != "complete":
         raise SystemExit(f"tables still building after {args.wait} s; run the script again")

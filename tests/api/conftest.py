@@ -10,30 +10,8 @@ from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.main import create_app
-from app.services import tables as table_service
 from tests.support import migrate
-
-
-class InlineDispatcher:
-    """Runs chunk and merge tasks synchronously in the request (what a worker would do)."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.app: object | None = None
-        self.hold = False  # when True, queue nothing (tables stay 'building')
-        self.chunks: list[tuple[str, int]] = []
-
-    def enqueue_chunk(self, table_id: str, index: int) -> None:
-        self.chunks.append((table_id, index))
-        if not self.hold:
-            table_service.run_chunk(self._sm(), self.settings, table_id, index)
-
-    def enqueue_merge(self, table_id: str) -> None:
-        if not self.hold:
-            table_service.merge(self._sm(), self.settings, table_id)
-
-    def _sm(self):  # type: ignore[no-untyped-def]
-        return self.app.state.sessionmaker  # type: ignore[union-attr]
+from workers.inline import InlineDispatcher
 
 
 def api_settings(tmp_path: Path, **overrides: object) -> Settings:

@@ -1,0 +1,173 @@
+"""Regenerate, or check, every printed output block of README.md from a real run.
+
+An output block in README.md sits between two markers::
+
+    <!-- readme-output: NAME -->
+    ```text
+    ...what the generator NAME printed...
+    ```
+    <!-- /readme-output -->
+
+Each generator runs a real script (``examples/``, the client's CLI) against the real app,
+in-process, with the settings ``make run`` uses (default tables N = 2^16; tasks run inline), on
+a fresh SQLite database in a temporary folder, and returns what it printed.
+
+Usage::
+
+    .venv/bin/python scripts/readme_outputs.py --write           # regenerate every block
+    .venv/bin/python scripts/readme_outputs.py --check [NAME ...] # exit 1 when a block drifted
+
+``tests/test_readme.py`` runs ``--check`` for every block, so README and scripts cannot drift.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import io
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+CEC_CSV = ROOT / "tests" / "data" / "cec2005_d10_mean_errors_f15_f17.csv"
+
+BLOCK = re.compile(
+    r"(?P<open><!-- readme-output: (?P<name>[a-z0-9-]+) -->\n```text\n)"
+    r"(?P<body>.*?)"
+    r"(?P<close>```\n<!-- /readme-output -->)",
+    re.DOTALL,
+)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One generated block of the README.
+
+    Attributes
+    ----------
+    name : str
+        The marker's name.
+    body : str
+        The text between the fences, newline-terminated.
+    """
+
+    name: str
+    body: str
+
+
+def readme_blocks(text: str) -> list[Block]:
+    """Every generated block in README text, in order."""
+    return [Block(m["name"], m["body"]) for m in BLOCK.finditer(text)]
+
+
+def _example(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@contextlib.contextmanager
+def app_client() -> Iterator[object]:
+    """The real app in-process, as ``make run`` configures it, on a fresh database."""
+    from alembic import command
+    from alembic.config import Config
+    from fastapi.testclient import TestClient
+
+    from app.config import Settings
+    from app.main import create_app
+    from workers.inline import InlineDispatcher
+
+    with tempfile.TemporaryDirectory(prefix="absrank-readme-") as tmp:
+        settings = Settings(
+            environment="test",
+            database_url=f"sqlite:///{tmp}/absrank.db",
+            queue_url="memory://",
+            default_tables=False,
+        )
+        dispatcher = InlineDispatcher(settings)  # tables are built inside the request
+
+        config = Config(str(ROOT / "alembic.ini"))
+        config.set_main_option("script_location", str(ROOT / "migrations"))
+        config.set_main_option("sqlalchemy.url", settings.database_url)
+        config.attributes["configure_logger"] = False
+        command.upgrade(config, "head")
+        app = create_app(settings, dispatcher=dispatcher)
+        dispatcher.app = app
+        with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+            yield client
+
+
+def _printed(run: Callable[[], None]) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        run()
+    text = out.getvalue()
+    return text if text.endswith("\n") else text + "\n"
+
+
+def bbob_demo() -> str:
+    """``examples/bbob_demo.py --budget 1000`` on f1, f5, f15, f21 (the README's excerpt)."""
+    demo = _example("bbob_demo")
+    with app_client() as client:
+        return _printed(lambda: demo.main(["--budget", "1000", "--functions", "1,5,15,21"], client))
+
+
+def cec2005_walkthrough() -> str:
+    """``examples/cec2005_walkthrough.py`` on the published CEC 2005 F15–F17 means."""
+    walk = _example("cec2005_walkthrough")
+    with app_client() as client:
+        return _printed(lambda: walk.main([str(CEC_CSV)], client))
+
+
+GENERATORS: dict[str, Callable[[], str]] = {
+    "bbob-demo": bbob_demo,
+    "cec2005-walkthrough": cec2005_walkthrough,
+}
+
+
+def rewrite(text: str, outputs: dict[str, str]) -> str:
+    """README text with the named blocks replaced by ``outputs``."""
+
+    def replace(m: re.Match[str]) -> str:
+        body = outputs.get(m["name"], m["body"])
+        return m["open"] + body + m["close"]
+
+    return BLOCK.sub(replace, text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Regenerate (``--write``) or compare (``--check``) the README's output blocks."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true", help="rewrite README.md")
+    mode.add_argument("--check", action="store_true", help="exit 1 if a block differs")
+    parser.add_argument("names", nargs="*", help="blocks to run (default: all)")
+    args = parser.parse_args(argv)
+    text = README.read_text()
+    present = {b.name: b.body for b in readme_blocks(text)}
+    unknown = sorted(set(present) - set(GENERATORS))
+    if unknown:
+        parser.error(f"README names blocks without a generator: {', '.join(unknown)}")
+    names = args.names or sorted(present)
+    outputs = {name: GENERATORS[name]() for name in names}
+    if args.write:
+        README.write_text(rewrite(text, outputs))
+        return 0
+    drifted = [name for name in names if outputs[name] != present.get(name)]
+    for name in drifted:
+        print(f"README block {name!r} differs from its generator's output:\n{outputs[name]}")
+    return 1 if drifted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""A dispatcher that runs chunk and merge tasks in the caller, for one-process use.
+
+What a worker would do, done synchronously inside the request that queued the work: the API
+tests, ``scripts/readme_outputs.py`` and other in-process runs use it. ``hold = True`` queues
+nothing (tables stay ``building``), to look at a build in progress.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings
+from app.services import tables as table_service
+
+
+class _HasSessionmaker(Protocol):
+    state: object
+
+
+class InlineDispatcher:
+    """Runs chunk and merge tasks synchronously in the request (what a worker would do).
+
+    Parameters
+    ----------
+    settings : Settings
+        The app's settings (the same object given to ``create_app``).
+
+    Attributes
+    ----------
+    app : object or None
+        The ASGI app whose ``state.sessionmaker`` the tasks use; set it after ``create_app``.
+    hold : bool
+        When true, queue nothing: tables stay ``building``.
+    chunks : list of (str, int)
+        Every ``(table_id, index)`` enqueued, in order.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.app: _HasSessionmaker | None = None
+        self.hold = False
+        self.chunks: list[tuple[str, int]] = []
+
+    def enqueue_chunk(self, table_id: str, index: int) -> None:
+        """Build chunk ``index`` of ``table_id`` now (unless held)."""
+        self.chunks.append((table_id, index))
+        if not self.hold:
+            table_service.run_chunk(self._sm(), self.settings, table_id, index)
+
+    def enqueue_merge(self, table_id: str) -> None:
+        """Merge ``table_id`` now (unless held)."""
+        if not self.hold:
+            table_service.merge(self._sm(), self.settings, table_id)
+
+    def _sm(self) -> sessionmaker[Session]:
+        if self.app is None:
+            raise RuntimeError("InlineDispatcher.app is not set")
+        return self.app.state.sessionmaker  # type: ignore[attr-defined, no-any-return]
