@@ -95,12 +95,14 @@ from app.domain.stattools import LOG10_TINY, clip_p, log10_clip, log10_of
 
 __all__ = [
     "POSTHOC_METHODS",
+    "AdjustedPValues",
     "AlignedRanksResult",
     "BradleyTerryResult",
     "FriedmanResult",
     "PairComparison",
     "PosthocResult",
     "QuadeResult",
+    "adjusted_family",
     "adjusted_log10_pvalues",
     "adjusted_pvalues",
     "bonferroni_dunn",
@@ -1132,6 +1134,46 @@ def adjusted_log10_pvalues(log10_p: ArrayLike, *, method: str) -> np.ndarray:
     return np.clip(adjust(la), la, 0.0)
 
 
+@dataclass(frozen=True, eq=False)  # holds arrays: compare fields, not results
+class AdjustedPValues:
+    """Adjusted p-values of a family and their ``log10``.
+
+    Attributes
+    ----------
+    p : ndarray, shape (m,)
+        :func:`adjusted_pvalues`, except that a 0 whose logarithm lies in the float range is
+        taken from the logarithm (Li with ``p_(m) = 1`` and a raw p that underflowed: the
+        float procedure sees ``p = 0``, the log-space one knows it was positive).
+    log10_p : ndarray, shape (m,)
+        :func:`adjusted_log10_pvalues`.
+    """
+
+    p: np.ndarray
+    log10_p: np.ndarray
+
+
+def adjusted_family(p: ArrayLike, log10_p: ArrayLike, *, method: str) -> AdjustedPValues:
+    """Adjust a family both ways: the p-values and, in log space, their logarithms.
+
+    Parameters
+    ----------
+    p : array_like, shape (m,)
+        Raw p-values in ``[0, 1]``.
+    log10_p : array_like, shape (m,)
+        Their ``log10``, computed without underflow.
+    method : str
+        As :func:`adjusted_pvalues`.
+
+    Returns
+    -------
+    AdjustedPValues
+    """
+    logs = adjusted_log10_pvalues(log10_p, method=method)
+    adjusted = adjusted_pvalues(p, method=method)
+    adjusted = np.where((adjusted == 0.0) & (logs >= LOG10_TINY), 10.0**logs, adjusted)
+    return AdjustedPValues(_frozen(adjusted), _frozen(logs))
+
+
 # -------------------------------------------------------------------------------- post-hoc
 
 
@@ -1244,33 +1286,27 @@ def _bonferroni_dunn_critical(alpha: float, k: int) -> float:
     return float(special.ndtri(1.0 - alpha / (2.0 * (k - 1))))
 
 
-@dataclass(frozen=True)
-class _Adjusted:
-    """Adjusted p-values of a family and their ``log10`` (computed in log space)."""
-
-    p: np.ndarray
-    log10_p: np.ndarray
-
-
-def _nemenyi_adjust(z_abs: np.ndarray, p: np.ndarray, log10_p: np.ndarray, k: int) -> _Adjusted:
+def _nemenyi_adjust(
+    z_abs: np.ndarray, p: np.ndarray, log10_p: np.ndarray, k: int
+) -> AdjustedPValues:
     # sums of midranks are exact, so equal |z| are bitwise equal: evaluate each once
     unique, inverse = np.unique(z_abs, return_inverse=True)
     q = unique * _SQRT2
     sf = studentized_range_sf(q, k)
-    return _Adjusted(sf[inverse], studentized_range_log10_sf(q, k, sf)[inverse])
+    return AdjustedPValues(sf[inverse], studentized_range_log10_sf(q, k, sf)[inverse])
 
 
 def _family_adjust(
     z_abs: np.ndarray, p: np.ndarray, log10_p: np.ndarray, k: int, *, name: str
-) -> _Adjusted:
-    return _Adjusted(adjusted_pvalues(p, method=name), adjusted_log10_pvalues(log10_p, method=name))
+) -> AdjustedPValues:
+    return adjusted_family(p, log10_p, method=name)
 
 
 @dataclass(frozen=True)
 class _Procedure:
     comparisons: frozenset[str]  # allowed: "all-pairs", "vs-control"
     # (|z|, raw p, log10 raw p, k) -> adjusted p-values and their logs
-    adjust: Callable[[np.ndarray, np.ndarray, np.ndarray, int], _Adjusted]
+    adjust: Callable[[np.ndarray, np.ndarray, np.ndarray, int], AdjustedPValues]
     critical: Callable[[float, int], float] | None  # (alpha, k) -> critical value on |z|
 
 
@@ -1463,9 +1499,6 @@ def posthoc(
     adjusted = procedure.adjust(z_abs, p, log_p, k)
     log_adj = np.minimum(adjusted.log10_p, 0.0)
     p_adj = np.clip(adjusted.p, 0.0, 1.0)
-    # A float adjusted p of 0 whose logarithm is in the float range (Li with p_(m) = 1 and an
-    # underflowed raw p) is taken from the logarithm, which knows the raw p was positive.
-    p_adj = np.where((p_adj == 0.0) & (log_adj >= LOG10_TINY), 10.0**log_adj, p_adj)
     sig = p_adj < alpha
     critical = None if procedure.critical is None else procedure.critical(alpha, k)
     cd = None if critical is None else critical * se
