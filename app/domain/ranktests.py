@@ -143,8 +143,8 @@ def _log_space_family(name: str) -> Callable[..., object]:
 
 def _log10_sf(name: str, x: float, sf: float, **params: float) -> float:
     """``log10 P(X > x)`` given the float ``sf``: its own log while it is a normal float, else
-    scipy's ``logccdf`` (log-space quadrature of ``logpdf``, accurate to ~1e-15 relative against
-    mpmath at p = 1e-7000)."""
+    scipy's ``logccdf`` (log-space quadrature of ``logpdf``; tests: within 1e-12 relative of
+    mpmath down to p ≈ 1e-8900)."""
     if sf > 0.0 and math.log10(sf) >= LOG10_TINY:
         return log10_of(sf)
     if math.isinf(x):
