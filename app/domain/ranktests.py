@@ -1073,20 +1073,33 @@ def adjusted_pvalues(p: ArrayLike, *, method: str) -> np.ndarray:
     >>> adjusted_pvalues([0.01, 0.04, 0.03, 0.50], method="holm").tolist()
     [0.04, 0.09, 0.09, 0.5]
     """
-    adjust = _ADJUSTMENTS.get(method) if isinstance(method, str) else None
+    return _run_adjustment(p, method, _ADJUSTMENTS, low=0.0, high=1.0, what="p-values")
+
+
+def _run_adjustment(
+    values: ArrayLike,
+    method: str,
+    procedures: dict[str, Callable[[np.ndarray], np.ndarray]],
+    *,
+    low: float,
+    high: float,
+    what: str,
+) -> np.ndarray:
+    """Validate a family (1-D, in ``[low, high]``, no NaN), adjust it, clip to ``[raw, high]``."""
+    adjust = procedures.get(method) if isinstance(method, str) else None
     if adjust is None:
         raise InvalidInput(
-            f"unknown adjustment {method!r}; choose one of {sorted(_ADJUSTMENTS)}",
+            f"unknown adjustment {method!r}; choose one of {sorted(procedures)}",
             field="method",
         )
-    pa = np.asarray(p, dtype=np.float64)
-    if pa.ndim != 1:
-        raise InvalidInput(f"p must be one-dimensional, got shape {pa.shape}", field="p")
-    if not np.all((pa >= 0.0) & (pa <= 1.0)):  # also refuses NaN
-        raise InvalidInput("p-values must lie in [0, 1]", field="p")
-    if pa.size == 0:
-        return pa.copy()
-    return np.clip(adjust(pa), pa, 1.0)
+    a = np.asarray(values, dtype=np.float64)
+    if a.ndim != 1:
+        raise InvalidInput(f"p must be one-dimensional, got shape {a.shape}", field="p")
+    if not np.all((a >= low) & (a <= high)):  # also refuses NaN
+        raise InvalidInput(f"{what} must lie in [{low:g}, {high:g}]", field="p")
+    if a.size == 0:
+        return a.copy()
+    return np.clip(adjust(a), a, high)
 
 
 def adjusted_log10_pvalues(log10_p: ArrayLike, *, method: str) -> np.ndarray:
@@ -1118,20 +1131,9 @@ def adjusted_log10_pvalues(log10_p: ArrayLike, *, method: str) -> np.ndarray:
     >>> adjusted_log10_pvalues([-2000.0, -3.0, -1.0], method="holm").round(6).tolist()
     [-1999.522879, -2.69897, -1.0]
     """
-    adjust = _LOG_ADJUSTMENTS.get(method) if isinstance(method, str) else None
-    if adjust is None:
-        raise InvalidInput(
-            f"unknown adjustment {method!r}; choose one of {sorted(_LOG_ADJUSTMENTS)}",
-            field="method",
-        )
-    la = np.asarray(log10_p, dtype=np.float64)
-    if la.ndim != 1:
-        raise InvalidInput(f"p must be one-dimensional, got shape {la.shape}", field="p")
-    if not np.all(la <= 0.0):  # also refuses NaN
-        raise InvalidInput("log10 p-values must be <= 0", field="p")
-    if la.size == 0:
-        return la.copy()
-    return np.clip(adjust(la), la, 0.0)
+    return _run_adjustment(
+        log10_p, method, _LOG_ADJUSTMENTS, low=-math.inf, high=0.0, what="log10 p-values"
+    )
 
 
 @dataclass(frozen=True, eq=False)  # holds arrays: compare fields, not results

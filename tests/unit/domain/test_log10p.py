@@ -15,6 +15,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from app.domain import machines, paired, permutation, ranktests, twosample
+from app.domain.errors import InvalidInput
 from app.domain.stattools import (
     binomial_half_log10_cdf,
     log10_int_ratio,
@@ -260,7 +261,7 @@ def test_li_with_a_largest_p_of_one_gives_one_also_when_the_raw_float_underflowe
 
 
 def test_log_adjustments_refuse_positive_logs() -> None:
-    with pytest.raises(Exception, match="<= 0"):
+    with pytest.raises(InvalidInput, match=r"must lie in \[-inf, 0\]"):
         ranktests.adjusted_log10_pvalues([0.1], method="holm")
 
 
