@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import mpmath as mp
 import pytest
 from fastapi.testclient import TestClient
 
@@ -138,3 +139,32 @@ def test_the_walker_notices_a_missing_companion() -> None:
         check_log10_companions({"pairs": [{"p_adjusted": 0.5}]})
     with pytest.raises(AssertionError):
         check_log10_companions({"p_value": 0.5, "log10_p_value": -1.0})
+
+
+def test_the_issues_underflow_case_through_http(client: TestClient) -> None:
+    """10 algorithms × 500 problems, perfectly concordant: χ² = 4500 on 9 df, p ≈ 1e-966."""
+    values = [[float(j) for j in range(10)] for _ in range(500)]
+    out = client.post("/v1/tests/friedman", json={"values": values}).json()["result"]
+    friedman = out["friedman"]
+    assert friedman["p_value"] == 0.0
+    with mp.workdps(50):
+        expected = float(mp.log10(mp.gammainc(mp.mpf(9) / 2, 2250, mp.inf, regularized=True)))
+    assert friedman["log10_p_value"] == pytest.approx(expected, rel=1e-9)
+    assert friedman["log10_iman_davenport_p_value"] == "-Infinity"  # F = +inf, documented
+    check_log10_companions(out)
+    z = 9.0 / math.sqrt(10 * 11 / (6.0 * 500))  # algorithms A1 and A10
+    with mp.workdps(50):
+        raw = float(mp.log10(mp.erfc(mp.mpf(z) / mp.sqrt(2))))  # 2 Φ(−z)
+    for method, shift in [("holm", math.log10(45.0)), ("nemenyi", None)]:
+        r = client.post("/v1/tests/posthoc", json={"values": values, "method": method})
+        result = r.json()["result"]
+        pair = next(p for p in result["pairs"] if (p["i"], p["j"]) == (0, 9))
+        assert pair["p_value"] == 0.0
+        assert pair["p_adjusted"] == 0.0
+        assert pair["log10_p_value"] == pytest.approx(raw, rel=1e-12)
+        if shift is not None:
+            assert pair["log10_p_adjusted"] == pytest.approx(raw + shift, rel=1e-12)
+        else:  # the range of 10 normals beyond √2 z: a little above the raw p, below 45 of them
+            assert raw < pair["log10_p_adjusted"] < raw + math.log10(45.0)
+        assert result["log10_p_matrix"][0][9] == pair["log10_p_adjusted"]
+        check_log10_companions(result)
