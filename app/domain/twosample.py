@@ -491,26 +491,35 @@ def _ks_exact(path: _KSPath, alternative: str) -> float:
 
 
 def _ks_exact_log10(path: _KSPath, alternative: str) -> float:
-    """``log10`` of :func:`_ks_exact` by the same walk on log masses (``logaddexp``)."""
+    """``log10`` of :func:`_ks_exact` by the same walk on log masses (``logaddexp``).
+
+    The move probabilities are ratios of counts, ``(n_x − i)/(n − k)`` and ``(n_y − j)/(n − k)``,
+    so their logarithms are slices of one table of ``log t`` (``−inf`` for ``t <= 0``).
+    """
     n_x, n_y, d = path.n_x, path.n_y, path.d_num
     n = n_x + n_y
-    i = np.arange(n_x + 1)
+    with np.errstate(divide="ignore"):  # log 0 = −inf: impossible moves
+        log_t = np.log(np.maximum(np.arange(-n, n + 1, dtype=np.float64), 0.0))  # log_t[n + t]
+    log_x_left = log_t[n + n_x : n - 1 : -1]  # log(n_x − i), i = 0..n_x
+    i_n = np.arange(n_x + 1) * n  # n_x n_y (F_x − F_y) = i n − (k + 1) n_x at j = k + 1 − i
     log_mass = np.full(n_x + 1, -np.inf)
     log_mass[0] = 0.0
-    log_p = -np.inf
-    with np.errstate(divide="ignore"):  # log 0 = −inf: impossible moves
-        for k in range(n):
-            p_x = np.minimum((n_x - i) / (n - k), 1.0)
-            moved = log_mass[:-1] + np.log(p_x[:-1])
-            log_mass += np.log1p(-p_x)
-            log_mass[1:] = np.logaddexp(log_mass[1:], moved)
-            if path.is_end[k + 1]:
-                gap = _KS_GAPS[alternative](i * n_y - (k + 1 - i) * n_x)
-                hit = gap >= d
-                if hit.any():
-                    log_p = np.logaddexp(log_p, special.logsumexp(log_mass[hit]))
-                    log_mass[hit] = -np.inf
-    return log10_clip(float(log_p) / math.log(10.0))
+    log_p = -math.inf
+    for k in range(n):
+        log_total = log_t[n + n - k]
+        moved = log_mass[:-1] + log_x_left[:-1]  # i → i + 1 with probability (n_x − i)/(n − k)
+        log_mass += log_t[n + n_y - k : n + n_y - k + n_x + 1]  # (n_y − j)/(n − k): j stays
+        np.logaddexp(log_mass[1:], moved, out=log_mass[1:])
+        log_mass -= log_total
+        if path.is_end[k + 1]:
+            hit = _KS_GAPS[alternative](i_n - (k + 1) * n_x) >= d
+            if hit.any():
+                top = float(log_mass[hit].max())
+                if top > -math.inf:
+                    absorbed = top + math.log(float(np.exp(log_mass[hit] - top).sum()))
+                    log_p = float(np.logaddexp(log_p, absorbed))
+                log_mass[hit] = -np.inf
+    return log10_clip(log_p / math.log(10.0))
 
 
 def _smirnov_log10_sf(n: int, d: float) -> float:
