@@ -649,6 +649,27 @@ def _range_rule(k: int) -> tuple[float, float, float]:
     return step, lower, upper
 
 
+@dataclass(frozen=True, eq=False)  # holds arrays
+class _RangeGrid:
+    """Trapezoid nodes ``z``, their log weights (density of the minimum of ``k`` normals, halved
+    at both ends) and the step, shared by the q values of one block."""
+
+    z: np.ndarray
+    log_weight: np.ndarray
+    step: float
+
+
+def _range_grid(q: np.ndarray, k: int) -> _RangeGrid:
+    step, lower, upper = _range_rule(k)
+    lo = min(lower, -0.5 * float(q.max()) - _RANGE_TAIL_MARGIN)
+    n_nodes = math.ceil((upper - lo) / step) + 1
+    z = np.linspace(lo, upper, n_nodes)
+    log_weight = math.log(k) - 0.5 * math.log(2 * math.pi) - 0.5 * z * z
+    log_weight += (k - 1) * special.log_ndtr(-z)
+    log_weight[[0, -1]] += math.log(0.5)  # trapezoid end weights
+    return _RangeGrid(z, log_weight, (upper - lo) / (n_nodes - 1))
+
+
 def _range_sf_block(q: np.ndarray, k: int) -> np.ndarray:
     """SF of the range of ``k`` iid N(0, 1) at positive finite ``q`` (1-D), by quadrature.
 
@@ -657,21 +678,15 @@ def _range_sf_block(q: np.ndarray, k: int) -> np.ndarray:
     bracket is ``−expm1((k − 1) log1p(−ratio))``, accurate in both tails; nothing is
     subtracted from 1. All ``q`` share one grid (sort them so that a block spans little).
     """
-    step, lower, upper = _range_rule(k)
-    lo = min(lower, -0.5 * float(q.max()) - _RANGE_TAIL_MARGIN)
-    n_nodes = math.ceil((upper - lo) / step) + 1
-    z = np.linspace(lo, upper, n_nodes)
-    log_weight = math.log(k) - 0.5 * math.log(2 * math.pi) - 0.5 * z * z
-    log_weight += (k - 1) * special.log_ndtr(-z)
-    weight = np.exp(log_weight)
-    weight[[0, -1]] *= 0.5  # trapezoid end weights
+    grid = _range_grid(q, k)
+    z, weight = grid.z, np.exp(grid.log_weight)
     ratio = special.ndtr(-(z[None, :] + q[:, None]))
     ratio /= special.ndtr(-z)
     with np.errstate(divide="ignore"):  # ratio == 1 where z + q and z both sit far left
         others = np.log1p(-ratio, out=ratio)
     others *= k - 1
     others = -np.expm1(others, out=others)
-    return (upper - lo) / (n_nodes - 1) * (others @ weight)
+    return grid.step * (others @ weight)
 
 
 def _range_log_sf_block(q: np.ndarray, k: int) -> np.ndarray:
@@ -682,19 +697,13 @@ def _range_log_sf_block(q: np.ndarray, k: int) -> np.ndarray:
     ``k · ratio``) once ``ratio = Φc(z + q)/Φc(z)`` itself underflows. The grid reaches
     ``−q/2 − 6.5``, past the peak of the integrand at ``z ≈ −q/2``.
     """
-    step, lower, upper = _range_rule(k)
-    lo = min(lower, -0.5 * float(q.max()) - _RANGE_TAIL_MARGIN)
-    n_nodes = math.ceil((upper - lo) / step) + 1
-    z = np.linspace(lo, upper, n_nodes)
-    log_weight = math.log(k) - 0.5 * math.log(2 * math.pi) - 0.5 * z * z
-    log_weight += (k - 1) * special.log_ndtr(-z)
-    log_weight[[0, -1]] += math.log(0.5)  # trapezoid end weights
+    grid = _range_grid(q, k)
+    z = grid.z
     log_ratio = special.log_ndtr(-(z[None, :] + q[:, None])) - special.log_ndtr(-z)[None, :]
     with np.errstate(divide="ignore", under="ignore"):
         bracket = -np.expm1((k - 1) * np.log1p(-np.exp(log_ratio)))
         log_bracket = np.where(log_ratio < -700.0, math.log(k - 1) + log_ratio, np.log(bracket))
-    h = (upper - lo) / (n_nodes - 1)
-    return math.log(h) + special.logsumexp(log_bracket + log_weight[None, :], axis=1)
+    return math.log(grid.step) + special.logsumexp(log_bracket + grid.log_weight, axis=1)
 
 
 def _k_iv(k: object, field: str = "k") -> int:
