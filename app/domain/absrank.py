@@ -46,6 +46,7 @@ from scipy import special, stats
 from app.domain import analytic
 from app.domain.curves import PowerLaw, V1Curve
 from app.domain.errors import InvalidInput, NotApplicable
+from app.domain.stattools import log10_of
 
 __all__ = [
     "AGGREGATES",
@@ -836,8 +837,10 @@ def _power_fit(below: np.ndarray, y_k: float, f_opt: float, beta: float) -> dict
         "and P(min u <= u_(1)) = 1 - (1 - u_(1))^(k-1), each at threshold/2",
         "statistic": float(ks.statistic),
         "p_value": float(ks.pvalue),
+        "log10_p_value": log10_of(float(ks.pvalue)),  # kept only when ok: p >= threshold/2
         "min_u": u_min,
         "min_p_value": p_min,
+        "log10_min_p_value": log10_of(p_min),
         "threshold": FIT_P_MIN,
         "ok": bool(ks.pvalue >= level and p_min >= level),
     }

@@ -32,10 +32,19 @@ from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
+from scipy import special, stats
 
 from app.domain.errors import InvalidInput
-from app.domain.stattools import clip_p, sample
+from app.domain.stattools import (
+    LOG10_TINY,
+    binomial_half_log10_cdf,
+    binomial_log_pmf,
+    clip_p,
+    log10_clip,
+    log10_int_ratio,
+    log10_of,
+    sample,
+)
 
 __all__ = [
     "ALPHA",
@@ -506,6 +515,10 @@ class CrossMachineSignResult:
     p_value_corrected : float
         ``p̂_c = P(Y − X <= k)``, ``Y ~ Bin(n, 1/2)``, ``X ~ Bin(n, p_γ)`` independent [1]_;
         ``>= p_value``; 1 when degenerate.
+    log10_p_value, log10_p_value_corrected : float
+        ``log10`` of ``p_value`` and ``p_value_corrected``, finite: from the exact integers and
+        fractions for ``n <= EXACT_MAX_N``, by log-sum-exp of binomial point probabilities
+        beyond.
     p_gamma : float
         Probability that each equivalent runtime was longer than the true one.
     alpha : float
@@ -529,6 +542,8 @@ class CrossMachineSignResult:
     n_ties: int
     p_value: float
     p_value_corrected: float
+    log10_p_value: float
+    log10_p_value_corrected: float
     p_gamma: float
     alpha: float
     decision: str
@@ -647,23 +662,50 @@ def _corrected_p_float(n: int, k: int, p_gamma: float) -> float:
     return math.fsum((pmf_x * cdf_y).tolist())
 
 
-def _corrected_p(n: int, k: int, p_gamma: Fraction) -> float:
+def _corrected_log10_float(n: int, k: int, p_gamma: float) -> float:
+    """``log10 P(Y − X <= k)`` by log-sum-exp: ``log P(X = x)`` plus ``log P(Y <= k + x)``,
+    the latter a running ``logaddexp`` of the Binomial(n, 1/2) point terms (nothing underflows).
+    """
+    log_cdf_y = np.logaddexp.accumulate(binomial_log_pmf(n, 0.5))
+    x = np.arange(n + 1)
+    terms = binomial_log_pmf(n, p_gamma) + log_cdf_y[np.minimum(k + x, n)]
+    return log10_clip(float(special.logsumexp(terms)) / math.log(10.0))
+
+
+@dataclass(frozen=True)
+class _PValue:
+    """A p-value and its ``log10`` (computed without underflow)."""
+
+    p: float
+    log10_p: float
+
+
+def _is_normal(p: float) -> bool:
+    return p > 0.0 and math.log10(p) >= LOG10_TINY
+
+
+def _corrected_p(n: int, k: int, p_gamma: Fraction) -> _PValue:
     if k >= n:
-        return 1.0
+        return _PValue(1.0, 0.0)
     if n <= EXACT_MAX_N:
-        return clip_p(float(_corrected_p_exact(n, k, p_gamma)))
-    return clip_p(_corrected_p_float(n, k, float(p_gamma)))
+        exact = _corrected_p_exact(n, k, p_gamma)
+        return _PValue(clip_p(float(exact)), log10_int_ratio(exact.numerator, exact.denominator))
+    p = clip_p(_corrected_p_float(n, k, float(p_gamma)))
+    return _PValue(
+        p, log10_of(p) if _is_normal(p) else _corrected_log10_float(n, k, float(p_gamma))
+    )
 
 
-def _plain_p(n: int, k: int) -> float:
+def _plain_p(n: int, k: int) -> _PValue:
     """``P(Bin(n, 1/2) <= k)`` [2]_: correctly rounded from exact integers up to
     ``EXACT_MAX_N``, scipy's binomial cdf above (exact integers cost O(n²) bits)."""
     if k >= n:
-        return 1.0
+        return _PValue(1.0, 0.0)
     if n > EXACT_MAX_N:
-        return clip_p(float(stats.binom.cdf(k, n, 0.5)))
+        p = clip_p(float(stats.binom.cdf(k, n, 0.5)))
+        return _PValue(p, log10_of(p) if _is_normal(p) else binomial_half_log10_cdf(k, n))
     _, cum = _binomial_counts(n)
-    return clip_p(cum[k] / (1 << n))
+    return _PValue(clip_p(cum[k] / (1 << n)), log10_int_ratio(cum[k], 1 << n))
 
 
 def corrected_sign_test(
@@ -738,24 +780,29 @@ def corrected_sign_test(
     """
     nn, kk, n_ties, p_exact, alpha_f = _corrected_sign_test_iv(a, b, n, k, p_gamma, rtol, alpha)
     if nn == 0:
-        p_plain = p_corr = 1.0
+        plain = corrected = _PValue(1.0, 0.0)
         reason: str | None = (
             f"all {n_ties} pairs are ties (|a_i − b_i| <= rtol·max(|a_i|, |b_i|)); nothing is "
             "left to test"
         )
     else:
-        p_plain = _plain_p(nn, kk)
-        p_corr = max(_corrected_p(nn, kk, p_exact), p_plain)  # p̂_c >= p; guards rounding
+        plain = _plain_p(nn, kk)
+        corr = _corrected_p(nn, kk, p_exact)
+        corrected = _PValue(  # p̂_c >= p; guards rounding
+            max(corr.p, plain.p), max(corr.log10_p, plain.log10_p)
+        )
         reason = None
     return CrossMachineSignResult(
         n=nn,
         k=kk,
         n_ties=n_ties,
-        p_value=p_plain,
-        p_value_corrected=p_corr,
+        p_value=plain.p,
+        p_value_corrected=corrected.p,
+        log10_p_value=plain.log10_p,
+        log10_p_value_corrected=corrected.log10_p,
         p_gamma=float(p_exact),
         alpha=alpha_f,
-        decision=DECISION_BETTER if p_corr < alpha_f else DECISION_NONE,
+        decision=DECISION_BETTER if corrected.p < alpha_f else DECISION_NONE,
         caveat=CAVEAT,
         degenerate=nn == 0,
         reason=reason,

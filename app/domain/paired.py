@@ -42,7 +42,18 @@ from scipy import stats
 
 from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.ranking import midranks
-from app.domain.stattools import choice, clip_p, lattice_p, normal_p, sample
+from app.domain.stattools import (
+    LOG10_TINY,
+    binomial_half_log10_cdf,
+    choice,
+    clip_p,
+    lattice_p,
+    log10_clip,
+    log10_of,
+    normal_log10_p,
+    normal_p,
+    sample,
+)
 
 __all__ = [
     "ALTERNATIVES",
@@ -111,6 +122,9 @@ class WilcoxonResult:
         (worse under minimization).
     p_value : float
         In ``[0, 1]``, never NaN; 1 when degenerate.
+    log10_p_value : float
+        ``log10 p_value``, finite: exact p-values are at least ``2^-n`` (normal floats for
+        ``n <= WILCOXON_EXACT_MAX_N``), the normal tail's comes from ``log Φ``.
     method : {"exact", "asymptotic"}
         Null distribution actually used.
     method_reason : str
@@ -140,6 +154,7 @@ class WilcoxonResult:
 
     statistic: float
     p_value: float
+    log10_p_value: float
     method: str
     method_reason: str
     alternative: str
@@ -361,6 +376,7 @@ def wilcoxon_signed_rank(
         return WilcoxonResult(
             statistic=sr.shift,
             p_value=1.0,
+            log10_p_value=0.0,
             method="exact",
             method_reason="no non-zero difference: the null distribution is a single point",
             z=None,
@@ -373,6 +389,7 @@ def wilcoxon_signed_rank(
     return WilcoxonResult(
         statistic=sr.shift + sr.t_obs / 2.0,
         p_value=p,
+        log10_p_value=log10_of(p) if z is None else normal_log10_p(z, alternative),
         method=used,
         method_reason=why,
         z=None if z is None else float(z),
@@ -395,6 +412,9 @@ class SignTestResult:
         ``n_greater``, the number of positive differences (``x`` worse under minimization).
     p_value : float
         Exact binomial p-value in ``[0, 1]``; 1 when degenerate.
+    log10_p_value : float
+        ``log10 p_value``, finite: below the float range a log-sum-exp of the binomial point
+        probabilities (:func:`app.domain.stattools.binomial_half_log10_cdf`).
     method : {"exact"}
         Always the exact Binomial(``n_effective``, 1/2) distribution.
     method_reason : str
@@ -421,6 +441,7 @@ class SignTestResult:
 
     statistic: int
     p_value: float
+    log10_p_value: float
     method: str
     method_reason: str
     alternative: str
@@ -446,6 +467,18 @@ def _binomial_half_p(k: int, n: int, alternative: str) -> float:
         return 1.0
     lo, hi = (n - dev) // 2, (n + dev + 1) // 2
     return clip_p(stats.binom.cdf(lo, n, 0.5) + stats.binom.sf(hi - 1, n, 0.5))
+
+
+def _binomial_half_log10_p(p: float, k: int, n: int, alternative: str) -> float:
+    """``log10`` of :func:`_binomial_half_p` (given as ``p``); log space below the float range."""
+    if p > 0.0 and math.log10(p) >= LOG10_TINY:
+        return log10_of(p)
+    if alternative == "less":
+        return binomial_half_log10_cdf(k, n)
+    if alternative == "greater":
+        return binomial_half_log10_cdf(n - k, n)  # P(K >= k) = P(K <= n − k) for p = 1/2
+    lo = (n - abs(2 * k - n)) // 2  # the two tails are mirror images
+    return log10_clip(math.log10(2.0) + binomial_half_log10_cdf(lo, n))
 
 
 def _sign_test_iv(
@@ -501,9 +534,13 @@ def sign_test(
     n_greater = int(np.count_nonzero(d > tol))
     n_eff = n_less + n_greater
     degenerate = n_eff == 0
+    p = 1.0 if degenerate else _binomial_half_p(n_greater, n_eff, alternative)
     return SignTestResult(
         statistic=n_greater,
-        p_value=1.0 if degenerate else _binomial_half_p(n_greater, n_eff, alternative),
+        p_value=p,
+        log10_p_value=0.0
+        if degenerate
+        else _binomial_half_log10_p(p, n_greater, n_eff, alternative),
         method="exact",
         method_reason=f"exact Binomial({n_eff}, 1/2) tail",
         alternative=alternative,

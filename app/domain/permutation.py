@@ -69,7 +69,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from app.domain.errors import InvalidInput, NotApplicable
-from app.domain.stattools import choice, sample
+from app.domain.stattools import choice, log10_clip, log10_int_ratio, sample
 
 __all__ = [
     "ALTERNATIVES",
@@ -128,6 +128,12 @@ class PermutationResult:
         total, so that a p of 1 is exactly 1). Monte Carlo: ``(c + 1)/(N + 1)``. In ``[0, 1]``.
     p_value_paper : float or None
         Monte Carlo only: ``c/(N + 1)``, the convention of [1] (may be 0).
+    log10_p_value : float
+        ``log10 p_value``, finite: exact integers (mean), float counts (median; both are
+        normal floats) or ``log10((c + 1)/(N + 1))``.
+    log10_p_value_paper : float or None
+        Monte Carlo only: ``log10(c/(N + 1))``; ``−inf`` (JSON ``"-Infinity"``) when ``c = 0``,
+        where this convention's estimate is exactly 0.
     standard_error : float or None
         Monte Carlo only: ``sqrt(p (1 − p) / N)``.
     n_resamples : int or None
@@ -159,6 +165,8 @@ class PermutationResult:
     method: str
     p_value: float
     p_value_paper: float | None
+    log10_p_value: float
+    log10_p_value_paper: float | None
     standard_error: float | None
     n_resamples: int | None
     n_splits: int | None
@@ -508,8 +516,10 @@ def _exact_infeasible(statistic: str, n_a: int, n_b: int, exact_max_splits: int)
 @dataclass(frozen=True)
 class _Outcome:
     p_value: float
+    log10_p_value: float
     n_extreme: int | float
     p_value_paper: float | None = None
+    log10_p_value_paper: float | None = None
     standard_error: float | None = None
     n_resamples: int | None = None
     seed: int | None = None
@@ -518,9 +528,18 @@ class _Outcome:
 def _run_exact(prob: _Problem, n_resamples: int, seed: int) -> _Outcome:
     if prob.statistic == "median":
         selected, counted = _median_exact_count(prob.pooled, prob.n_a, prob.n_b, prob.extreme)
-        return _Outcome(p_value=min(max(selected / counted, 0.0), 1.0), n_extreme=selected)
+        return _Outcome(
+            p_value=min(max(selected / counted, 0.0), 1.0),
+            log10_p_value=log10_clip(math.log10(selected) - math.log10(counted))
+            if selected > 0
+            else -math.inf,
+            n_extreme=selected,
+        )
     count = _mean_exact_count(prob.pooled, prob.n_a, prob.n_b, prob.extreme)
-    return _Outcome(p_value=count / math.comb(prob.n, prob.n_a), n_extreme=count)
+    splits = math.comb(prob.n, prob.n_a)
+    return _Outcome(
+        p_value=count / splits, log10_p_value=log10_int_ratio(count, splits), n_extreme=count
+    )
 
 
 def _run_monte_carlo(prob: _Problem, n_resamples: int, seed: int) -> _Outcome:
@@ -534,8 +553,10 @@ def _run_monte_carlo(prob: _Problem, n_resamples: int, seed: int) -> _Outcome:
     p = min((count + 1) / (n_resamples + 1), 1.0)
     return _Outcome(
         p_value=p,
+        log10_p_value=log10_int_ratio(min(count + 1, n_resamples + 1), n_resamples + 1),
         n_extreme=count,
         p_value_paper=count / (n_resamples + 1),
+        log10_p_value_paper=log10_int_ratio(count, n_resamples + 1),
         standard_error=math.sqrt(p * (1.0 - p) / n_resamples),
         n_resamples=n_resamples,
         seed=seed,
@@ -702,6 +723,8 @@ def permutation_test(
         method=chosen,
         p_value=out.p_value,
         p_value_paper=out.p_value_paper,
+        log10_p_value=out.log10_p_value,
+        log10_p_value_paper=out.log10_p_value_paper,
         standard_error=out.standard_error,
         n_resamples=out.n_resamples,
         n_splits=splits if splits < 2**53 else None,

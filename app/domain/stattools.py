@@ -2,6 +2,14 @@
 
 One copy of each, so every test validates choices and samples, clips p-values and sums tails the
 same way.
+
+Logarithms of p-values
+----------------------
+Every p-value field ``p_*`` of a result has a companion ``log10_p_*`` computed without
+underflow (docs/METHODS.md, "p-values and their logarithms"). The helpers here give it: the
+float's own logarithm where the float is a normal number (:func:`log10_of`, relative accuracy
+kept), and log-space tails below (:func:`normal_log10_p`, :func:`binomial_half_log10_cdf`,
+:func:`log10_int_ratio`). ``log10_clip`` is the log-space counterpart of :func:`clip_p`.
 """
 
 from __future__ import annotations
@@ -14,7 +22,26 @@ from scipy import special  # ndtr only: scipy.stats costs ~0.7 s to import
 
 from app.domain.errors import InvalidInput
 
-__all__ = ["choice", "clip_p", "lattice_p", "normal_p", "sample"]
+__all__ = [
+    "LOG10_TINY",
+    "binomial_half_log10_cdf",
+    "binomial_log_pmf",
+    "choice",
+    "clip_p",
+    "lattice_p",
+    "log10_clip",
+    "log10_int_ratio",
+    "log10_of",
+    "normal_log10_p",
+    "normal_p",
+    "sample",
+]
+
+LOG10_TINY = math.log10(float(np.finfo(np.float64).tiny))
+"""``log10`` of the smallest normal float (about −307.65): below it a float p-value has lost
+relative accuracy (subnormal) or underflowed to 0, and its logarithm comes from log space."""
+
+_LN10 = math.log(10.0)
 
 
 def choice(value: object, choices: tuple[str, ...], field: str) -> str:
@@ -93,3 +120,67 @@ def normal_p(dev: float, sd: float, cc: float, alternative: str) -> tuple[float,
         return clip_p(special.ndtr(z)), z
     z = math.copysign(max(abs(dev) - cc, 0.0), dev) / sd
     return clip_p(2.0 * special.ndtr(-abs(z))), z
+
+
+def log10_clip(log10_p: float) -> float:
+    """``log10_p`` clipped to ``[−inf, 0]`` as a Python float (:func:`clip_p` in log space)."""
+    return float(min(0.0, log10_p))
+
+
+def log10_of(p: float) -> float:
+    """``log10 p`` of a float p-value in ``[0, 1]``; ``−inf`` for 0.
+
+    Callers use it only where ``p`` is a normal float (``log10 p >= LOG10_TINY``) or exactly 0
+    by definition (a documented degenerate case), and take the log-space value otherwise.
+    """
+    return log10_clip(math.log10(p)) if p > 0.0 else -math.inf
+
+
+def log10_int_ratio(numerator: int, denominator: int) -> float:
+    """``log10(numerator / denominator)`` of exact positive integers, clipped to ``<= 0``.
+
+    Exact-rational p-values (counts over ``C(n, m)``, ``Fraction`` results) keep their
+    logarithm however small the ratio: ``math.log10`` takes ints of any size.
+    """
+    if numerator <= 0:
+        return -math.inf
+    ratio = numerator / denominator  # int true division: correctly rounded, 0.0 on underflow
+    if ratio > 0.0 and math.log10(ratio) >= LOG10_TINY:
+        return log10_of(ratio)
+    return log10_clip(math.log10(numerator) - math.log10(denominator))
+
+
+def normal_log10_p(z: float, alternative: str) -> float:
+    """``log10`` of the p-value :func:`normal_p` returned with this ``z``, from ``log Φ``.
+
+    ``special.log_ndtr`` is accurate far into the tail (``z = −10^4`` gives ``−5·10^7``), so
+    the logarithm never underflows where ``Φ`` does.
+    """
+    if alternative == "greater":
+        log_p = special.log_ndtr(-z)
+    elif alternative == "less":
+        log_p = special.log_ndtr(z)
+    else:
+        log_p = math.log(2.0) + special.log_ndtr(-abs(z))
+    return log10_clip(float(log_p) / _LN10)
+
+
+def binomial_log_pmf(n: int, p: float) -> np.ndarray:
+    """Natural log of the Binomial(n, p) point probabilities ``k = 0 .. n``, ``0 < p < 1``.
+
+    From ``gammaln`` (absolute error about ``n log n · 1e-16``: ``1e-10`` at ``n = 10^5``), so
+    point probabilities far below the float range keep their logarithm.
+    """
+    k = np.arange(n + 1, dtype=np.float64)
+    log_comb = special.gammaln(n + 1.0) - special.gammaln(k + 1.0) - special.gammaln(n - k + 1.0)
+    return log_comb + k * math.log(p) + (n - k) * math.log1p(-p)
+
+
+def binomial_half_log10_cdf(k: int, n: int) -> float:
+    """``log10 P(K <= k)`` for ``K ~ Binomial(n, 1/2)``, by log-sum-exp of the point terms."""
+    if k >= n:
+        return 0.0
+    if k < 0:
+        return -math.inf
+    log_pmf = binomial_log_pmf(n, 0.5)[: k + 1]
+    return log10_clip(float(special.logsumexp(log_pmf)) / _LN10)

@@ -41,11 +41,21 @@ from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
+from scipy import special, stats
 
 from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.ranking import check_tolerances, midranks, tie_labels, tie_sizes
-from app.domain.stattools import choice, clip_p, lattice_p, normal_p, sample
+from app.domain.stattools import (
+    LOG10_TINY,
+    choice,
+    clip_p,
+    lattice_p,
+    log10_clip,
+    log10_of,
+    normal_log10_p,
+    normal_p,
+    sample,
+)
 
 __all__ = [
     "A12_THRESHOLDS",
@@ -143,6 +153,10 @@ class RankSumResult:
         means ``x`` tends to be smaller (better under minimization).
     p_value : float
         In ``[0, 1]``, never NaN; 1 when degenerate.
+    log10_p_value : float
+        ``log10 p_value``, finite: an exact p-value is at least ``1/C(n_x + n_y, min(n_x,
+        n_y))``, which the ``exact_max_cells`` limit keeps far above the float range; the normal
+        tail's comes from ``log Φ``.
     method : {"exact", "asymptotic"}
         Null distribution actually used.
     method_reason : str
@@ -171,6 +185,7 @@ class RankSumResult:
 
     statistic: float
     p_value: float
+    log10_p_value: float
     method: str
     method_reason: str
     alternative: str
@@ -349,6 +364,7 @@ def rank_sum(
     if r.ties.size == 1:
         return RankSumResult(
             p_value=1.0,
+            log10_p_value=0.0,
             method="exact",
             method_reason="all values tied: the null distribution is a single point",
             z=None,
@@ -363,6 +379,7 @@ def rank_sum(
     p, z = _RANK_SUM_METHODS[used](r, alternative, bool(continuity))
     return RankSumResult(
         p_value=p,
+        log10_p_value=log10_of(p) if z is None else normal_log10_p(z, alternative),
         method=used,
         method_reason=why,
         z=None if z is None else float(z),
@@ -390,6 +407,12 @@ class KSResult:
         ``max_t (F_y(t) − F_x(t))`` >= 0 (scipy's ``D−``): large when ``x`` tends to be larger.
     p_value : float
         ``P(D >= d_obs)`` under H0, in ``[0, 1]``, never NaN.
+    log10_p_value : float
+        ``log10 p_value``, finite: below the float range the exact lattice walk is repeated in
+        log space, and the asymptotic two-sided tail is ``2 P(D_n^+ >= d)`` (Smirnov's
+        finite-``n`` formula, by log-sum-exp), which is exact for ``d >= 1/2`` and off by a
+        relative ``P(D_n^- >= d) < 1e-300`` below; at ``d = 1``, where that formula is 0, the
+        permutation value ``2 / C(n_x + n_y, n_x)``.
     method : {"exact", "asymptotic"}
         Null distribution actually used; the exact one is conditional on the ties [3]_.
     method_reason : str
@@ -411,6 +434,7 @@ class KSResult:
     d_plus: float
     d_minus: float
     p_value: float
+    log10_p_value: float
     method: str
     method_reason: str
     alternative: str
@@ -432,6 +456,14 @@ class _KSPath:
     d_num: int  # observed statistic × n_x n_y
 
 
+_KS_GAPS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "less": np.positive,
+    "greater": np.negative,
+    "two-sided": np.abs,
+}
+"""``n_x n_y (F_x − F_y)`` → the distance each alternative compares with ``d``."""
+
+
 def _ks_exact(path: _KSPath, alternative: str) -> float:
     """Share of the ``C(n, n_x)`` labellings whose statistic reaches ``d_num`` [3]_.
 
@@ -451,15 +483,82 @@ def _ks_exact(path: _KSPath, alternative: str) -> float:
         mass *= 1.0 - p_x
         mass[1:] += moved
         if path.is_end[k + 1]:
-            gap = i * n_y - (k + 1 - i) * n_x  # n_x n_y (F_x − F_y) at (i, j = k + 1 − i)
-            if alternative == "greater":
-                gap = -gap
-            elif alternative == "two-sided":
-                gap = np.abs(gap)
-            hit = gap >= d
+            # n_x n_y (F_x − F_y) at (i, j = k + 1 − i), as the alternative compares it
+            hit = _KS_GAPS[alternative](i * n_y - (k + 1 - i) * n_x) >= d
             p += float(mass[hit].sum())
             mass[hit] = 0.0
     return clip_p(p)
+
+
+def _ks_exact_log10(path: _KSPath, alternative: str) -> float:
+    """``log10`` of :func:`_ks_exact` by the same walk on log masses (``logaddexp``).
+
+    The move probabilities are ratios of counts, ``(n_x − i)/(n − k)`` and ``(n_y − j)/(n − k)``,
+    so their logarithms are slices of one table of ``log t`` (``−inf`` for ``t <= 0``).
+    """
+    n_x, n_y, d = path.n_x, path.n_y, path.d_num
+    n = n_x + n_y
+    with np.errstate(divide="ignore"):  # log 0 = −inf: impossible moves
+        log_t = np.log(np.maximum(np.arange(-n, n + 1, dtype=np.float64), 0.0))  # log_t[n + t]
+    log_x_left = log_t[n + n_x : n - 1 : -1]  # log(n_x − i), i = 0..n_x
+    i_n = np.arange(n_x + 1) * n  # n_x n_y (F_x − F_y) = i n − (k + 1) n_x at j = k + 1 − i
+    log_mass = np.full(n_x + 1, -np.inf)
+    log_mass[0] = 0.0
+    log_p = -math.inf
+    for k in range(n):
+        log_total = log_t[n + n - k]
+        moved = log_mass[:-1] + log_x_left[:-1]  # i → i + 1 with probability (n_x − i)/(n − k)
+        log_mass += log_t[n + n_y - k : n + n_y - k + n_x + 1]  # (n_y − j)/(n − k): j stays
+        np.logaddexp(log_mass[1:], moved, out=log_mass[1:])
+        log_mass -= log_total
+        if path.is_end[k + 1]:
+            hit = _KS_GAPS[alternative](i_n - (k + 1) * n_x) >= d
+            if hit.any():
+                top = float(log_mass[hit].max())
+                if top > -math.inf:
+                    absorbed = top + math.log(float(np.exp(log_mass[hit] - top).sum()))
+                    log_p = float(np.logaddexp(log_p, absorbed))
+                log_mass[hit] = -np.inf
+    return log10_clip(log_p / math.log(10.0))
+
+
+def _smirnov_log10_sf(n: int, d: float) -> float:
+    """``log10 P(D_n^+ >= d)`` of the one-sample statistic, ``0 < d <= 1`` (Smirnov;
+    Birnbaum–Tingey): ``d Σ_{j <= n(1 − d)} C(n, j) (1 − d − j/n)^{n−j} (d + j/n)^{j−1}``,
+    every term positive, summed by log-sum-exp."""
+    j = np.arange(math.floor(n * (1.0 - d)) + 1, dtype=np.float64)
+    rest = 1.0 - d - j / n
+    keep = rest > 0.0
+    j, rest = j[keep], rest[keep]
+    log_terms = (
+        special.gammaln(n + 1.0)
+        - special.gammaln(j + 1.0)
+        - special.gammaln(n - j + 1.0)
+        + (n - j) * np.log(rest)
+        + (j - 1.0) * np.log(d + j / n)
+    )
+    if d >= 1.0 or log_terms.size == 0:
+        return log10_clip(n * math.log10(1.0 - d)) if d < 1.0 else -math.inf
+    return log10_clip((math.log(d) + float(special.logsumexp(log_terms))) / math.log(10.0))
+
+
+def _ks_asymptotic_log10(p: float, d: float, n_x: int, n_y: int, alternative: str) -> float:
+    """``log10`` of :func:`_ks_asymptotic` (given as ``p``) without underflow."""
+    if p > 0.0 and math.log10(p) >= LOG10_TINY:
+        return log10_of(p)
+    m, n = sorted([float(n_x), float(n_y)], reverse=True)
+    en = m * n / (m + n)
+    if alternative == "two-sided" and d >= 1.0:
+        # kstwo gives exactly 0 at D = 1; the best honest value is the permutation one,
+        # 2 / C(n_x + n_y, n_x) (ties ignored, as the asymptotic formula ignores them)
+        log_comb = special.gammaln(n_x + n_y + 1.0) - special.gammaln(n_x + 1.0)
+        log_comb -= special.gammaln(n_y + 1.0)
+        return log10_clip(math.log10(2.0) - float(log_comb) / math.log(10.0))
+    if alternative == "two-sided":
+        return log10_clip(math.log10(2.0) + _smirnov_log10_sf(round(en), d))
+    z = math.sqrt(en) * d
+    exponent = -2 * z**2 - 2 * z * (m + 2 * n) / math.sqrt(m * n * (m + n)) / 3.0
+    return log10_clip(exponent / math.log(10.0))
 
 
 def _ks_asymptotic(d: float, n_x: int, n_y: int, alternative: str) -> float:
@@ -554,6 +653,7 @@ def ks_2samp(
     if group_n.size == 1:
         return KSResult(
             p_value=1.0,
+            log10_p_value=0.0,
             method="exact",
             method_reason="all values tied: the null distribution is a single point",
             degenerate=True,
@@ -567,12 +667,22 @@ def ks_2samp(
     if used == "exact":
         is_end = np.zeros(n + 1, dtype=bool)
         is_end[k_end] = True
-        p = _ks_exact(_KSPath(is_end=is_end, n_x=n_x, n_y=n_y, d_num=d_num), alternative)
+        ks_path = _KSPath(is_end=is_end, n_x=n_x, n_y=n_y, d_num=d_num)
+        p = _ks_exact(ks_path, alternative)
+        normal = p > 0.0 and math.log10(p) >= LOG10_TINY
+        log_p = log10_of(p) if normal else _ks_exact_log10(ks_path, alternative)
     else:
         p = _ks_asymptotic(d, n_x, n_y, alternative)
+        log_p = _ks_asymptotic_log10(p, d, n_x, n_y, alternative)
         why += "; scipy's asymptotic formula (no tie correction)"
     return KSResult(
-        p_value=p, method=used, method_reason=why, degenerate=False, reason=None, **common
+        p_value=p,
+        log10_p_value=log_p,
+        method=used,
+        method_reason=why,
+        degenerate=False,
+        reason=None,
+        **common,
     )
 
 

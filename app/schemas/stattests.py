@@ -230,7 +230,8 @@ class TestResponse(BaseModel):
     """One test's result: its numbers, the policies used, warnings and provenance.
 
     ``result`` holds the test's fields (``p_value`` in [0, 1], ``method``: exact |
-    monte_carlo | asymptotic, ``degenerate`` and ``reason``); infinite numbers are the strings
+    monte_carlo | asymptotic, ``degenerate`` and ``reason``); every p-value ``p_*`` has a
+    ``log10_p_*`` companion, finite below the float range; infinite numbers are the strings
     ``"Infinity"`` / ``"-Infinity"``.
     """
 

@@ -345,12 +345,11 @@ def _pairwise_absolute(
             s = paired.sign_test(v[:, i], v[:, j])
             tests.append((i, j, w, s))
         p = np.array([t[2].p_value for t in tests], dtype=np.float64)
-        adjusted = (
-            ranktests.adjusted_pvalues(p, method=ABSOLUTE_ADJUSTMENT[body.posthoc]) if p.size else p
-        )
+        log_p = np.array([t[2].log10_p_value for t in tests], dtype=np.float64)
+        adjusted = ranktests.adjusted_family(p, log_p, method=ABSOLUTE_ADJUSTMENT[body.posthoc])
     sig = np.full((k, k), None, dtype=object)
     out = []
-    for (i, j, w, s), p_adj in zip(tests, adjusted, strict=True):
+    for (i, j, w, s), p_adj, log_adj in zip(tests, adjusted.p, adjusted.log10_p, strict=True):
         significant = bool(p_adj < body.alpha)
         sig[i, j] = sig[j, i] = significant
         out.append(
@@ -359,6 +358,7 @@ def _pairwise_absolute(
                 "wilcoxon": w,
                 "sign_test": s,
                 "p_adjusted": float(p_adj),
+                "log10_p_adjusted": float(log_adj),
                 "adjustment": ABSOLUTE_ADJUSTMENT[body.posthoc],
                 "significant": significant,
             }
