@@ -31,7 +31,7 @@ from app.services.cd_diagram import cd_diagram_svg
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
 from app.services.provenance import canonical_sha256, provenance
-from app.services.ranks import numerical, rank_values
+from app.services.ranks import numerical, rank_values_warned
 from app.services.serialize import jsonable
 from app.services.stattests import named_bradley_terry, named_posthoc, value_based
 
@@ -303,12 +303,14 @@ def _rank_cells(
             regions=body.regions,
         )
         try:
-            res = rank_values(
+            res, warnings = rank_values_warned(
                 ctx.sm, ctx.settings, ctx.dispatcher, req, may_queue_builds=ctx.may_queue_builds
             )
         except errors.AppError as exc:
-            if exc.field == "runs":  # the comparison has no 'runs': its cells' runs come from
-                exc.field = "value_runs" if body.value_runs is not None else "results"
+            if exc.field is not None and exc.field.split(".")[0] not in _REQUEST_FIELDS:
+                # runs, values, ...: the comparison's cells come from its rows (or value_runs)
+                runs = exc.field == "runs" and body.value_runs is not None
+                exc.field = "value_runs" if runs else _data_field(body)
             raise
         for col, item in zip(cols, res["results"], strict=True):
             out.log10_v[col] = -np.inf if item["log10_v"] is None else item["log10_v"]
@@ -319,7 +321,8 @@ def _rank_cells(
             return f"algorithm {algorithms[int(cols[int(m.group(1))])]!r}"
 
         out.warnings += [
-            _Warning(f"runs = {r}: {_VALUES_INDEX.sub(named, w)}", problem) for w in res["warnings"]
+            _Warning(w.general or f"runs = {r}: {_VALUES_INDEX.sub(named, w.message)}", problem)
+            for w in warnings
         ]
     present = n_runs[n_runs > 0]
     if present.size and present.min() != present.max():

@@ -244,3 +244,41 @@ def test_a_warning_per_problem_is_given_once_with_its_problems(client: TestClien
     assert top["count"] == 1
     assert "(3 to 5)" in top["message"]
     assert json.loads(r.content) == r.json()
+
+
+def test_the_ladder_hint_of_many_problems_is_one_warning(client: TestClient) -> None:
+    # values far below the 2^12 samples of each domain table: every problem gets the hint
+    problems = ["classic/ellipsoid/d2", "classic/rosenbrock/d2"]
+    lines = ["algorithm,problem,run,value"]
+    lines += [f"{a},{p},0,{v}" for p in problems for a, v in (("A", 1e-9), ("B", 1.0))]
+    r = _post_csv(client, "values_are=error&regions=domain&budget=1", "\n".join(lines) + "\n")
+    assert r.status_code == 201, r.text
+    hints = [w for w in r.json()["absolute"]["warnings"] if "nested-region ladder" in w["message"]]
+    assert len(hints) == 1
+    assert hints[0]["count"] == 2
+    assert hints[0]["problems"] == problems
+    direct = client.post(
+        "/v1/absolute-ranks",
+        json={"function_id": problems[0], "values": [1e-9], "values_are": "error"},
+    )
+    (text,) = [w for w in direct.json()["warnings"] if "nested-region ladder" in w]
+    assert problems[0] in text  # POST /v1/absolute-ranks keeps its own, specific wording
+
+
+def test_runs_below_f_star_of_several_algorithms_are_one_warning(client: TestClient) -> None:
+    runs = {"A": [-1e-3, 0.1], "B": [0.2, -2e-3, -3e-3], "C": [0.5]}
+    r = client.post(
+        "/v1/absolute-ranks",
+        json={
+            "function_id": "classic/sphere/d2",
+            "runs_by_algorithm": runs,
+            "values_are": "error",
+            "aggregate": "best",
+        },
+    )
+    assert r.status_code == 200, r.text
+    below = [w for w in r.json()["warnings"] if "lie below f*" in w]
+    assert below == [
+        "3 run(s) of 2 algorithms (A, B) lie below f* = 0.0 (first: runs_by_algorithm.A.0); "
+        "no point of the domain reaches them"
+    ]
