@@ -209,7 +209,7 @@ def _paired(body: PairedInput, settings: Settings) -> tuple[np.ndarray, np.ndarr
     else:
         _check_sample(body.y, "y", settings)
         y = finite_or_none(body.y)
-    with domain_errors_as_problems("x"):
+    with _problems(body, "x"):
         x, y, report = missing_policy.apply_paired_policy(x, y, policy=body.missing)
     info = {
         "missing": body.missing,
@@ -223,7 +223,7 @@ def _paired(body: PairedInput, settings: Settings) -> tuple[np.ndarray, np.ndarr
 def wilcoxon(body: WilcoxonRequest, settings: Settings) -> dict[str, Any]:
     """Wilcoxon signed-rank test (exact with ties and zeros up to the configured n)."""
     x, y, info = _paired(body, settings)
-    with domain_errors_as_problems("x"):
+    with _problems(body, "x"):
         result = paired.wilcoxon_signed_rank(
             x,
             y,
@@ -240,7 +240,7 @@ def wilcoxon(body: WilcoxonRequest, settings: Settings) -> dict[str, Any]:
 def sign(body: SignRequest, settings: Settings) -> dict[str, Any]:
     """Exact sign test (ties dropped and counted)."""
     x, y, info = _paired(body, settings)
-    with domain_errors_as_problems("x"):
+    with _problems(body, "x"):
         result = paired.sign_test(x, y, zero_tol=body.zero_tol, alternative=body.alternative)
     return _answer("sign", body, result, info, [])
 
@@ -248,7 +248,7 @@ def sign(body: SignRequest, settings: Settings) -> dict[str, Any]:
 def _samples(body: TwoSampleInput, settings: Settings) -> tuple[np.ndarray, np.ndarray, dict]:
     _check_sample(body.x, "x", settings)
     _check_sample(body.y, "y", settings)
-    with domain_errors_as_problems("x"):
+    with _problems(body, "x"):
         x, rx = missing_policy.apply_sample_policy(
             finite_or_none(body.x), policy=body.missing, field="x"
         )
@@ -263,7 +263,7 @@ def _two_sample(
     test: str, body: RankSumRequest | KSRequest, settings: Settings, fn: Callable[..., Any]
 ) -> dict[str, Any]:
     x, y, info = _samples(body, settings)
-    with domain_errors_as_problems("x"):
+    with _problems(body, "x"):
         result = {
             test.replace("-", "_"): fn(
                 x, y, alternative=body.alternative, method=body.method, rtol=body.rtol
@@ -299,7 +299,7 @@ def permutation_test(body: PermutationRequest, settings: Settings) -> dict[str, 
             f"{settings.permutation_max_work}; use fewer permutations or smaller samples",
             field="n_resamples",
         )
-    with domain_errors_as_problems("x"):
+    with _problems(body, "x"):
         result = permutation.permutation_test(
             x,
             y,
