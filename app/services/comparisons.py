@@ -121,10 +121,11 @@ def _rows(body: ComparisonCreate, settings: Settings) -> tuple[list[results_inpu
     return [(r.algorithm, r.problem, r.run, r.value) for r in body.results], "results"
 
 
-METHODS_VERSION = 2
+METHODS_VERSION = 3
 """Bumped when the same request gets a different answer (2: absolute ranks of means over runs
-and of even medians, nested regions): a stored comparison is found by request hash, so a
-request answered by older methods is computed anew under a new id."""
+and of even medians, nested regions; 3: names beside indices, warnings as objects with a count,
+par-k cells ranked v = 1): a stored comparison is found by request hash, so a request answered
+by older methods is computed anew under a new id."""
 
 
 def _options(body: ComparisonCreate) -> dict[str, Any]:

@@ -100,7 +100,7 @@ class TableView:
         Chunks finished so far.
     eta_seconds : float or None
         Estimated seconds until every chunk is done (:func:`build_eta`); ``None`` before
-        the first chunk finishes and once the table is no longer building.
+        the first chunk finishes and once the table is ready or failed, ``0.0`` while merging.
     first_chunk_started : datetime or None
         UTC: earliest claim of any of its chunks (the start of :func:`build_eta`'s window).
     error : str or None
