@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,7 +62,7 @@ _VALUES_INDEX = re.compile(r"values\[(\d+)\]")
 _REQUEST_FIELDS = frozenset(ComparisonCreate.model_fields)
 
 
-def _problems(default_field: str) -> Any:
+def _problems(default_field: str) -> AbstractContextManager[None]:
     """Domain errors as problems naming only fields of ``ComparisonCreate`` (else the default)."""
     return domain_errors_as_problems(default_field, request_fields=_REQUEST_FIELDS)
 

@@ -8,6 +8,7 @@ provenance. Domain errors become problem responses naming the field.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -120,7 +121,7 @@ def _matrix(body: MatrixInput, settings: Settings) -> tuple[np.ndarray, list[str
     return matrix, algorithms, info
 
 
-def _problems(body: BaseModel, default_field: str) -> Any:
+def _problems(body: BaseModel, default_field: str) -> AbstractContextManager[None]:
     """Domain errors as problems naming only fields of the request (else ``default_field``)."""
     return domain_errors_as_problems(default_field, request_fields=type(body).model_fields)
 
