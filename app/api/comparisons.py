@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
@@ -27,6 +27,7 @@ from app.services import comparisons as service
 router = APIRouter(prefix="/v1/comparisons", tags=["comparisons"])
 
 CSV_TYPE = "text/csv"
+VIEW = "view"
 #: Options a text/csv request takes as query parameters (niia_subset is repeatable: "A,B,C").
 QUERY_OPTIONS = tuple(
     name for name in ComparisonCreate.model_fields if name not in ("results", "csv", "niia_subsets")
@@ -58,6 +59,16 @@ def _query_parameters() -> list[dict[str, Any]]:
     ]
     params.append(
         {
+            "name": VIEW,
+            "in": "query",
+            "required": False,
+            "description": "JSON and text/csv bodies: full (default) or summary (without "
+            "per-cell, per-run and per-table detail); the stored comparison is the same",
+            "schema": {"type": "string", "enum": ["full", "summary"], "examples": ["full"]},
+        }
+    )
+    params.append(
+        {
             "name": "niia_subset",
             "in": "query",
             "required": False,
@@ -85,10 +96,31 @@ REQUEST_BODY = {
 }
 
 
+def view_of(request: Request) -> str:
+    """The ``view`` query parameter: ``full`` (default) or ``summary``.
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        Another value, or the parameter given twice (``field="view"``).
+    """
+    given = request.query_params.getlist(VIEW)
+    if len(given) > 1:
+        raise InvalidInput(f"query parameter 'view' is given {len(given)} times", field=VIEW)
+    view = given[0] if given else "full"
+    if view not in service.VIEWS:
+        raise InvalidInput(
+            f"view must be one of {', '.join(service.VIEWS)}, got {view[:40]!r}", field=VIEW
+        )
+    return view
+
+
 def _query_options(request: Request) -> dict[str, Any]:
     params = request.query_params
     data: dict[str, Any] = {}
     for name in params:
+        if name == VIEW:
+            continue
         if name == "niia_subset":
             data["niia_subsets"] = [v.split(",") for v in params.getlist(name)]
         elif name in QUERY_OPTIONS:
@@ -118,10 +150,12 @@ async def _parse(request: Request) -> ComparisonCreate:
             return ComparisonCreate.model_validate(
                 _query_options(request) | {"csv": text}, strict=False
             )
-        if request.query_params:
+        options = [name for name in request.query_params if name != VIEW]
+        if options:
             raise InvalidInput(
-                "options go in the JSON body; query parameters are for text/csv bodies",
-                field=next(iter(request.query_params))[:40],
+                "options go in the JSON body; query parameters (except view) are for text/csv "
+                "bodies",
+                field=options[0][:40],
             )
         return ComparisonCreate.model_validate_json(raw)
     except ValidationError as exc:
@@ -129,6 +163,14 @@ async def _parse(request: Request) -> ComparisonCreate:
             [{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors(include_url=False)]
         ) from None
 
+
+ViewQuery = Annotated[
+    Literal["full", "summary"],
+    Query(
+        description="summary: without per-cell, per-run and per-table detail (README)",
+        examples=["full"],
+    ),
+]
 
 ComparisonIdPath = stored_id_path(
     "comparison_id",
@@ -160,9 +202,16 @@ async def create_comparison(
     may_queue_builds: MayQueueBuildsDep,
 ) -> Response:
     """Compare algorithms over problems: relative and absolute ranks, post-hoc, NIIA report."""
+    view = view_of(request)
     body = await _parse(request)
     out, created = await run_in_threadpool(
-        service.create_comparison, sm, settings, dispatcher, body, may_queue_builds=may_queue_builds
+        service.create_comparison,
+        sm,
+        settings,
+        dispatcher,
+        body,
+        may_queue_builds=may_queue_builds,
+        view=view,
     )
     return Response(
         to_json(out),
@@ -173,10 +222,13 @@ async def create_comparison(
 
 
 @router.get("/{comparison_id}", response_model=ComparisonRead, responses=problem_responses(404))
-def get_comparison(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> Response:
+def get_comparison(
+    comparison_id: ComparisonIdPath, sm: SessionmakerDep, view: ViewQuery = "full"
+) -> Response:
     """Show a stored comparison."""
     return Response(
-        to_json(service.get_comparison(sm, comparison_id)), media_type="application/json"
+        to_json(service.get_comparison(sm, comparison_id, view=view)),
+        media_type="application/json",
     )
 
 

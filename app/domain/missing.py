@@ -21,6 +21,7 @@ runs; for paired samples, drop the pair).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,7 +82,12 @@ def _reject(mask: np.ndarray, field: str) -> None:
 
 
 def apply_matrix_policy(
-    values: ArrayLike, *, policy: str = "reject", par_k: float = 10.0, field: str = "values"
+    values: ArrayLike,
+    *,
+    policy: str = "reject",
+    par_k: float = 10.0,
+    field: str = "values",
+    problems: Sequence[str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, MissingReport]:
     """Apply a declared missing-value policy to a problems × algorithms matrix.
 
@@ -95,6 +101,8 @@ def apply_matrix_policy(
         ``k`` of ``par-k`` (> 1).
     field : str, optional
         Request field named in errors.
+    problems : sequence of str, optional
+        Problem (row) names for messages (default: row indices).
 
     Returns
     -------
@@ -131,25 +139,30 @@ def apply_matrix_policy(
     if policy == "worst-rank":
         a[mask] = np.inf
         return a, kept, MissingReport(policy, n_missing, filled=n_missing)
+    names = [str(i) for i in range(a.shape[0])] if problems is None else list(problems)
     return (
-        _par_k(a, mask, par_k, field),
+        _par_k(a, mask, par_k, field, names),
         kept,
         MissingReport(policy, n_missing, filled=n_missing, par_k=par_k),
     )
 
 
-def _par_k(a: np.ndarray, mask: np.ndarray, par_k: float, field: str) -> np.ndarray:
+def _par_k(
+    a: np.ndarray, mask: np.ndarray, par_k: float, field: str, problems: list[str]
+) -> np.ndarray:
     if not (np.isfinite(par_k) and par_k > 1):
         raise InvalidInput(f"par_k must be a finite number > 1, got {par_k!r}", field="par_k")
     for i in np.flatnonzero(mask.any(axis=1)):
         present = a[i][~mask[i]]
         if present.size == 0:
             raise InvalidInput(
-                f"problem {i} has no present value to penalize from (par-k)", field=f"{field}.{i}"
+                f"problem {problems[i]!r} has no present value to penalize from (par-k)",
+                field=f"{field}.{i}",
             )
         if (present <= 0).any():
             raise InvalidInput(
-                f"par-k needs positive values (runtimes, errors); problem {i} has a value <= 0",
+                f"par-k needs positive values (runtimes, errors); problem {problems[i]!r} has a "
+                "value <= 0",
                 field="missing",
             )
         a[i][mask[i]] = par_k * present.max()

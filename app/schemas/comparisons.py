@@ -8,7 +8,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.schemas.common import STRICT_REQUEST, FiniteFloat
 from app.schemas.ranks import Regions
-from app.schemas.stattests import NAME, MatrixMissing, PosthocMethod
+from app.schemas.stattests import (
+    NAME,
+    BradleyTerryRead,
+    MatrixMissing,
+    PosthocMethod,
+    PosthocRead,
+)
 
 Reduction = Literal["mean", "median", "best"]
 
@@ -132,10 +138,70 @@ class ComparisonCreate(BaseModel):
     )
 
 
+class ComparisonWarning(BaseModel):
+    """One warning, given once however often it arose (one per problem, per runs count, ...)."""
+
+    message: str = Field(description="what it says (never names the problem: see problems)")
+    count: int = Field(ge=1, description="how many times it arose (problems, runs counts, ...)")
+    problems: list[str] = Field(
+        description="the problems it concerns, in order; empty for a warning about the whole "
+        "comparison"
+    )
+
+
+class AbsolutePair(BaseModel):
+    """Paired tests of two algorithms' absolute ranks v over the problems."""
+
+    model_config = ConfigDict(extra="allow")
+    pair: list[int] = Field(description="[i, j], algorithm indices (kept for compatibility)")
+    i: int
+    j: int
+    a: str = Field(description="name of algorithm i")
+    b: str = Field(description="name of algorithm j")
+    wilcoxon: dict[str, Any]
+    sign_test: dict[str, Any]
+    p_adjusted: float
+    adjustment: str
+    significant: bool
+
+
+class AbsoluteRead(BaseModel):
+    """Absolute ranks of the cells (``status`` complete), or why not (pending, unavailable).
+
+    ``view=summary`` leaves out ``v``, ``log10_v``, ``method`` and ``tables``.
+    """
+
+    model_config = ConfigDict(extra="allow")
+    status: Literal["complete", "pending", "unavailable"]
+    reason: str | None = None
+    v: list[list[float]] | None = Field(None, description="problems × algorithms (full view)")
+    average_absolute_rank: list[float] | None = None
+    mean_log10_v: list[float | None] | None = None
+    pairwise: list[AbsolutePair] | None = None
+    warnings: list[ComparisonWarning] | None = None
+
+
+class RelativeRead(BaseModel):
+    """Relative (Friedman) ranks; ``view=summary`` leaves out the rank matrix ``ranks``."""
+
+    model_config = ConfigDict(extra="allow")
+    ranks: list[list[float]] | None = Field(
+        None, description="problems × algorithms midranks (full view)"
+    )
+    average_ranks: list[float]
+    friedman: dict[str, Any]
+    aligned_ranks: dict[str, Any]
+    quade: dict[str, Any]
+    posthoc: PosthocRead
+    bradley_terry: BradleyTerryRead
+
+
 class ComparisonRead(BaseModel):
     """A stored comparison: relative ranks, absolute ranks, NIIA report, provenance.
 
-    Infinite numbers are the strings ``"Infinity"`` / ``"-Infinity"``.
+    Infinite numbers are the strings ``"Infinity"`` / ``"-Infinity"``. ``view=summary``
+    leaves out ``matrix``, ``n_runs``, ``relative.ranks``, the post-hoc p-value matrices,
+    the Bradley–Terry probabilities, the per-cell absolute ranks and the table specs.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -144,13 +210,19 @@ class ComparisonRead(BaseModel):
     status: Literal["complete", "partial"] = Field(
         description="partial: absolute ranks wait for tables; POST the same request again later"
     )
+    view: Literal["full", "summary"] = Field(description="the view asked for (?view=)")
     algorithms: list[str]
     problems: list[str]
     options: dict[str, Any]
     missing: dict[str, Any]
-    matrix: list[list[Any]] = Field(description="reduced values, problems × algorithms")
-    relative: dict[str, Any]
-    absolute: dict[str, Any]
+    n_runs: list[list[int]] | None = Field(
+        None, description="runs behind each cell, problems × algorithms (full view)"
+    )
+    matrix: list[list[Any]] | None = Field(
+        None, description="reduced values, problems × algorithms (full view)"
+    )
+    relative: RelativeRead
+    absolute: AbsoluteRead
     niia: dict[str, Any]
-    warnings: list[str]
+    warnings: list[ComparisonWarning]
     provenance: dict[str, Any]

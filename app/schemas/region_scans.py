@@ -174,8 +174,9 @@ class RegionScanRead(BaseModel):
     function_id: str
     progress: ScanProgress
     eta_seconds: float | None = Field(
-        description="rough: remaining chunks x the observed seconds per chunk (as if one worker "
-        "did them all); null before a pace is known, once ready, and while failed"
+        description="remaining chunks / the rate observed since the first chunk of the tables "
+        "being built started (README, tables); null before a chunk finishes, once ready, and "
+        "while failed"
     )
     errors: list[ScanError]
     deltas: list[DeltaResult]

@@ -226,13 +226,66 @@ class PermutationRequest(TwoSampleInput):
     )
 
 
+class PosthocPair(BaseModel):
+    """One pairwise post-hoc comparison of algorithms ``i`` and ``j`` (named ``a`` and ``b``)."""
+
+    i: int
+    j: int
+    a: str = Field(description="name of algorithm i")
+    b: str = Field(description="name of algorithm j")
+    rank_difference: float = Field(description="R_i − R_j, average ranks")
+    z: Number
+    p_value: float
+    p_adjusted: float
+    significant: bool
+
+
+class PosthocRead(BaseModel):
+    """A post-hoc family's result, with algorithm names beside every index.
+
+    ``p_matrix`` / ``p_vs_control`` (adjusted p-values by index) are left out by a comparison's
+    ``view=summary``; ``pairs`` carry the same numbers.
+    """
+
+    model_config = ConfigDict(extra="allow")
+    procedure: str
+    comparison: Literal["all-pairs", "vs-control"]
+    alpha: float
+    control: int | None = Field(description="index of the control algorithm")
+    control_name: str | None = Field(description="name of the control algorithm")
+    average_ranks: list[float]
+    pairs: list[PosthocPair]
+    cliques: list[list[int]] = Field(
+        description="maximal groups not significantly different, as algorithm indices"
+    )
+    clique_names: list[list[str]] = Field(description="the same cliques, as algorithm names")
+
+
+class NamedStrength(BaseModel):
+    """One algorithm's Bradley–Terry strength."""
+
+    algorithm: str
+    strength: Number
+
+
+class BradleyTerryRead(BaseModel):
+    """Bradley–Terry strengths (by index, and named in ``strengths_by_algorithm``)."""
+
+    model_config = ConfigDict(extra="allow")
+    strengths: list[Number]
+    strengths_by_algorithm: list[NamedStrength]
+
+
 class TestResponse(BaseModel):
     """One test's result: its numbers, the policies used, warnings and provenance.
 
     ``result`` holds the test's fields (``p_value`` in [0, 1], ``method``: exact |
     monte_carlo | asymptotic, ``degenerate`` and ``reason``); every p-value ``p_*`` has a
     ``log10_p_*`` companion, finite below the float range; infinite numbers are the strings
-    ``"Infinity"`` / ``"-Infinity"``.
+    ``"Infinity"`` / ``"-Infinity"``. ``/v1/tests/posthoc``'s result is a :class:`PosthocRead`
+    (pairs named ``a``, ``b``; ``clique_names``; ``control_name``) and
+    ``/v1/tests/bradley-terry``'s ``result.model`` a :class:`BradleyTerryRead`
+    (``strengths_by_algorithm``).
     """
 
     test: str

@@ -180,4 +180,10 @@ class LadderRead(BaseModel):
     n: int = Field(description="Sobol points per level")
     seed: int
     progress: Progress = Field(description="chunks over all levels")
+    eta_seconds: float | None = Field(
+        None,
+        description="seconds until every level's chunks are done: remaining chunks / the rate "
+        "observed since the first chunk of the levels being built started; null before a "
+        "chunk finishes and once ready",
+    )
     levels: list[LadderLevel]

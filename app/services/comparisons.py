@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +32,9 @@ from app.services.cd_diagram import cd_diagram_svg
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
 from app.services.provenance import canonical_sha256, provenance
-from app.services.ranks import numerical, rank_values
+from app.services.ranks import numerical, rank_values_warned
 from app.services.serialize import jsonable
-from app.services.stattests import value_based
+from app.services.stattests import named_bradley_terry, named_posthoc, value_based
 
 #: Settings that change a comparison's answer (its tests, its default tables' specs, its NIIA
 #: report): part of its identity, so a changed deployment never serves a stale comparison.
@@ -58,6 +59,40 @@ ABSOLUTE_ADJUSTMENT = {
 }
 CONTROL_METHODS = ("bonferroni-dunn", "li")
 _VALUES_INDEX = re.compile(r"values\[(\d+)\]")
+_REQUEST_FIELDS = frozenset(ComparisonCreate.model_fields)
+
+
+def _problems(default_field: str) -> AbstractContextManager[None]:
+    """Domain errors as problems naming only fields of ``ComparisonCreate`` (else the default)."""
+    return domain_errors_as_problems(default_field, request_fields=_REQUEST_FIELDS)
+
+
+def _data_field(body: ComparisonCreate) -> str:
+    """The request field that holds the results: ``csv`` or ``results``."""
+    return "csv" if body.csv is not None else "results"
+
+
+@dataclass(frozen=True)
+class _Warning:
+    """One warning of a comparison before grouping: its text, and the problem it concerns."""
+
+    message: str
+    problem: str | None = None
+
+
+def grouped_warnings(items: list[_Warning]) -> list[dict[str, Any]]:
+    """Each distinct warning once: ``message``, ``count`` (occurrences), ``problems`` (in order).
+
+    Warnings are grouped by their identity (the message, which never names the problem: the
+    problem is a field of its own), in order of first occurrence.
+    """
+    groups: dict[str, tuple[int, list[str]]] = {}
+    for w in items:
+        count, problems = groups.get(w.message, (0, []))
+        if w.problem is not None and w.problem not in problems:
+            problems = [*problems, w.problem]
+        groups[w.message] = (count + 1, problems)
+    return [{"message": m, "count": c, "problems": p} for m, (c, p) in groups.items()]
 
 
 def comparison_id(request_sha256: str) -> str:
@@ -87,10 +122,11 @@ def _rows(body: ComparisonCreate, settings: Settings) -> tuple[list[results_inpu
     return [(r.algorithm, r.problem, r.run, r.value) for r in body.results], "results"
 
 
-METHODS_VERSION = 2
+METHODS_VERSION = 3
 """Bumped when the same request gets a different answer (2: absolute ranks of means over runs
-and of even medians, nested regions): a stored comparison is found by request hash, so a
-request answered by older methods is computed anew under a new id."""
+and of even medians, nested regions; 3: names beside indices, warnings as objects with a count,
+par-k cells ranked v = 1): a stored comparison is found by request hash, so a request answered
+by older methods is computed anew under a new id."""
 
 
 def _options(body: ComparisonCreate) -> dict[str, Any]:
@@ -141,17 +177,17 @@ def _significance(result: ranktests.PosthocResult, k: int) -> np.ndarray:
 
 
 def _posthoc(matrix: np.ndarray, body: ComparisonCreate, control: int | None) -> Any:
-    with domain_errors_as_problems("posthoc"):
+    with _problems("posthoc"):
         return ranktests.posthoc(
             matrix, method=body.posthoc, alpha=body.alpha, control=control, rtol=body.rtol
         )
 
 
 def _relative(
-    matrix: np.ndarray, body: ComparisonCreate, control: int | None
+    matrix: np.ndarray, body: ComparisonCreate, control: int | None, algorithms: tuple[str, ...]
 ) -> tuple[dict[str, Any], ranktests.PosthocResult]:
     rtol = body.rtol
-    with domain_errors_as_problems("results"):
+    with _problems(_data_field(body)):
         ranks = rank_rows(matrix, rtol=rtol)
         fried = ranktests.friedman(matrix, rtol=rtol)
         aligned = value_based(ranktests.friedman_aligned_ranks, matrix, rtol)
@@ -164,8 +200,8 @@ def _relative(
         "friedman": fried,
         "aligned_ranks": aligned,
         "quade": quade,
-        "posthoc": post,
-        "bradley_terry": bt,
+        "posthoc": named_posthoc(post, algorithms),
+        "bradley_terry": named_bradley_terry(bt, algorithms),
     }
     return out, post
 
@@ -241,7 +277,7 @@ class _RankedProblem:
     log10_v: np.ndarray
     method: list[str | None]
     source: dict[str, Any]
-    warnings: list[str]
+    warnings: list[_Warning]
 
 
 def _rank_cells(
@@ -269,12 +305,14 @@ def _rank_cells(
             regions=body.regions,
         )
         try:
-            res = rank_values(
+            res, warnings = rank_values_warned(
                 ctx.sm, ctx.settings, ctx.dispatcher, req, may_queue_builds=ctx.may_queue_builds
             )
         except errors.AppError as exc:
-            if exc.field == "runs":  # the comparison has no 'runs': its cells' runs come from
-                exc.field = "value_runs" if body.value_runs is not None else "results"
+            if exc.field is not None and exc.field.split(".")[0] not in _REQUEST_FIELDS:
+                # runs, values, ...: the comparison's cells come from its rows (or value_runs)
+                runs = exc.field == "runs" and body.value_runs is not None
+                exc.field = "value_runs" if runs else _data_field(body)
             raise
         for col, item in zip(cols, res["results"], strict=True):
             out.log10_v[col] = -np.inf if item["log10_v"] is None else item["log10_v"]
@@ -285,14 +323,18 @@ def _rank_cells(
             return f"algorithm {algorithms[int(cols[int(m.group(1))])]!r}"
 
         out.warnings += [
-            f"{problem} (runs = {r}): {_VALUES_INDEX.sub(named, w)}" for w in res["warnings"]
+            _Warning(w.general or f"runs = {r}: {_VALUES_INDEX.sub(named, w.message)}", problem)
+            for w in warnings
         ]
     present = n_runs[n_runs > 0]
     if present.size and present.min() != present.max():
         out.warnings.append(
-            f"{problem}: cells have {int(present.min())} to {int(present.max())} runs, so their "
-            f"v are {body.reduction}-of-r ranks for different r: a better value may get a "
-            "worse v than a cell with more runs"
+            _Warning(
+                f"cells have different numbers of runs, so their v are {body.reduction}-of-r "
+                "ranks for different r: a better value may get a worse v than a cell with more "
+                "runs",
+                problem,
+            )
         )
     return out
 
@@ -313,10 +355,13 @@ def _absolute_matrix(
         except (errors.TableNotReady, errors.TableNotBuilt) as exc:
             pending.append({"problem": problem, "detail": exc.detail, **jsonable(exc.extra)})
             continue
-        worst = np.isinf(matrix[i]) & (matrix[i] > 0)  # worst-rank: a missing cell has v = 1
-        row.log10_v[worst] = 0.0
-        for col in np.flatnonzero(worst):
-            row.method[col] = "missing (worst-rank)"
+        # a missing cell (no run, or a missing run) has v = 1 under worst-rank and par-k alike:
+        # par-k's k × (the problem's worst present value) depends on the other algorithms, and
+        # an absolute rank must not (docs/METHODS.md, missing values)
+        missing = n_runs[i] == 0
+        row.log10_v[missing] = 0.0
+        for col in np.flatnonzero(missing):
+            row.method[col] = f"missing ({body.missing}: v = 1)"
         ranked.append(row)
     return ranked, pending
 
@@ -334,7 +379,7 @@ def _pairwise_absolute(
         (i, j) for i in range(k) for j in range(i + 1, k) if control is None or control in (i, j)
     ]
     tests = []
-    with domain_errors_as_problems("results"):
+    with _problems(_data_field(body)):
         for i, j in pairs:
             w = paired.wilcoxon_signed_rank(
                 v[:, i],
@@ -366,6 +411,17 @@ def _pairwise_absolute(
     return out, sig
 
 
+def _named_absolute_pairs(
+    pairs: list[dict[str, Any]], algorithms: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    """Each absolute pairwise test with ``i``, ``j`` and the names ``a``, ``b`` after ``pair``."""
+    out = []
+    for test in pairs:
+        i, j = test["pair"]
+        out.append({"pair": [i, j], "i": i, "j": j, "a": algorithms[i], "b": algorithms[j]} | test)
+    return out
+
+
 def _absolute(
     ctx: _AbsoluteInputs,
     body: ComparisonCreate,
@@ -393,8 +449,10 @@ def _absolute(
     if body.budget == 1:
         warnings.insert(
             0,
-            "budget = 1: these are v1 ranks (one uniform random sample); give the evaluations "
-            "per run as budget for best-of-c ranks (Jing & Liu Eq. 19)",
+            _Warning(
+                "budget = 1: these are v1 ranks (one uniform random sample); give the "
+                "evaluations per run as budget for best-of-c ranks (Jing & Liu Eq. 19)"
+            ),
         )
     return {
         "status": "complete",
@@ -406,9 +464,9 @@ def _absolute(
         "mean_log10_v": _null_minus_inf(log10.mean(axis=0)),
         "order_by": "average_absolute_rank (mean of v over problems; lower is better); "
         "log10_v and mean_log10_v are null where v = 0",
-        "pairwise": pairs,
+        "pairwise": _named_absolute_pairs(pairs, algorithms),
         "tables": {p: r.source for p, r in zip(problems, ranked, strict=True)},
-        "warnings": warnings,
+        "warnings": grouped_warnings(warnings),
     }, v
 
 
@@ -454,7 +512,7 @@ def _niia_side(
     analyse: Callable[[np.ndarray, list[int]], niia.Analysis],
     algorithms: tuple[str, ...],
 ) -> dict[str, Any]:
-    with domain_errors_as_problems("niia_subsets"):
+    with _problems("niia_subsets"):
         _, reports = niia.niia_check(matrix, subsets, analyse)
     named = [
         {
@@ -527,9 +585,9 @@ def _analyse(
     settings = ctx.settings
     table = results_input.group_rows(rows, settings, field=field)
     reduced = results_input.reduce_runs(table, body.reduction, policy=body.missing, field=field)
-    with domain_errors_as_problems("missing"):
+    with _problems("missing"):
         matrix, kept, report = missing_policy.apply_matrix_policy(
-            reduced.matrix, policy=body.missing, par_k=body.par_k
+            reduced.matrix, policy=body.missing, par_k=body.par_k, problems=table.problems
         )
     problems = [p for p, keep in zip(table.problems, kept, strict=True) if keep]
     if len(problems) < 2:
@@ -539,10 +597,10 @@ def _analyse(
             field="missing",
         )
     control = _control_index(body, table.algorithms)
-    relative, _ = _relative(matrix, body, control)
+    relative, _ = _relative(matrix, body, control, table.algorithms)
     n_runs = _effective_runs(body, reduced.n_runs[kept], problems, table.algorithms)
     absolute, v = _absolute(ctx, body, problems, matrix, n_runs, control, table.algorithms)
-    warnings = _warnings(body, reduced, report, table.problems)
+    warnings = grouped_warnings(_warnings(body, reduced, report, table.problems))
     result = {
         "algorithms": list(table.algorithms),
         "problems": problems,
@@ -596,18 +654,18 @@ def _warnings(
     reduced: results_input.Reduced,
     report: missing_policy.MissingReport,
     problems: tuple[str, ...],
-) -> list[str]:
-    out = []
-    if report.dropped:
-        out.append(
-            f"{len(report.dropped)} problem(s) with missing cells were dropped "
-            f"(first: {problems[report.dropped[0]]!r})"
-        )
+) -> list[_Warning]:
+    out = [
+        _Warning("problems with missing cells were dropped (drop-problem)", problems[i])
+        for i in report.dropped
+    ]
     runs = reduced.n_runs[reduced.n_runs > 0]
     if runs.size and runs.min() != runs.max():
         out.append(
-            f"cells have different numbers of runs ({int(runs.min())} to {int(runs.max())}); "
-            f"each cell's {body.reduction} uses its own runs"
+            _Warning(
+                f"cells have different numbers of runs ({int(runs.min())} to {int(runs.max())}); "
+                f"each cell's {body.reduction} uses its own runs"
+            )
         )
     return out
 
@@ -619,8 +677,12 @@ def create_comparison(
     body: ComparisonCreate,
     *,
     may_queue_builds: bool,
+    view: str = "full",
 ) -> tuple[dict[str, Any], bool]:
     """Analyse a results table and store the answer under an id (SPEC §4).
+
+    ``view`` (``full`` or ``summary``, :func:`summary`) shapes the answer only: the stored
+    comparison and its id are the same for both.
 
     Returns
     -------
@@ -644,7 +706,7 @@ def create_comparison(
     with session_scope(sm) as session:
         stored = ComparisonRepository(session).get(cid)
         if stored is not None and stored.status == "complete":
-            return _read(cid, stored.status, stored.result), False
+            return _read(cid, stored.status, stored.result, view), False
     ctx = _AbsoluteInputs(sm, settings, dispatcher, may_queue_builds)
     result, pending = _analyse(body, rows, field, ctx)
     status = "partial" if pending else "complete"
@@ -665,15 +727,52 @@ def create_comparison(
             request=payload,
             result=result,
         )
-    return _read(cid, status, result), True
+    return _read(cid, status, result, view), True
 
 
-def _read(cid: str, status: str, result: dict[str, Any]) -> dict[str, Any]:
-    return {"id": cid, "location": location(cid), "status": status, **result}
+VIEWS = ("full", "summary")
+
+#: What ``view=summary`` leaves out (per cell, per run or per table detail), by section.
+SUMMARY_OMITS: dict[str, tuple[str, ...]] = {
+    "": ("n_runs", "matrix"),
+    "relative": ("ranks",),
+    "relative.posthoc": ("p_matrix", "p_vs_control"),
+    "relative.bradley_terry": ("probabilities",),
+    "absolute": ("v", "log10_v", "method", "tables"),
+}
 
 
-def get_comparison(sm: sessionmaker[Session], cid: str) -> dict[str, Any]:
-    """A stored comparison.
+def _without(section: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: v for k, v in section.items() if k not in keys}
+
+
+def summary(comparison: dict[str, Any]) -> dict[str, Any]:
+    """The ``view=summary`` of a comparison: what a paper's table needs (README, comparisons).
+
+    Leaves out :data:`SUMMARY_OMITS` and the table specs in ``provenance.tables`` (their ids
+    and kinds stay); everything else (averages, omnibus tests, post-hoc pairs and cliques,
+    Bradley–Terry strengths, average absolute ranks, pairwise tests, NIIA, warnings) is kept.
+    """
+    out = _without(comparison, SUMMARY_OMITS[""])
+    relative = _without(comparison["relative"], SUMMARY_OMITS["relative"])
+    for name in ("posthoc", "bradley_terry"):
+        relative[name] = _without(relative[name], SUMMARY_OMITS[f"relative.{name}"])
+    out["relative"] = relative
+    out["absolute"] = _without(comparison["absolute"], SUMMARY_OMITS["absolute"])
+    prov = dict(comparison["provenance"])
+    if isinstance(prov.get("tables"), dict):
+        prov["tables"] = {p: _without(t, ("spec",)) for p, t in prov["tables"].items()}
+    out["provenance"] = prov
+    return out
+
+
+def _read(cid: str, status: str, result: dict[str, Any], view: str = "full") -> dict[str, Any]:
+    full = {"id": cid, "location": location(cid), "status": status, "view": view, **result}
+    return summary(full) if view == "summary" else full
+
+
+def get_comparison(sm: sessionmaker[Session], cid: str, *, view: str = "full") -> dict[str, Any]:
+    """A stored comparison (``view``: ``full`` or ``summary``, :func:`summary`).
 
     Raises
     ------
@@ -684,7 +783,7 @@ def get_comparison(sm: sessionmaker[Session], cid: str) -> dict[str, Any]:
         stored = ComparisonRepository(session).get(cid)
         if stored is None:
             raise errors.NotFound(f"no comparison with id {cid[:40]!r}", field="comparison_id")
-        return _read(cid, stored.status, stored.result)
+        return _read(cid, stored.status, stored.result, view)
 
 
 def cd_diagram(sm: sessionmaker[Session], cid: str, *, fmt: str = "svg") -> bytes:

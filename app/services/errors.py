@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 
 from app import errors
@@ -16,8 +16,14 @@ _MAP: dict[type[domain_errors.DomainError], type[errors.AppError]] = {
 
 
 @contextmanager
-def domain_errors_as_problems(default_field: str | None = None) -> Iterator[None]:
+def domain_errors_as_problems(
+    default_field: str | None = None, *, request_fields: Collection[str] | None = None
+) -> Iterator[None]:
     """Re-raise a domain error as the matching ``AppError``, keeping its field name.
+
+    With ``request_fields`` (the request model's field names), a domain field that is not one
+    of them (``x`` of a test run on derived values, ``wins``, ...) becomes ``default_field``:
+    an answer never names a field the request does not have.
 
     Raises
     ------
@@ -29,4 +35,7 @@ def domain_errors_as_problems(default_field: str | None = None) -> Iterator[None
         yield
     except domain_errors.DomainError as exc:
         target = next((v for k, v in _MAP.items() if isinstance(exc, k)), errors.InvalidInput)
-        raise target(str(exc), field=exc.field or default_field) from exc
+        field = exc.field or default_field
+        if request_fields is not None and (field or "").split(".")[0] not in request_fields:
+            field = default_field
+        raise target(str(exc), field=field) from exc

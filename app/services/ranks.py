@@ -36,6 +36,24 @@ _VALUES_INDEX = re.compile(r"values\[(\d+)\]")
 
 
 @dataclass(frozen=True)
+class RankWarning:
+    """One warning of an absolute-rank answer.
+
+    Attributes
+    ----------
+    message : str
+        What it says for this request (the text ``POST /v1/absolute-ranks`` answers).
+    general : str or None
+        The same warning without this request's function and numbers: answers that rank many
+        functions (comparisons) give it once, with a count, in this wording. ``None``: the
+        message is its own identity.
+    """
+
+    message: str
+    general: str | None = None
+
+
+@dataclass(frozen=True)
 class _Source:
     """Where the ranks come from: a stored table or an exact formula."""
 
@@ -389,6 +407,20 @@ def rank_values(
         The requested tail or aggregate does not apply (e.g. a power tail on a clipped
         sublevel set, a mean or an even median without a known f*).
     """
+    body, _ = rank_values_warned(sm, settings, dispatcher, req, may_queue_builds=may_queue_builds)
+    return body
+
+
+def rank_values_warned(
+    sm: sessionmaker[Session],
+    settings: Settings,
+    dispatcher: Any,
+    req: RankRequest,
+    *,
+    may_queue_builds: bool | None = None,
+) -> tuple[dict[str, Any], list[RankWarning]]:
+    """:func:`rank_values`, with its warnings as :class:`RankWarning` (``body["warnings"]``
+    holds their messages)."""
     _check_limits(req, settings)
     if may_queue_builds is None:
         may_queue_builds = not settings.api_keys
@@ -398,22 +430,26 @@ def rank_values(
         body = _rank_runs(fn, source, ctx, req, req.runs_by_algorithm)
     else:
         body = _rank_values(fn, source, ctx, req)
-    body["warnings"] = body["warnings"] + _ladder_hint(fn, source, req)
+    warnings = [RankWarning(w) for w in body["warnings"]] + _ladder_hint(fn, source, req)
     if req.regions == "nested" and source.kind == "analytic":
-        body["warnings"].append(
-            f"regions='nested': {fn.id} has an exact v1 ({fn.analytic}), used instead of a ladder "
-            "(use_analytic=false uses the ladder)"
+        warnings.append(
+            RankWarning(
+                f"regions='nested': {fn.id} has an exact v1 ({fn.analytic}), used instead of a "
+                "ladder (use_analytic=false uses the ladder)",
+                general="regions='nested': these functions have an exact v1, used instead of a "
+                "ladder (use_analytic=false uses the ladder)",
+            )
         )
-    return body | {
-        "provenance": provenance(
-            _request_payload(req),
-            table=source.description.get("table_id"),
-            data_sha256=source.description.get("data_sha256"),
-        )
-    }
+    body["warnings"] = [w.message for w in warnings]
+    body["provenance"] = provenance(
+        _request_payload(req),
+        table=source.description.get("table_id"),
+        data_sha256=source.description.get("data_sha256"),
+    )
+    return body, warnings
 
 
-def _ladder_hint(fn: BenchmarkFunction, source: _Source, req: RankRequest) -> list[str]:
+def _ladder_hint(fn: BenchmarkFunction, source: _Source, req: RankRequest) -> list[RankWarning]:
     """Say so when values below the domain table's samples used a tail model (SPEC §3.4)."""
     if source.data is None or not source.whole_domain or req.function_id is None:
         return []
@@ -429,10 +465,15 @@ def _ladder_hint(fn: BenchmarkFunction, source: _Source, req: RankRequest) -> li
     if below == 0:
         return []
     return [
-        f"{below} value(s) lie below the lowest of the table's {source.data.n} samples "
-        f"(y_1 = {lowest!r}), where a tail model extrapolates; the function's nested-region "
-        "ladder ranks them without extrapolation (SPEC §3.4): send regions='nested' (queues "
-        f'it) or POST /v1/tables {{"function_id": "{fn.id}", "ladder": true}}'
+        RankWarning(
+            f"{below} value(s) lie below the lowest of the table's {source.data.n} samples "
+            f"(y_1 = {lowest!r}), where a tail model extrapolates; the function's nested-region "
+            "ladder ranks them without extrapolation (SPEC §3.4): send regions='nested' (queues "
+            f'it) or POST /v1/tables {{"function_id": "{fn.id}", "ladder": true}}',
+            general="values lie below the lowest sample of the function's domain table, where "
+            "a tail model extrapolates; its nested-region ladder ranks them without "
+            "extrapolation (SPEC §3.4): send regions='nested' (queues the ladders)",
+        )
     ]
 
 
@@ -585,7 +626,8 @@ def _algorithm_transform(res: absrank.RankResult) -> dict[str, Any]:
 def _rank_algorithm(
     name: str, runs: list[float], curve: absrank.V1Curve, req: RankRequest, offset: float
 ) -> tuple[dict[str, Any], list[str]]:
-    """The rank of one algorithm's aggregate (``runs = len(runs)``) and its warnings."""
+    """The rank of one algorithm's aggregate (``runs = len(runs)``) and its domain warnings
+    (about ``values[0]``, the aggregate: :func:`_for_algorithms` names the algorithm)."""
     r = len(runs)
     aggregate = (req.aggregate or "best") if r > 1 else "best"
     value = float(AGGREGATE_VALUE[aggregate](runs))
@@ -596,9 +638,21 @@ def _rank_algorithm(
     item = _items([value], res)[0]
     entry = {"algorithm": name, "runs": r, "aggregate": aggregate} | item
     entry["transform"] = _algorithm_transform(res)
-    where = f"runs_by_algorithm.{name}"
-    warnings = [_VALUES_INDEX.sub(where, w) for w in res.warnings]
-    return entry, warnings
+    return entry, list(res.warnings)
+
+
+def _for_algorithms(warning: str, names: list[str]) -> str:
+    """A domain warning that several algorithms' aggregates got, once: it points at the first
+    algorithm and counts and lists the others (at most 10 names)."""
+    text = _VALUES_INDEX.sub(f"runs_by_algorithm.{names[0]}", warning)
+    if len(names) == 1:
+        return text
+    return f"{text} (the same for {len(names)} algorithms: {_listed(names)})"
+
+
+def _listed(names: list[str], at_most: int = 10) -> str:
+    """``"A, B, C"``, the first ``at_most`` names then ``...``."""
+    return ", ".join(names[:at_most]) + (", ..." if len(names) > at_most else "")
 
 
 def _rank_runs(
@@ -618,6 +672,7 @@ def _rank_runs(
     per_run = _items(flat, single)
     warnings = list(single.warnings)
     algorithms: list[dict[str, Any]] = []
+    by_warning: dict[str, list[str]] = {}  # a domain warning -> the algorithms that got it
     start = 0
     for name in names:
         runs = runs_by_algorithm[name]
@@ -625,7 +680,12 @@ def _rank_runs(
         entry["per_run"] = per_run[start : start + len(runs)]
         start += len(runs)
         algorithms.append(entry)
-        warnings += [w for w in extra if w not in warnings]
+        for w in extra:
+            by_warning.setdefault(w, []).append(name)
+    for w, got in by_warning.items():
+        text = _for_algorithms(w, got)
+        if text not in warnings:
+            warnings.append(text)
     tail = {k: v for k, v in single.tail.items() if k not in ("transform", "aggregate")}
     return {
         "function_id": fn.id,
@@ -646,16 +706,25 @@ def _rank_runs(
 def _runs_below_minimum_warnings(
     fn: BenchmarkFunction, runs_by_algorithm: dict[str, list[float]], offset: float
 ) -> list[str]:
-    """Runs below the known minimum (likely a sign error or a wrong f*), per algorithm."""
+    """Runs below the known minimum (likely a sign error or a wrong f*): one warning that
+    counts the runs and names the algorithms."""
     if fn.f_opt is None:
         return []
-    out = []
-    for name, runs in runs_by_algorithm.items():
-        below = [i for i, x in enumerate(runs) if x + offset < fn.f_opt]
-        if below:
-            out.append(
-                f"{len(below)} run(s) of runs_by_algorithm.{name} lie below f* = {fn.f_opt!r} "
-                f"(first: runs_by_algorithm.{name}.{below[0]}); no point of the domain reaches "
-                "them"
-            )
-    return out
+    below = {
+        name: [i for i, x in enumerate(runs) if x + offset < fn.f_opt]
+        for name, runs in runs_by_algorithm.items()
+    }
+    names = [name for name, idx in below.items() if idx]
+    if not names:
+        return []
+    first = names[0]
+    where = (
+        f"runs_by_algorithm.{first}"
+        if len(names) == 1
+        else f"{len(names)} algorithms ({_listed(names)})"
+    )
+    return [
+        f"{sum(len(idx) for idx in below.values())} run(s) of {where} lie below f* = "
+        f"{fn.f_opt!r} (first: runs_by_algorithm.{first}.{below[first][0]}); no point of the "
+        "domain reaches them"
+    ]

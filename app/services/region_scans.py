@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -261,25 +262,10 @@ def _views(sm: SM, table_ids: list[str]) -> list[tables.TableView | None]:
     return out
 
 
-def _seconds_per_chunk(views: list[tables.TableView | None]) -> float | None:
-    """Observed pace: building tables' ETA per remaining chunk, ready tables' CPU per chunk."""
-    paces = []
-    for v in views:
-        if v is None:
-            continue
-        remaining = v.n_chunks - v.chunks_done
-        if v.status == "building" and v.eta_seconds is not None and remaining > 0:
-            paces.append(v.eta_seconds / remaining)
-        elif v.ready and v.provenance and v.n_chunks:
-            cpu = (v.provenance.get("build") or {}).get("chunk_cpu_seconds")
-            if isinstance(cpu, int | float):
-                paces.append(float(cpu) / v.n_chunks)
-    return float(np.mean(paces)) if paces else None
-
-
 def _progress(
-    views: list[tables.TableView | None], n_chunks: list[int]
+    views: list[tables.TableView | None], n_chunks: list[int], now: datetime | None = None
 ) -> tuple[dict[str, Any], float | None]:
+    """Tables and chunks done, and the ETA of the tables still building (tables.build_eta)."""
     ready = sum(1 for v in views if v is not None and v.ready)
     done = sum(0 if v is None else v.progress["done"] for v in views)
     total = sum(n_chunks)
@@ -287,11 +273,8 @@ def _progress(
         "tables": {"ready": ready, "total": len(views)},
         "chunks": {"done": done, "total": total, "fraction": done / total if total else 1.0},
     }
-    eta = None
-    if ready < len(views):
-        pace = _seconds_per_chunk(views)
-        eta = None if pace is None else (total - done) * pace
-    return progress, eta
+    clocks = [tables.build_clock(v) for v in views if v is not None]
+    return progress, tables.build_eta(clocks, now or datetime.now(UTC))
 
 
 def _table_entry(

@@ -7,7 +7,8 @@ provenance. Domain errors become problem responses naming the field.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,34 @@ def _names(given: list[str] | None, n: int, prefix: str, field: str) -> list[str
     return given
 
 
+def named_posthoc(result: ranktests.PosthocResult, names: Sequence[str]) -> dict[str, Any]:
+    """A post-hoc result as JSON, with algorithm names beside the indices.
+
+    Every pair gets ``a``, ``b`` (the names of ``i``, ``j``), ``clique_names`` lists each
+    clique's member names, ``control_name`` the control's (``None`` for all pairs).
+    """
+    out: dict[str, Any] = jsonable(result)
+    out["control_name"] = None if result.control is None else names[result.control]
+    out["pairs"] = [
+        {"i": p.i, "j": p.j, "a": names[p.i], "b": names[p.j]} | jsonable(p) for p in result.pairs
+    ]
+    out["clique_names"] = [[names[m] for m in clique] for clique in result.cliques]
+    return out
+
+
+def named_bradley_terry(
+    result: ranktests.BradleyTerryResult, names: Sequence[str]
+) -> dict[str, Any]:
+    """A Bradley–Terry fit as JSON, with ``strengths_by_algorithm`` (``algorithm``, ``strength``
+    in the algorithms' order; ``strengths`` stays the list by index)."""
+    out: dict[str, Any] = jsonable(result)
+    out["strengths_by_algorithm"] = [
+        {"algorithm": name, "strength": s}
+        for name, s in zip(names, jsonable(result.strengths), strict=True)
+    ]
+    return out
+
+
 def _matrix(body: MatrixInput, settings: Settings) -> tuple[np.ndarray, list[str], dict[str, Any]]:
     """Check shape and limits, apply the missing policy; return (matrix, algorithm names, info)."""
     rows = body.values
@@ -69,9 +98,9 @@ def _matrix(body: MatrixInput, settings: Settings) -> tuple[np.ndarray, list[str
     algorithms = _names(body.algorithms, k, "A", "algorithms")
     problems = _names(body.problems, len(rows), "P", "problems")
     a = np.array([finite_or_none(r) for r in rows], dtype=np.float64)
-    with domain_errors_as_problems("values"):
+    with _problems(body, "values"):
         matrix, kept, report = missing_policy.apply_matrix_policy(
-            a, policy=body.missing, par_k=body.par_k
+            a, policy=body.missing, par_k=body.par_k, problems=problems
         )
     if matrix.shape[0] < 2:
         raise InvalidInput(
@@ -90,6 +119,11 @@ def _matrix(body: MatrixInput, settings: Settings) -> tuple[np.ndarray, list[str
         "problems": [p for p, keep in zip(problems, kept, strict=True) if keep],
     }
     return matrix, algorithms, info
+
+
+def _problems(body: BaseModel, default_field: str) -> AbstractContextManager[None]:
+    """Domain errors as problems naming only fields of the request (else ``default_field``)."""
+    return domain_errors_as_problems(default_field, request_fields=type(body).model_fields)
 
 
 def _answer(
@@ -112,7 +146,7 @@ def _answer(
 def friedman(body: FriedmanRequest, settings: Settings) -> dict[str, Any]:
     """Friedman χ² (tie-corrected), Iman–Davenport F, aligned ranks and Quade on a matrix."""
     matrix, _, info = _matrix(body, settings)
-    with domain_errors_as_problems("values"):
+    with _problems(body, "values"):
         result = {
             "friedman": ranktests.friedman(matrix, rtol=body.rtol),
             "aligned_ranks": value_based(ranktests.friedman_aligned_ranks, matrix, body.rtol),
@@ -143,19 +177,23 @@ def posthoc(body: PosthocRequest, settings: Settings) -> dict[str, Any]:
         if body.control not in algorithms:
             raise InvalidInput(f"control {body.control!r} is not an algorithm", field="control")
         control = algorithms.index(body.control)
-    with domain_errors_as_problems("method"):
+    with _problems(body, "method"):
         result = ranktests.posthoc(
             matrix, method=body.method, alpha=body.alpha, control=control, rtol=body.rtol
         )
-    return _answer("posthoc", body, result, info | {"alpha": body.alpha}, [])
+    named = named_posthoc(result, algorithms)
+    return _answer("posthoc", body, named, info | {"alpha": body.alpha}, [])
 
 
 def bradley_terry(body: BradleyTerryRequest, settings: Settings) -> dict[str, Any]:
     """Bradley–Terry strengths from pairwise wins over problems."""
-    matrix, _, info = _matrix(body, settings)
-    with domain_errors_as_problems("values"):
+    matrix, algorithms, info = _matrix(body, settings)
+    with _problems(body, "values"):
         wins = ranktests.pairwise_wins(matrix, rtol=body.rtol)
-        result = {"wins": wins, "model": ranktests.bradley_terry(wins)}
+        result = {
+            "wins": wins,
+            "model": named_bradley_terry(ranktests.bradley_terry(wins), algorithms),
+        }
     return _answer("bradley-terry", body, result, info, [])
 
 
@@ -172,7 +210,7 @@ def _paired(body: PairedInput, settings: Settings) -> tuple[np.ndarray, np.ndarr
     else:
         _check_sample(body.y, "y", settings)
         y = finite_or_none(body.y)
-    with domain_errors_as_problems("x"):
+    with _problems(body, "x"):
         x, y, report = missing_policy.apply_paired_policy(x, y, policy=body.missing)
     info = {
         "missing": body.missing,
@@ -186,7 +224,7 @@ def _paired(body: PairedInput, settings: Settings) -> tuple[np.ndarray, np.ndarr
 def wilcoxon(body: WilcoxonRequest, settings: Settings) -> dict[str, Any]:
     """Wilcoxon signed-rank test (exact with ties and zeros up to the configured n)."""
     x, y, info = _paired(body, settings)
-    with domain_errors_as_problems("x"):
+    with _problems(body, "x"):
         result = paired.wilcoxon_signed_rank(
             x,
             y,
@@ -203,7 +241,7 @@ def wilcoxon(body: WilcoxonRequest, settings: Settings) -> dict[str, Any]:
 def sign(body: SignRequest, settings: Settings) -> dict[str, Any]:
     """Exact sign test (ties dropped and counted)."""
     x, y, info = _paired(body, settings)
-    with domain_errors_as_problems("x"):
+    with _problems(body, "x"):
         result = paired.sign_test(x, y, zero_tol=body.zero_tol, alternative=body.alternative)
     return _answer("sign", body, result, info, [])
 
@@ -211,7 +249,7 @@ def sign(body: SignRequest, settings: Settings) -> dict[str, Any]:
 def _samples(body: TwoSampleInput, settings: Settings) -> tuple[np.ndarray, np.ndarray, dict]:
     _check_sample(body.x, "x", settings)
     _check_sample(body.y, "y", settings)
-    with domain_errors_as_problems("x"):
+    with _problems(body, "x"):
         x, rx = missing_policy.apply_sample_policy(
             finite_or_none(body.x), policy=body.missing, field="x"
         )
@@ -226,7 +264,7 @@ def _two_sample(
     test: str, body: RankSumRequest | KSRequest, settings: Settings, fn: Callable[..., Any]
 ) -> dict[str, Any]:
     x, y, info = _samples(body, settings)
-    with domain_errors_as_problems("x"):
+    with _problems(body, "x"):
         result = {
             test.replace("-", "_"): fn(
                 x, y, alternative=body.alternative, method=body.method, rtol=body.rtol
@@ -262,7 +300,7 @@ def permutation_test(body: PermutationRequest, settings: Settings) -> dict[str, 
             f"{settings.permutation_max_work}; use fewer permutations or smaller samples",
             field="n_resamples",
         )
-    with domain_errors_as_problems("x"):
+    with _problems(body, "x"):
         result = permutation.permutation_test(
             x,
             y,

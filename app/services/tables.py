@@ -99,8 +99,10 @@ class TableView:
     chunks_done : int
         Chunks finished so far.
     eta_seconds : float or None
-        Estimated seconds until every chunk is done, from the finished chunks' pace;
-        ``None`` before the first chunk finishes and once the table is no longer building.
+        Estimated seconds until every chunk is done (:func:`build_eta`); ``None`` before
+        the first chunk finishes and once the table is ready or failed, ``0.0`` while merging.
+    first_chunk_started : datetime or None
+        UTC: earliest claim of any of its chunks (the start of :func:`build_eta`'s window).
     error : str or None
         Why the table failed.
     created_at, started_at, finished_at : datetime or None
@@ -126,6 +128,7 @@ class TableView:
     n_chunks: int
     chunks_done: int
     eta_seconds: float | None
+    first_chunk_started: datetime | None
     error: str | None
     created_at: datetime
     started_at: datetime | None
@@ -352,20 +355,78 @@ def _worker_label() -> str:
 # ---------------------------------------------------------------------------- views
 
 
-def _eta(table: Table, progress: ChunkProgress, now: datetime) -> float | None:
-    if table.status != "building" or progress.done == 0 or progress.total == 0:
+@dataclass(frozen=True)
+class BuildClock:
+    """What an ETA needs of one table: status, chunk counts and when it was built (UTC).
+
+    Attributes
+    ----------
+    status : str
+        ``building`` | ``merging`` | ``ready`` | ``failed``.
+    done, total : int
+        Finished chunks and all chunks.
+    created : datetime
+        When the table was requested.
+    first_started : datetime or None
+        Earliest claim of any of its chunks (``None`` before the first claim).
+    """
+
+    status: str
+    done: int
+    total: int
+    created: datetime
+    first_started: datetime | None
+
+
+def build_eta(clocks: Sequence[BuildClock], now: datetime) -> float | None:
+    """Seconds until every chunk of the tables still building is done, at the observed rate.
+
+    The rate is chunks finished per wall-clock second since the first of them started, pooled
+    over the tables still building and the tables of the same build that are ready (a
+    ladder's or a region scan's tables whose first chunk started after the earliest request
+    of a table still building; tables built before, e.g. cached levels, are not its pace):
+    ``rate = done / (now - t0)`` with ``t0`` their earliest first-chunk start, and
+    ``eta = remaining / rate``. Wall time counts every worker, queue waits between chunks and
+    stalls as they happen (a stalled build's ETA grows); the wait before the first claim is
+    not a pace of this build.
+
+    Returns
+    -------
+    float or None
+        ``None`` when nothing is building or before the first chunk finishes; ``0.0`` when
+        every chunk is done (merging).
+    """
+    building = [c for c in clocks if c.status in ("building", "merging")]
+    if not building:
         return None
-    remaining = progress.total - progress.done
-    if remaining == 0:
+    since = min(c.created for c in building)
+    pooled = building + [
+        c
+        for c in clocks
+        if c.status == "ready" and c.first_started is not None and c.first_started >= since
+    ]
+    starts = [c.first_started for c in pooled if c.first_started is not None]
+    done = sum(c.done for c in pooled)
+    if not starts or done == 0:
+        return None
+    remaining = sum(c.total - c.done for c in building)
+    if remaining <= 0:
         return 0.0
-    first, last = progress.first_started, progress.last_finished
-    if first is not None and last is not None and last > first:
-        per_chunk = (last - first).total_seconds() / progress.done
-        since_last = max((now - last).total_seconds(), 0.0)
-    else:
-        per_chunk = progress.cpu_seconds / progress.done
-        since_last = 0.0
-    return max(remaining * per_chunk - since_last, 0.0)
+    return remaining * max((now - min(starts)).total_seconds(), 0.0) / done
+
+
+def build_clock(view: TableView) -> BuildClock:
+    """The :class:`BuildClock` of a table view."""
+    return BuildClock(
+        view.status, view.chunks_done, view.n_chunks, view.created_at, view.first_chunk_started
+    )
+
+
+def _eta(table: Table, progress: ChunkProgress, now: datetime) -> float | None:
+    created = as_utc(table.created_at)
+    assert created is not None
+    clock = BuildClock(table.status, progress.done, progress.total, created, progress.first_started)
+    return build_eta([clock], now)
 
 
 def _view(table: Table, progress: ChunkProgress, now: datetime | None = None) -> TableView:
@@ -383,6 +444,7 @@ def _view(table: Table, progress: ChunkProgress, now: datetime | None = None) ->
         n_chunks=int(table.n_chunks),
         chunks_done=progress.done,
         eta_seconds=_eta(table, progress, now or _now()),
+        first_chunk_started=progress.first_started,
         error=table.error,
         created_at=created,
         started_at=as_utc(table.started_at),
@@ -943,7 +1005,9 @@ def request_ladder(
     return [_request_spec(sm, settings, dispatcher, spec)[0] for spec in specs]
 
 
-def describe_ladder(settings: Settings, views: Sequence[TableView]) -> dict[str, Any]:
+def describe_ladder(
+    settings: Settings, views: Sequence[TableView], *, now: datetime | None = None
+) -> dict[str, Any]:
     """Return the status, progress, shape and levels of a ladder (the body of ``LadderRead``).
 
     Parameters
@@ -957,7 +1021,8 @@ def describe_ladder(settings: Settings, views: Sequence[TableView]) -> dict[str,
     -------
     dict
         ``function_id``, ``status`` (``ready`` when every level is, ``failed`` if one failed,
-        else ``building``), ``progress`` (chunks over all levels), ``n``, ``seed``,
+        else ``building``), ``progress`` (chunks over all levels), ``eta_seconds``
+        (:func:`build_eta` over the levels; ``now`` is its clock), ``n``, ``seed``,
         ``nested_factor``, ``nested_levels`` (``L``, boxes below the domain),
         ``nested_levels_cap``, ``nested_min_log10_volume``, ``stop`` and ``stop_detail`` (why
         ``L``: ``volume``, ``levels`` or ``thin``), ``deepest_log10_volume_fraction``, ``shape``
@@ -1006,6 +1071,7 @@ def describe_ladder(settings: Settings, views: Sequence[TableView]) -> dict[str,
         "n": views[0].n,
         "seed": views[0].seed,
         "progress": {"done": done, "total": total, "fraction": done / total if total else 1.0},
+        "eta_seconds": build_eta([build_clock(v) for v in views], now or _now()),
         "levels": levels,
     }
 

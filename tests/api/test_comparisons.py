@@ -171,7 +171,9 @@ def test_unequal_run_counts_warn_that_v_compares_different_aggregates(
         for r in range(runs)
     ]
     out = _create(client, {"results": rows, "reduction": "best", "values_are": "error"})
-    assert any("different r" in w for w in out["absolute"]["warnings"])
+    (different,) = [w for w in out["absolute"]["warnings"] if "different r" in w["message"]]
+    assert different["count"] == 2  # one per problem, given once
+    assert different["problems"] == ["classic/sphere/d2", "classic/rastrigin/d2"]
 
 
 def test_ranks_warnings_name_the_algorithm(client: TestClient) -> None:
@@ -180,7 +182,7 @@ def test_ranks_warnings_name_the_algorithm(client: TestClient) -> None:
         "classic/rastrigin/d2": {"A": 1.0, "B": 2.0, "C": 3.0},
     }
     out = _create(client, {"results": _rows(values), "values_are": "error", "reduction": "best"})
-    below = [w for w in out["absolute"]["warnings"] if "below f*" in w]
+    below = [w["message"] for w in out["absolute"]["warnings"] if "below f*" in w["message"]]
     assert below
     assert "algorithm 'A'" in below[0]
     assert "values[" not in below[0]
@@ -220,7 +222,13 @@ def test_missing_policies(client: TestClient) -> None:
     assert "no result" in r.json()["detail"]
     out = _create(client, {"results": rows, "missing": "drop-problem"})
     assert out["missing"]["dropped_problems"] == ["p4"]
-    assert out["warnings"]
+    assert out["warnings"] == [
+        {
+            "message": "problems with missing cells were dropped (drop-problem)",
+            "count": 1,
+            "problems": ["p4"],
+        }
+    ]
     out = _create(client, {"results": rows, "missing": "worst-rank"})
     assert out["relative"]["ranks"][3][2] == 3.0
     rows[0]["value"] = None
