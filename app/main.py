@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__
@@ -155,11 +156,15 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
                     await loop_task
             engine.dispose()
 
-    app = FastAPI(
+    # /docs and /redoc from the Swagger UI and ReDoc files that fastapi-offline ships (served
+    # under /static-offline-docs): no CDN, so the documentation works without a network
+    app = FastAPIOffline(
         title="absrank",
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        # Swagger UI's default validator badge would load an image from its public validator
+        swagger_ui_parameters={"validatorUrl": None},
     )
     app.dependency_overrides[get_settings] = lambda: settings
     install_problem_handlers(app)

@@ -10,8 +10,10 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import fastapi_offline
 import httpx
 import pytest
 from fastapi.testclient import TestClient
@@ -356,3 +358,43 @@ def test_each_example_is_of_its_own_status(spec: dict[str, Any]) -> None:
             if int(code) >= 400:
                 example = response["content"][PROBLEM]["example"]
                 assert example["status"] == int(code), (method, path, code, example)
+
+
+# --- /docs and /redoc without a CDN -------------------------------------------------------------
+
+_REFERENCE = re.compile(r"""(?:src|href)\s*=\s*["']([^"']+)["']""")
+_CSS_URL = re.compile(r"""url\(\s*["']?([^"')]+)""")
+_CSS_IMPORT = re.compile(r"""@import\s+(?:url\()?\s*["']?([^"')\s;]+)""")
+
+
+def _local(reference: str) -> bool:
+    return reference.startswith("data:") or (
+        reference.startswith("/") and not reference.startswith("//")
+    )
+
+
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+def test_docs_pages_load_only_files_the_api_serves(clients: Clients, page: str) -> None:
+    html = clients.open.get(page)
+    assert html.status_code == 200
+    assert html.headers["content-type"].startswith("text/html")
+    references = _REFERENCE.findall(html.text)
+    assert any(r.endswith(".js") for r in references), references
+    assert "http://" not in html.text
+    assert "https://" not in html.text
+    assert "fonts.googleapis" not in html.text
+    assets = Path(fastapi_offline.__file__).parent / "static"
+    for reference in references:
+        assert _local(reference), (page, reference)
+        asset = clients.open.get(reference)
+        assert asset.status_code == 200, reference
+        # the very files the installed package ships
+        assert asset.content == (assets / reference.rsplit("/", 1)[-1]).read_bytes(), reference
+        if reference.endswith(".css"):
+            urls = _CSS_URL.findall(asset.text) + _CSS_IMPORT.findall(asset.text)
+            assert all(_local(u.strip()) for u in urls), [u for u in urls if not _local(u)]
+
+
+def test_swagger_ui_has_no_validator_badge(clients: Clients) -> None:
+    """Swagger UI's default online-validator badge is an image from its public server."""
+    assert '"validatorUrl": null' in clients.open.get("/docs").text
