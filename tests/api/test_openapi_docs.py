@@ -398,3 +398,18 @@ def test_docs_pages_load_only_files_the_api_serves(clients: Clients, page: str) 
 def test_swagger_ui_has_no_validator_badge(clients: Clients) -> None:
     """Swagger UI's default online-validator badge is an image from its public server."""
     assert '"validatorUrl": null' in clients.open.get("/docs").text
+
+
+@pytest.mark.parametrize("page", ["/docs", "/redoc", "/docs/oauth2-redirect"])
+def test_docs_pages_forbid_loading_from_elsewhere(clients: Clients, page: str) -> None:
+    """ReDoc's footer logo lives on its CDN: the policy keeps the browser from asking for it."""
+    policy = clients.open.get(page).headers["content-security-policy"]
+    directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+    assert directives["default-src"] == "'none'"
+    for name in ("script-src", "style-src", "img-src", "font-src", "connect-src"):
+        sources = set(directives[name].split())
+        assert sources <= {"'self'", "'unsafe-inline'", "data:"}, (name, sources)
+
+
+def test_api_answers_carry_no_docs_policy(clients: Clients) -> None:
+    assert "content-security-policy" not in clients.open.get("/healthz").headers
