@@ -10,6 +10,7 @@ from app.api.deps import ApiKeyDep, JsonBody, SessionmakerDep
 from app.errors import Conflict, NotFound
 from app.schemas.common import (
     KEY_REQUIRED,
+    LIMIT_TOO_SMALL,
     ProblemExample,
     body_problems,
     invalid,
@@ -21,14 +22,12 @@ from app.services import cpus as service
 
 router = APIRouter(prefix="/v1/cpus", tags=["machines"])
 
-_LIMIT = invalid("limit", "Input should be greater than or equal to 1", "greater_than_equal")
-
 
 @router.get(
     "",
     response_model=CpuList,
     summary="Find CPUs by name (PassMark single-thread scores)",
-    responses=problem_responses(_LIMIT),
+    responses=problem_responses(LIMIT_TOO_SMALL),
 )
 def list_cpus(
     sm: SessionmakerDep,

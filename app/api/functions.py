@@ -10,8 +10,8 @@ from app.api.deps import JsonBody, OffsetQuery, SettingsDep
 from app.domain.functions import BenchmarkFunction
 from app.errors import InvalidInput, MethodNotAllowed
 from app.schemas.common import (
+    LIMIT_TOO_SMALL,
     body_problems,
-    invalid,
     problem_responses,
     refused,
     unknown_function,
@@ -68,9 +68,7 @@ def _read(fn: BenchmarkFunction) -> FunctionRead:
     "",
     response_model=FunctionList,
     summary="List hosted functions, by suite and dimension",
-    responses=problem_responses(
-        invalid("limit", "Input should be greater than or equal to 1", "greater_than_equal")
-    ),
+    responses=problem_responses(LIMIT_TOO_SMALL),
 )
 def list_functions(
     suite: Annotated[

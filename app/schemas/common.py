@@ -61,7 +61,6 @@ PROBLEM_DESCRIPTIONS: dict[int, str] = {
     404: "Unknown id",
     409: "The request is valid but cannot be answered now, or by the method asked for",
     413: "The request body exceeds max_request_bytes",
-    415: "The request body is not JSON (send Content-Type: application/json)",
     422: "Invalid payload or parameter; `field` names it",
 }
 
@@ -144,6 +143,11 @@ def unknown_id(field: str, what: str, example_id: str) -> ProblemExample:
     )
 
 
+#: The 422 of a list operation asked for an empty page.
+LIMIT_TOO_SMALL = invalid(
+    "limit", "Input should be greater than or equal to 1", "greater_than_equal"
+)
+
 #: The 401 of a compute-costly write when the deployment configures keys and none is sent.
 KEY_REQUIRED = refused(Unauthorized, Unauthorized.__doc__ or "", "X-API-Key")
 #: The 401 of an operation that anyone may call but refuses a wrong key.
@@ -169,6 +173,7 @@ def not_accepted(*accepted: str) -> ProblemExample:
         UnsupportedMediaType,
         f"Content-Type 'text/plain' is not accepted here; send {' or '.join(accepted)}",
         "content-type",
+        description=f"The request body's Content-Type is not {' or '.join(accepted)}",
     )
 
 
