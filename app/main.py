@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__
@@ -98,6 +99,42 @@ class BodySizeLimit:
         await response(scope, receive, send)
 
 
+DOCS_URL = "/docs"
+REDOC_URL = "/redoc"
+#: The documentation pages load only what the API serves. ReDoc 2 draws a Redocly logo from
+#: its CDN in the menu's footer (no option turns it off): ``img-src`` keeps the browser from
+#: requesting it, so the pages never reach out of the deployment.
+DOCS_CSP = (
+    "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+)
+
+
+class DocsContentSecurityPolicy:
+    """Send :data:`DOCS_CSP` with the HTML of the documentation pages ``paths``."""
+
+    def __init__(self, app: ASGIApp, paths: tuple[str, ...]) -> None:
+        self.app = app
+        self.paths = frozenset(paths)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") not in self.paths:
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_csp(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [
+                    *message.get("headers", []),
+                    (b"content-security-policy", DOCS_CSP.encode()),
+                ]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_csp)
+
+
 async def _redispatch_loop(app: FastAPI, settings: Settings) -> None:
     """Every ``redispatch_interval_seconds``, re-enqueue chunks whose lease expired (SPEC §9).
 
@@ -155,11 +192,17 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
                     await loop_task
             engine.dispose()
 
-    app = FastAPI(
+    # /docs and /redoc from the Swagger UI and ReDoc files that fastapi-offline ships (served
+    # under /static-offline-docs): no CDN, so the documentation works without a network
+    app = FastAPIOffline(
+        docs_url=DOCS_URL,
+        redoc_url=REDOC_URL,
         title="absrank",
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        # Swagger UI's default validator badge would load an image from its public validator
+        swagger_ui_parameters={"validatorUrl": None},
     )
     app.dependency_overrides[get_settings] = lambda: settings
     install_problem_handlers(app)
@@ -178,4 +221,8 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         app.include_router(module.router)
     install_openapi(app, lambda: stattests.response_examples(settings))
     app.add_middleware(BodySizeLimit, limit=settings.max_request_bytes)
+    app.add_middleware(
+        DocsContentSecurityPolicy,
+        paths=(DOCS_URL, REDOC_URL, app.swagger_ui_oauth2_redirect_url or DOCS_URL),
+    )
     return app

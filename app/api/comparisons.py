@@ -19,8 +19,16 @@ from app.api.deps import (
     SettingsDep,
     stored_id_path,
 )
-from app.errors import InvalidInput
-from app.schemas.common import BODY_PROBLEMS, problem_responses
+from app.errors import InvalidInput, NotApplicable
+from app.schemas.common import (
+    JSON_MEDIA_TYPES,
+    TOO_LARGE,
+    WRONG_KEY,
+    not_accepted,
+    problem_responses,
+    refused,
+    unknown_id,
+)
 from app.schemas.comparisons import ComparisonCreate, ComparisonRead
 from app.services import comparisons as service
 
@@ -192,7 +200,22 @@ ComparisonIdPath = stored_id_path(
             "headers": {"Location": {"schema": {"type": "string"}}},
         },
     }
-    | problem_responses(401, 409, *BODY_PROBLEMS),
+    | problem_responses(
+        WRONG_KEY,
+        refused(
+            NotApplicable,
+            "the mean of 1000 runs is computed by convolution only up to 256 runs; the value "
+            "0.5 lies outside the power-law tail, where the exact form holds for any r",
+            "value_runs",
+            description="The method asked for does not apply to these data (e.g. absolute "
+            "ranks of a mean of many runs outside the power-law tail); problems whose tables "
+            "are not ready are answered as pending, not refused",
+        ),
+        TOO_LARGE,
+        not_accepted(*JSON_MEDIA_TYPES, CSV_TYPE),
+        refused(InvalidInput, "a comparison needs at least 2 problems, got 1", "results"),
+    ),
+    summary="Compare algorithms over problems: relative and absolute ranks, NIIA",
 )
 async def create_comparison(
     request: Request,
@@ -221,7 +244,15 @@ async def create_comparison(
     )
 
 
-@router.get("/{comparison_id}", response_model=ComparisonRead, responses=problem_responses(404))
+_UNKNOWN = unknown_id("comparison_id", "comparison", "c9b5b14d7503e343dc256353")
+
+
+@router.get(
+    "/{comparison_id}",
+    response_model=ComparisonRead,
+    summary="Show a stored comparison",
+    responses=problem_responses(_UNKNOWN),
+)
 def get_comparison(
     comparison_id: ComparisonIdPath, sm: SessionmakerDep, view: ViewQuery = "full"
 ) -> Response:
@@ -235,8 +266,9 @@ def get_comparison(
 @router.get(
     "/{comparison_id}/cd-diagram.svg",
     response_class=Response,
+    summary="CD diagram as SVG",
     responses={200: {"content": {"image/svg+xml": {}}, "description": "SVG"}}
-    | problem_responses(404),
+    | problem_responses(_UNKNOWN),
 )
 def cd_diagram_svg(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> Response:
     """Draw the critical-difference diagram of a comparison from its post-hoc cliques."""
@@ -246,7 +278,9 @@ def cd_diagram_svg(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> Resp
 @router.get(
     "/{comparison_id}/cd-diagram.png",
     response_class=Response,
-    responses={200: {"content": {"image/png": {}}, "description": "PNG"}} | problem_responses(404),
+    summary="CD diagram as PNG",
+    responses={200: {"content": {"image/png": {}}, "description": "PNG"}}
+    | problem_responses(_UNKNOWN),
 )
 def cd_diagram_png(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> Response:
     """Draw the critical-difference diagram of a comparison as PNG."""

@@ -7,14 +7,28 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Response
 
 from app.api.deps import ApiKeyDep, JsonBody, SessionmakerDep
-from app.schemas.common import BODY_PROBLEMS, problem_responses
+from app.errors import Conflict, NotFound
+from app.schemas.common import (
+    KEY_REQUIRED,
+    LIMIT_TOO_SMALL,
+    ProblemExample,
+    body_problems,
+    invalid,
+    problem_responses,
+    refused,
+)
 from app.schemas.cpus import CpuCreate, CpuList, CpuRead
 from app.services import cpus as service
 
 router = APIRouter(prefix="/v1/cpus", tags=["machines"])
 
 
-@router.get("", response_model=CpuList, responses=problem_responses(422))
+@router.get(
+    "",
+    response_model=CpuList,
+    summary="Find CPUs by name (PassMark single-thread scores)",
+    responses=problem_responses(LIMIT_TOO_SMALL),
+)
 def list_cpus(
     sm: SessionmakerDep,
     q: Annotated[
@@ -32,7 +46,21 @@ def list_cpus(
     return CpuList(total=total, items=[CpuRead(**i) for i in items])
 
 
-@router.get("/{cpu_id}", response_model=CpuRead, responses=problem_responses(404, 422))
+@router.get(
+    "/{cpu_id}",
+    response_model=CpuRead,
+    summary="Show one CPU of the registry",
+    responses=problem_responses(
+        ProblemExample(
+            NotFound,
+            "no CPU with id 999999",
+            "cpu_id",
+            description="Unknown CPU id",
+            instance="/v1/cpus/999999",
+        ),
+        invalid("cpu_id", "Input should be greater than or equal to 1", "greater_than_equal"),
+    ),
+)
 def get_cpu(
     cpu_id: Annotated[int, Path(ge=1, le=2**31 - 1, description="a CPU id", examples=[6])],
     sm: SessionmakerDep,
@@ -46,7 +74,19 @@ def get_cpu(
     response_model=CpuRead,
     status_code=201,
     dependencies=[ApiKeyDep, JsonBody],
-    responses=problem_responses(401, 409, *BODY_PROBLEMS),
+    summary="Register a CPU and its score (operators)",
+    responses=problem_responses(
+        KEY_REQUIRED,
+        refused(
+            Conflict,
+            "a CPU named 'Intel Core i7-8700K' is already registered",
+            "name",
+            description="A CPU of that name (ignoring case and spacing) is registered",
+        ),
+        *body_problems(
+            invalid("name", "String should have at least 2 characters", "string_too_short")
+        ),
+    ),
 )
 def add_cpu(body: CpuCreate, response: Response, sm: SessionmakerDep) -> CpuRead:
     """Register a CPU and its score (operators: needs X-API-Key when keys are configured)."""

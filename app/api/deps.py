@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings, get_settings
 from app.errors import NotFound, Unauthorized, UnsupportedMediaType
+from app.schemas.common import JSON_MEDIA_TYPES
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
@@ -144,6 +145,6 @@ def _matches(media_type: str, pattern: str) -> bool:
     return subtype == p_subtype
 
 
-JSON_TYPES = ("application/json", "application/*+json")
+JSON_TYPES = JSON_MEDIA_TYPES
 JsonBody = Depends(ContentTypes(*JSON_TYPES))
 """Route dependency of every endpoint that reads a JSON body."""

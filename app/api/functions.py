@@ -8,8 +8,14 @@ from fastapi import APIRouter, Path, Query
 
 from app.api.deps import JsonBody, OffsetQuery, SettingsDep
 from app.domain.functions import BenchmarkFunction
-from app.errors import MethodNotAllowed
-from app.schemas.common import BODY_PROBLEMS, problem_responses
+from app.errors import InvalidInput, MethodNotAllowed
+from app.schemas.common import (
+    LIMIT_TOO_SMALL,
+    body_problems,
+    problem_responses,
+    refused,
+    unknown_function,
+)
 from app.schemas.functions import (
     EvaluateRequest,
     EvaluateResponse,
@@ -58,7 +64,12 @@ def _read(fn: BenchmarkFunction) -> FunctionRead:
     )
 
 
-@router.get("", response_model=FunctionList, responses=problem_responses(422))
+@router.get(
+    "",
+    response_model=FunctionList,
+    summary="List hosted functions, by suite and dimension",
+    responses=problem_responses(LIMIT_TOO_SMALL),
+)
 def list_functions(
     suite: Annotated[
         str | None, Query(description="only this suite: classic or bbob", examples=["bbob"])
@@ -86,7 +97,17 @@ def list_functions(
     "/{function_id:path}/evaluate",
     response_model=EvaluateResponse,
     dependencies=[JsonBody],
-    responses=problem_responses(404, *BODY_PROBLEMS),
+    summary="Evaluate a batch of points on a function",
+    responses=problem_responses(
+        unknown_function(),
+        *body_problems(
+            refused(
+                InvalidInput,
+                "every point must have 10 coordinates; points[0] has 2",
+                "points.0",
+            )
+        ),
+    ),
 )
 def evaluate(
     function_id: FunctionIdPath, body: EvaluateRequest, settings: SettingsDep
@@ -109,7 +130,10 @@ def evaluate_needs_post(function_id: str) -> None:
 
 
 @router.get(
-    "/{function_id:path}", response_model=FunctionRead, responses=problem_responses(404, 422)
+    "/{function_id:path}",
+    response_model=FunctionRead,
+    summary="Describe one function: domain, optimum, local structure",
+    responses=problem_responses(unknown_function()),
 )
 def get_function(function_id: FunctionIdPath) -> FunctionRead:
     """Describe one function: domain, optimum, local structure at x*, source."""

@@ -10,7 +10,7 @@ from app.services.health import health
 router = APIRouter(tags=["health"])
 
 
-@router.get("/healthz")
+@router.get("/healthz", summary="Check that the API and its database answer")
 def healthz(sm: SessionmakerDep) -> dict[str, str]:
     """Report that the API is up and its database answers."""
     return health(sm)

@@ -6,7 +6,14 @@ from fastapi import APIRouter, Response
 from pydantic_core import to_json
 
 from app.api.deps import JsonBody, SessionmakerDep, stored_id_path
-from app.schemas.common import BODY_PROBLEMS, problem_responses
+from app.errors import Conflict, InvalidInput, NotFound
+from app.schemas.common import (
+    body_problems,
+    invalid,
+    problem_responses,
+    refused,
+    unknown_id,
+)
 from app.schemas.machines import (
     CrossMachineCreate,
     CrossMachineRead,
@@ -21,6 +28,19 @@ from app.services import machines as service
 router = APIRouter(prefix="/v1", tags=["machines"])
 
 
+#: The 404 of a CPU name the registry does not hold.
+_UNKNOWN_CPU = refused(
+    NotFound,
+    "no CPU named 'Acme Turbo 9000' in the registry (GET /v1/cpus?q=...)",
+    "cpu1",
+    description="A CPU named in cpu1 or cpu2 is not in the registry",
+)
+#: The 422 of a machine given both or neither of its score and its CPU name.
+_ONE_OF_S1_CPU1 = invalid(
+    "s1", "give exactly one of s1 (a score) and cpu1 (a CPU name)", "cross_field"
+)
+
+
 def _json(body: dict, status: int = 200, location: str | None = None) -> Response:  # type: ignore[type-arg]
     headers = {"Location": location} if location else None
     return Response(
@@ -32,7 +52,8 @@ def _json(body: dict, status: int = 200, location: str | None = None) -> Respons
     "/equivalent-runtime",
     response_model=EquivalentRuntimeResponse,
     dependencies=[JsonBody],
-    responses=problem_responses(404, *BODY_PROBLEMS),
+    summary="Equivalent runtimes on another machine (PassMark model)",
+    responses=problem_responses(_UNKNOWN_CPU, *body_problems(_ONE_OF_S1_CPU1)),
 )
 def equivalent_runtime(body: EquivalentRuntimeRequest, sm: SessionmakerDep) -> Response:
     """Convert runtimes on machine M1 into equivalent runtimes on M2 (PassMark model)."""
@@ -43,7 +64,10 @@ def equivalent_runtime(body: EquivalentRuntimeRequest, sm: SessionmakerDep) -> R
     "/tests/sign-cross-machine",
     response_model=TestResponse,
     dependencies=[JsonBody],
-    responses=problem_responses(*BODY_PROBLEMS),
+    summary="Sign test of B better than A across machines, corrected for p_gamma",
+    responses=problem_responses(
+        *body_problems(refused(InvalidInput, "k must be in [0, n] = [0, 20], got 30", "k"))
+    ),
 )
 def sign_cross_machine(body: CrossMachineSignRequest) -> Response:
     """Run the one-sided sign test of "B better than A", corrected for p_gamma."""
@@ -56,6 +80,7 @@ ComparisonIdPath = stored_id_path(
     "POST /v1/cross-machine-comparisons",
     "x4f1c0d9a8b7e6f5a4b3c2d1",
 )
+_UNKNOWN = unknown_id("comparison_id", "cross-machine comparison", "x4f1c0d9a8b7e6f5a4b3c2d1")
 
 
 @router.post(
@@ -64,7 +89,8 @@ ComparisonIdPath = stored_id_path(
     status_code=201,
     dependencies=[JsonBody],
     responses={200: {"model": CrossMachineRead, "description": "The same setup exists"}}
-    | problem_responses(404, *BODY_PROBLEMS),
+    | problem_responses(_UNKNOWN_CPU, *body_problems(_ONE_OF_S1_CPU1)),
+    summary="Start a cross-machine comparison: runtimes for B",
 )
 def create_cross_machine(body: CrossMachineCreate, sm: SessionmakerDep) -> Response:
     """Start the paper's procedure: equivalent runtimes on M2 for A's published table."""
@@ -75,7 +101,8 @@ def create_cross_machine(body: CrossMachineCreate, sm: SessionmakerDep) -> Respo
 @router.get(
     "/cross-machine-comparisons/{comparison_id}",
     response_model=CrossMachineRead,
-    responses=problem_responses(404),
+    summary="Show a cross-machine comparison",
+    responses=problem_responses(_UNKNOWN),
 )
 def get_cross_machine(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> Response:
     """Show a cross-machine comparison: runtimes for B and, once given, the test."""
@@ -86,7 +113,22 @@ def get_cross_machine(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> R
     "/cross-machine-comparisons/{comparison_id}/results",
     response_model=CrossMachineRead,
     dependencies=[JsonBody],
-    responses=problem_responses(404, 409, *BODY_PROBLEMS),
+    summary="Submit B's results: the corrected sign test",
+    responses=problem_responses(
+        _UNKNOWN,
+        refused(
+            Conflict,
+            "B's results for this comparison were already submitted and differ; results are "
+            "final (start a new comparison, e.g. with another p_gamma)",
+            "results",
+            description="Other results were already submitted (results are final)",
+        ),
+        *body_problems(
+            invalid(
+                "results", "List should have at least 1 item after validation, not 0", "too_short"
+            )
+        ),
+    ),
 )
 def submit_results(
     comparison_id: ComparisonIdPath, body: CrossMachineResults, sm: SessionmakerDep

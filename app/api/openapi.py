@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import FastAPI
 from pydantic import BaseModel
 
-from app.schemas.common import Problem, problem_responses
+from app.schemas.common import PROBLEM_MEDIA_TYPE, Problem
 from app.schemas.comparisons import ComparisonCreate
 
 #: Request bodies that routes read themselves (JSON or CSV), so FastAPI does not list them.
@@ -26,7 +26,8 @@ def install_openapi(
     """Make ``app.openapi()`` return the generated document, post-processed once and cached.
 
     * every 4xx response is a :class:`~app.schemas.common.Problem` served as
-      ``application/problem+json`` (FastAPI's automatic 422 included);
+      ``application/problem+json``, with the operation's own example (its ``instance`` filled
+      in from the path); FastAPI's automatic 422 is dropped where the route declares none;
     * integer bounds keep their exact value (FastAPI's OpenAPI models turn them into floats,
       so ``2**63 - 1`` would print as ``9.223372036854776e+18``);
     * ``answered_examples()`` gives ``{path: answer}``: the 200 response of that path's POST
@@ -50,12 +51,21 @@ def install_openapi(
 
 
 def _problems_as_problem_json(spec: dict[str, Any]) -> None:
-    for operations in spec.get("paths", {}).values():
+    for path, operations in spec.get("paths", {}).items():
         for operation in operations.values():
             responses = operation.get("responses", {})
-            for code in list(responses):
-                if code.isdigit() and 400 <= int(code) < 500:
-                    responses[code] = problem_responses(int(code))[int(code)]
+            for code in [c for c in responses if c.isdigit() and 400 <= int(c) < 500]:
+                content = responses[code].get("content", {})
+                if PROBLEM_MEDIA_TYPE not in content:
+                    # FastAPI's automatic 422 of an operation that declares none: its
+                    # parameters cannot fail validation (a string path id), so it never answers 422
+                    del responses[code]
+                    continue
+                problem = content[PROBLEM_MEDIA_TYPE]
+                responses[code]["content"] = {PROBLEM_MEDIA_TYPE: problem}
+                example = problem.get("example")
+                if example is not None and not example.get("instance"):
+                    example["instance"] = _example_path(path, operation)
     schemas = spec.setdefault("components", {}).setdefault("schemas", {})
     for name in _FASTAPI_ERROR_SCHEMAS:
         schemas.pop(name, None)
@@ -65,6 +75,19 @@ def _problems_as_problem_json(spec: dict[str, Any]) -> None:
         for name, sub in schema.pop("$defs", {}).items():
             schemas.setdefault(name, sub)
         schemas[model.__name__] = schema
+
+
+def _example_path(path: str, operation: dict[str, Any]) -> str:
+    """``path`` with each path parameter replaced by its first example (a problem's instance)."""
+    for param in operation.get("parameters", []):
+        if param.get("in") != "path":
+            continue
+        examples = param.get("examples") or param.get("schema", {}).get("examples") or []
+        if isinstance(examples, dict):  # OpenAPI's named examples
+            examples = [e.get("value") for e in examples.values()]
+        if examples:
+            path = path.replace("{" + param["name"] + "}", str(examples[0]))
+    return path
 
 
 def _schema_models() -> list[type[BaseModel]]:

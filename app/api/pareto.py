@@ -6,7 +6,14 @@ from fastapi import APIRouter, Response
 from pydantic_core import to_json
 
 from app.api.deps import JsonBody, SessionmakerDep, SettingsDep, stored_id_path
-from app.schemas.common import BODY_PROBLEMS, problem_responses
+from app.errors import InvalidInput
+from app.schemas.common import (
+    body_problems,
+    invalid,
+    problem_responses,
+    refused,
+    unknown_id,
+)
 from app.schemas.pareto import IndicatorRequest, ParetoRankingCreate, ParetoRankingRead
 from app.services import pareto as service
 
@@ -20,7 +27,12 @@ RankingIdPath = stored_id_path(
 )
 
 
-@router.post("/indicators", dependencies=[JsonBody], responses=problem_responses(*BODY_PROBLEMS))
+@router.post(
+    "/indicators",
+    dependencies=[JsonBody],
+    summary="Quality indicators of one front (HV, IGD, IGD+, ...)",
+    responses=problem_responses(*body_problems(invalid("front", "Field required", "missing"))),
+)
 def indicators(body: IndicatorRequest) -> Response:
     """Compute quality indicators (HV, IGD, IGD+, GD, GD+, spacing, spread, Δp) of one front."""
     return Response(to_json(service.indicators(body)), media_type="application/json")
@@ -32,7 +44,12 @@ def indicators(body: IndicatorRequest) -> Response:
     status_code=201,
     dependencies=[JsonBody],
     responses={200: {"model": ParetoRankingRead, "description": "Answered before"}}
-    | problem_responses(*BODY_PROBLEMS),
+    | problem_responses(
+        *body_problems(
+            refused(InvalidInput, "give exactly one of scores, csv and fronts", "scores")
+        )
+    ),
+    summary="Pareto-optimal ranking of multi-objective algorithms",
 )
 def create_ranking(
     body: ParetoRankingCreate, sm: SessionmakerDep, settings: SettingsDep
@@ -50,7 +67,10 @@ def create_ranking(
 @router.get(
     "/pareto-rankings/{ranking_id}",
     response_model=ParetoRankingRead,
-    responses=problem_responses(404),
+    summary="Show a stored Pareto ranking",
+    responses=problem_responses(
+        unknown_id("ranking_id", "Pareto ranking", "p4f1c0d9a8b7e6f5a4b3c2d1")
+    ),
 )
 def get_ranking(ranking_id: RankingIdPath, sm: SessionmakerDep) -> Response:
     """Show a stored Pareto ranking."""

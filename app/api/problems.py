@@ -10,9 +10,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.errors import AppError
-from app.schemas.common import PROBLEM_MEDIA_TYPE
+from app.schemas.common import PROBLEM_BASE, PROBLEM_MEDIA_TYPE
 
-PROBLEM_BASE = "https://absrank.dev/problems/"
 #: Longest ``instance`` and ``detail`` echoed back: a request path or id can be huge.
 MAX_INSTANCE_CHARS = 200
 MAX_DETAIL_CHARS = 2000

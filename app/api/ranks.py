@@ -6,7 +6,15 @@ from fastapi import APIRouter, Response
 from pydantic_core import to_json
 
 from app.api.deps import DispatcherDep, JsonBody, MayQueueBuildsDep, SessionmakerDep, SettingsDep
-from app.schemas.common import BODY_PROBLEMS, problem_responses
+from app.errors import TableNotBuilt
+from app.schemas.common import (
+    WRONG_KEY,
+    ProblemExample,
+    body_problems,
+    invalid,
+    problem_responses,
+    unknown_function,
+)
 from app.schemas.ranks import RankRequest, RankResponse
 from app.services.ranks import rank_values
 
@@ -17,7 +25,26 @@ router = APIRouter(prefix="/v1", tags=["absolute ranks"])
     "/absolute-ranks",
     response_model=RankResponse,
     dependencies=[JsonBody],
-    responses=problem_responses(401, 404, 409, *BODY_PROBLEMS),
+    summary="Turn metric values into absolute ranks v",
+    responses=problem_responses(
+        WRONG_KEY,
+        unknown_function(),
+        ProblemExample(
+            TableNotBuilt,
+            "the default table of bbob/f15/i1/d10 (full domain, N = 4096, seed 0; id "
+            "tc2cbef50782a58a4af9a2f8) is not built, and only a holder of an API key may queue "
+            'it: POST /v1/tables {"function_id": "bbob/f15/i1/d10"} with an X-API-Key header',
+            "function_id",
+            description="The table is not built (an anonymous request where keys are "
+            "configured) or still building (table-not-ready, with its Location), or the tail "
+            "or aggregate asked for does not apply to this function (not-applicable)",
+            extra=(
+                ("table_id", "tc2cbef50782a58a4af9a2f8"),
+                ("table_request", {"function_id": "bbob/f15/i1/d10"}),
+            ),
+        ),
+        *body_problems(invalid("values.0", "Input should be a valid number", "float_type")),
+    ),
 )
 def absolute_ranks(
     body: RankRequest,

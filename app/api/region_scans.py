@@ -13,7 +13,14 @@ from app.api.deps import (
     SettingsDep,
     stored_id_path,
 )
-from app.schemas.common import BODY_PROBLEMS, problem_responses
+from app.schemas.common import (
+    KEY_REQUIRED,
+    body_problems,
+    invalid,
+    problem_responses,
+    unknown_function,
+    unknown_id,
+)
 from app.schemas.region_scans import RegionScanCreate, RegionScanRead
 from app.services import region_scans as service
 
@@ -52,7 +59,12 @@ def _json(body: dict, status_code: int = 200) -> Response:
             },
         },
     }
-    | problem_responses(401, 404, *BODY_PROBLEMS),
+    | problem_responses(
+        KEY_REQUIRED,
+        unknown_function(),
+        *body_problems(invalid("function_id", "Field required", "missing")),
+    ),
+    summary="Scan box half-widths δ for the region that spreads ranks best",
 )
 def create_scan(
     body: RegionScanCreate, sm: SessionmakerDep, settings: SettingsDep, dispatcher: DispatcherDep
@@ -62,7 +74,12 @@ def create_scan(
     return _json(out, 200 if out["status"] == "ready" else 202)
 
 
-@router.get("/{scan_id}", response_model=RegionScanRead, responses=problem_responses(404))
+@router.get(
+    "/{scan_id}",
+    response_model=RegionScanRead,
+    summary="Show a region scan: progress, then e per δ and the choice",
+    responses=problem_responses(unknown_id("scan_id", "region scan", "r4f1c0d9a8b7e6f5a4b3c2d1")),
+)
 def get_scan(scan_id: ScanIdPath, sm: SessionmakerDep, settings: SettingsDep) -> Response:
     """Show a region scan: progress and ETA while it builds, then ranks, e per δ and the choice."""
     return _json(service.get(sm, settings, scan_id))

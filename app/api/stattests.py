@@ -11,7 +11,14 @@ from pydantic_core import to_json
 
 from app.api.deps import JsonBody, SettingsDep
 from app.config import Settings
-from app.schemas.common import BODY_PROBLEMS, problem_responses
+from app.errors import InvalidInput, NotApplicable
+from app.schemas.common import (
+    ProblemExample,
+    body_problems,
+    invalid,
+    problem_responses,
+    refused,
+)
 from app.schemas.machines import CrossMachineSignRequest
 from app.schemas.stattests import (
     BradleyTerryRequest,
@@ -29,60 +36,146 @@ from app.services import stattests as service
 
 router = APIRouter(prefix="/v1/tests", tags=["statistical tests"])
 
-_ROUTE = {
-    "response_model": TestResponse,
-    "dependencies": [JsonBody],
-    "responses": problem_responses(409, *BODY_PROBLEMS),
-}
+_ROUTE = {"response_model": TestResponse, "dependencies": [JsonBody]}
+#: The 422 of the two-sample tests: an empty sample.
+_EMPTY_X = invalid("x", "List should have at least 1 item after validation, not 0", "too_short")
+#: The 422 of the paired tests: samples of different lengths.
+_UNPAIRED = refused(InvalidInput, "paired samples must have equal lengths: x has 2, y has 1", "y")
+
+
+def _exact_refused(detail: str) -> ProblemExample:
+    """The 409 of a test asked for its exact distribution beyond the configured limit."""
+    return refused(
+        NotApplicable,
+        detail,
+        "method",
+        description="method='exact' was asked for beyond the exact method's limit",
+    )
 
 
 def _json(body: dict) -> Response:  # type: ignore[type-arg]
     return Response(to_json(body), media_type="application/json")
 
 
-@router.post("/friedman", **_ROUTE)
+@router.post(
+    "/friedman",
+    summary="Friedman, Iman–Davenport, aligned ranks and Quade",
+    responses=problem_responses(
+        *body_problems(
+            refused(
+                InvalidInput,
+                "at least 2 problems (rows) are needed; 1 left after the missing policy",
+                "values",
+            )
+        )
+    ),
+    **_ROUTE,
+)
 def friedman(body: FriedmanRequest, settings: SettingsDep) -> Response:
     """Run Friedman (tie-corrected), Iman–Davenport, aligned-ranks and Quade tests on a matrix."""
     return _json(service.friedman(body, settings))
 
 
-@router.post("/posthoc", **_ROUTE)
+@router.post(
+    "/posthoc",
+    summary="Post-hoc tests on Friedman ranks: all pairs or against a control",
+    responses=problem_responses(
+        *body_problems(refused(InvalidInput, "control 'DE' is not an algorithm", "control"))
+    ),
+    **_ROUTE,
+)
 def posthoc(body: PosthocRequest, settings: SettingsDep) -> Response:
     """Compare Friedman ranks pairwise (Nemenyi CD, Shaffer, ...) or against a control."""
     return _json(service.posthoc(body, settings))
 
 
-@router.post("/bradley-terry", **_ROUTE)
+@router.post(
+    "/bradley-terry",
+    summary="Bradley–Terry strengths from pairwise wins",
+    responses=problem_responses(
+        *body_problems(refused(InvalidInput, "algorithms has 1 names for 2 entries", "algorithms"))
+    ),
+    **_ROUTE,
+)
 def bradley_terry(body: BradleyTerryRequest, settings: SettingsDep) -> Response:
     """Fit Bradley–Terry strengths to the pairwise wins over problems."""
     return _json(service.bradley_terry(body, settings))
 
 
-@router.post("/wilcoxon", **_ROUTE)
+@router.post(
+    "/wilcoxon",
+    summary="Wilcoxon signed-rank test on paired values",
+    responses=problem_responses(
+        _exact_refused(
+            "exact Wilcoxon distribution requested for n_effective=500 > exact_max_n=400; "
+            "raise exact_max_n (at most 1000) or use method='auto' or 'asymptotic'"
+        ),
+        *body_problems(_UNPAIRED),
+    ),
+    **_ROUTE,
+)
 def wilcoxon(body: WilcoxonRequest, settings: SettingsDep) -> Response:
     """Run the Wilcoxon signed-rank test on paired values (exact with ties and zeros)."""
     return _json(service.wilcoxon(body, settings))
 
 
-@router.post("/sign", **_ROUTE)
+@router.post(
+    "/sign",
+    summary="Exact sign test on paired values",
+    responses=problem_responses(*body_problems(_UNPAIRED)),
+    **_ROUTE,
+)
 def sign(body: SignRequest, settings: SettingsDep) -> Response:
     """Run the exact sign test on paired values (ties dropped and counted)."""
     return _json(service.sign(body, settings))
 
 
-@router.post("/rank-sum", **_ROUTE)
+@router.post(
+    "/rank-sum",
+    summary="Wilcoxon rank-sum / Mann–Whitney U test, with A12",
+    responses=problem_responses(
+        _exact_refused(
+            "exact rank-sum distribution requested but cells=3.76e+11 > limit 5e+07; raise "
+            "the limit or use method='auto' or 'asymptotic'"
+        ),
+        *body_problems(_EMPTY_X),
+    ),
+    **_ROUTE,
+)
 def rank_sum(body: RankSumRequest, settings: SettingsDep) -> Response:
     """Run the Wilcoxon rank-sum / Mann–Whitney U test on two samples, with A12."""
     return _json(service.rank_sum(body, settings))
 
 
-@router.post("/ks", **_ROUTE)
+@router.post(
+    "/ks",
+    summary="Two-sample Kolmogorov–Smirnov test",
+    responses=problem_responses(
+        _exact_refused(
+            "exact KS test requested but lattice points=1.025e+07 > limit 1e+07; raise the "
+            "limit or use method='auto' or 'asymptotic'"
+        ),
+        *body_problems(_EMPTY_X),
+    ),
+    **_ROUTE,
+)
 def ks(body: KSRequest, settings: SettingsDep) -> Response:
     """Run the two-sample Kolmogorov–Smirnov test (exact, conditional on ties, when feasible)."""
     return _json(service.ks(body, settings))
 
 
-@router.post("/permutation", **_ROUTE)
+@router.post(
+    "/permutation",
+    summary="Permutation test on the difference of medians or means",
+    responses=problem_responses(
+        _exact_refused(
+            "the exact test is infeasible: C(200, 100) = ~10^59.0 splits exceed "
+            "exact_max_splits = 1000000"
+        ),
+        *body_problems(_EMPTY_X),
+    ),
+    **_ROUTE,
+)
 def permutation(body: PermutationRequest, settings: SettingsDep) -> Response:
     """Run a permutation test on the difference of medians or means of two samples."""
     return _json(service.permutation_test(body, settings))

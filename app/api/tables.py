@@ -16,7 +16,14 @@ from app.api.deps import (
     TableIdPath,
 )
 from app.config import Settings
-from app.schemas.common import BODY_PROBLEMS, problem_responses
+from app.schemas.common import (
+    KEY_REQUIRED,
+    body_problems,
+    invalid,
+    problem_responses,
+    unknown_function,
+    unknown_id,
+)
 from app.schemas.tables import LadderRead, Progress, TableCreate, TableList, TableRead
 from app.services import tables as service
 from app.services.errors import domain_errors_as_problems
@@ -90,7 +97,14 @@ def _create_ladder(
             },
         },
     }
-    | problem_responses(401, 404, *BODY_PROBLEMS),
+    | problem_responses(
+        KEY_REQUIRED,
+        unknown_function(),
+        *body_problems(
+            invalid("log2n", "Input should be less than or equal to 30", "less_than_equal")
+        ),
+    ),
+    summary="Request a v_f table (or a ladder of nested regions)",
 )
 def create_table(
     body: TableCreate,
@@ -137,13 +151,29 @@ def create_table(
     return _read(view)
 
 
-@router.get("/{table_id}", response_model=TableRead, responses=problem_responses(404))
+@router.get(
+    "/{table_id}",
+    response_model=TableRead,
+    summary="Show a table: status, progress, ETA, spec, provenance",
+    responses=problem_responses(unknown_id("table_id", "table", "t3f1c0d9a8b7e6f5a4b3c2d1")),
+)
 def get_table(table_id: TableIdPath, sm: SessionmakerDep) -> TableRead:
     """Show a table: status, progress (chunks), ETA, spec, quantiles, provenance."""
     return _read(service.get_table(sm, table_id))
 
 
-@router.get("", response_model=TableList, responses=problem_responses(422))
+@router.get(
+    "",
+    response_model=TableList,
+    summary="List tables, newest first",
+    responses=problem_responses(
+        invalid(
+            "status",
+            "String should match pattern '^(building|merging|ready|failed)$'",
+            "string_pattern_mismatch",
+        )
+    ),
+)
 def list_tables(
     sm: SessionmakerDep,
     function_id: Annotated[
