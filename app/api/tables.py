@@ -120,7 +120,7 @@ def create_table(
     (422 naming ``delta`` for a list of the wrong length, ``delta.i`` for a bad entry).
 
     With ``"ladder": true`` (and no ``delta``) request the ladder of nested regions of a function
-    with known x* instead (SPEC §3.4): the whole domain (the default table when ``log2n`` and
+    with known x* instead: the whole domain (the default table when ``log2n`` and
     ``seed`` are the defaults) and boxes ``[x* - h_j, x* + h_j] ∩ domain`` shaped like the
     function's local sublevel sets (the bounding box ``a`` of a quadratic form fitted to
     ``(f - f*)^(2/p)`` near x*, the cube when the fit fails), ``h_j,i = min(R, σ_j·a_i)``,

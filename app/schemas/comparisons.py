@@ -53,7 +53,7 @@ _EXAMPLE_ROWS = [
 
 
 class ComparisonCreate(BaseModel):
-    """Results of algorithms on problems (long format), and how to analyse them (SPEC §4)."""
+    """Results of algorithms on problems (long format), and how to analyse them."""
 
     model_config = STRICT_REQUEST | ConfigDict(
         json_schema_extra={
@@ -117,13 +117,13 @@ class ComparisonCreate(BaseModel):
         le=10_000,
         description="each value already is the reduction (mean, median, best) of this many runs, "
         "as in published tables of mean errors; send one value per cell. Absolute ranks then "
-        "rank the reduction of value_runs best-of-budget runs (SPEC §3.1)",
+        "rank the reduction of value_runs best-of-budget runs",
     )
     regions: Regions = Field(
         "auto",
-        description="absolute ranks: 'nested' = each function's nested-region ladder (SPEC "
-        "§3.4; queued when missing, the comparison is partial while it builds), 'domain' = the "
-        "default full-domain table, 'auto' = the ladder where it is ready",
+        description="absolute ranks: 'nested' = each function's nested-region ladder (queued "
+        "when missing, the comparison is partial while it builds), 'domain' = the default "
+        "full-domain table, 'auto' = the ladder where it is ready",
     )
     absolute: Literal["auto", "off"] = Field(
         "auto", description="auto: absolute ranks when every problem is a hosted function id"

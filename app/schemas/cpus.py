@@ -1,4 +1,4 @@
-"""Schemas of ``/v1/cpus``: the registry of PassMark single-thread scores (SPEC §6)."""
+"""Schemas of ``/v1/cpus``: the registry of PassMark single-thread scores."""
 
 from __future__ import annotations
 

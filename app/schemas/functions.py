@@ -8,7 +8,7 @@ from app.schemas.common import STRICT_REQUEST, FiniteFloat
 
 
 class LocalStructureRead(BaseModel):
-    """Behaviour of ``v1`` near the minimum (SPEC §3.4)."""
+    """Behaviour of ``v1`` near the minimum."""
 
     beta: float | None = Field(description="tail exponent: v1(t) ~ C (t - f*)^beta; null = unknown")
     derivation: str

@@ -1,4 +1,4 @@
-"""Schemas of the cross-machine endpoints: equivalent runtime, corrected sign test (SPEC §6)."""
+"""Schemas of the cross-machine endpoints: equivalent runtime, corrected sign test."""
 
 from __future__ import annotations
 

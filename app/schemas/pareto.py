@@ -1,4 +1,4 @@
-"""Schemas of ``/v1/pareto-rankings`` and ``/v1/indicators`` (SPEC §7)."""
+"""Schemas of ``/v1/pareto-rankings`` and ``/v1/indicators``."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ Regions = Literal["auto", "domain", "nested"]
 Aggregate = Literal["best", "worst", "median", "lower-median", "order", "mean"]
 """How ``r`` runs were summarised: an order statistic (best, worst, median of an odd ``r``,
 lower-median = ``ceil(r/2)``-th best, order = ``k``-th best), the median of an even ``r`` (mean of
-the two middle runs) or the mean (SPEC §3.1)."""
+the two middle runs) or the mean."""
 RUNS_AGGREGATES = ("best", "worst", "median", "lower-median", "mean")
 """Aggregates that ``runs_by_algorithm`` computes from the runs (``order`` needs one ``k``)."""
 
@@ -37,7 +37,7 @@ RunValues = Annotated[
 
 
 class RankRequest(BaseModel):
-    """Metric values to turn into absolute ranks ``v`` (SPEC §3.1)."""
+    """Metric values to turn into absolute ranks ``v``."""
 
     model_config = STRICT_REQUEST | ConfigDict(
         json_schema_extra={
@@ -114,7 +114,7 @@ class RankRequest(BaseModel):
         le=MAX_RUNS,
         description="k for aggregate='order' (k-th best of r); required then, and <= runs",
     )
-    tail: Tail = Field("auto", description="lower-tail model below the samples (SPEC §3.2, §3.4)")
+    tail: Tail = Field("auto", description="lower-tail model below the samples")
     tail_k: int = Field(
         100,
         ge=2,
@@ -129,7 +129,7 @@ class RankRequest(BaseModel):
     regions: Regions = Field(
         "auto",
         description="with function_id: 'domain' = the default full-domain table; 'nested' = the "
-        "function's nested-region ladder (SPEC §3.4: ranks far below 1/N without "
+        "function's nested-region ladder (ranks far below 1/N without "
         "extrapolation; queued when missing, 409 while it builds); 'auto' = the ladder when it "
         "is ready, else the domain table",
     )

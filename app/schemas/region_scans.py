@@ -1,4 +1,4 @@
-"""Schemas of ``/v1/region-scans``: choosing the δ of a box table (Jing & Liu §V; SPEC §3.5)."""
+"""Schemas of ``/v1/region-scans``: choosing the δ of a box table (Jing & Liu §V)."""
 
 from __future__ import annotations
 

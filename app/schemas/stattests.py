@@ -160,7 +160,7 @@ class SignRequest(PairedInput):
 
 
 class TwoSampleInput(BaseModel):
-    """Two independent samples of runs on one problem (SPEC §5)."""
+    """Two independent samples of runs on one problem."""
 
     model_config = STRICT_REQUEST
     x: list[Cell] = Field(min_length=1, description="runs of algorithm A (metric values)")

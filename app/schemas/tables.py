@@ -22,7 +22,7 @@ service (422 on ``delta``)."""
 
 
 class TableCreate(BaseModel):
-    """A table spec: function, region, N = 2^log2n, Sobol seed (SPEC §3.2)."""
+    """A table spec: function, region, N = 2^log2n, Sobol seed."""
 
     model_config = STRICT_REQUEST | ConfigDict(
         json_schema_extra={
@@ -51,7 +51,7 @@ class TableCreate(BaseModel):
     seed: int = Field(0, ge=0, le=2**63 - 1, description="scrambling seed (Sobol rng=seed)")
     ladder: bool = Field(
         False,
-        description="request the ladder of nested regions instead (SPEC §3.4): the whole domain "
+        description="request the ladder of nested regions instead: the whole domain "
         "and boxes [x* - h_j, x* + h_j] ∩ domain shaped like f's local sublevel sets, "
         "h_j,i = min(R, sigma_j·a_i), sigma_j = sigma_0 / nested_factor^j, until the volume "
         "fraction reaches 10^nested_min_log10_volume (at most nested_levels boxes; settings), "
@@ -157,7 +157,7 @@ class LadderShape(BaseModel):
 
 
 class LadderRead(BaseModel):
-    """The tables of a ladder of nested regions around x* (SPEC §3.4)."""
+    """The tables of a ladder of nested regions around x*."""
 
     function_id: str
     ladder: bool = Field(True, description="always true: this is a ladder, not one table")

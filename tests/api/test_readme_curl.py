@@ -168,3 +168,9 @@ def test_readme_curl_examples_answer_2xx(
             location = response.headers.get("location")
             if location:
                 last["id"] = location.rstrip("/").rsplit("/", 1)[-1]
+
+
+def test_the_openapi_document_stands_alone(client: TestClient) -> None:
+    text = client.get("/openapi.json").text
+    assert "SPEC" not in text  # the product spec is not part of what users have
+    assert "../shared" not in text
