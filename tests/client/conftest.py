@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from absrank_client import Client, cli
 from fastapi.testclient import TestClient
 
-from absrank_client import Client, cli
 from app.config import Settings
 from app.main import create_app
 from app.services import tables as table_service

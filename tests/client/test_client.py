@@ -8,8 +8,6 @@ from pathlib import Path
 import httpx
 import pandas as pd
 import pytest
-from scipy import stats
-
 from absrank_client import (
     Client,
     Comparison,
@@ -24,6 +22,8 @@ from absrank_client import (
 )
 from absrank_client.errors import problem_from_response
 from absrank_client.models import log10_of
+from scipy import stats
+
 from tests.client.conftest import Dispatcher
 
 PROBLEMS = ("classic/sphere/d2", "classic/rastrigin/d2", "classic/griewank/d2")
@@ -95,15 +95,19 @@ def test_a_404_is_not_found_with_its_field(client: Client) -> None:
         client.get_table("tnope")
     err = info.value
     assert (err.status, err.kind, err.field) == (404, "not-found", "table_id")
-    assert err.title == "Not found" and "tnope" in err.detail
-    assert err.raw is not None and err.raw["instance"] == "/v1/tables/tnope"
-    assert "404 Not found" in str(err) and "(field: table_id)" in str(err)
+    assert err.title == "Not found"
+    assert "tnope" in err.detail
+    assert err.raw is not None
+    assert err.raw["instance"] == "/v1/tables/tnope"
+    assert "404 Not found" in str(err)
+    assert "(field: table_id)" in str(err)
 
 
 def test_a_422_is_invalid_input_with_every_error(client: Client) -> None:
     with pytest.raises(InvalidInput) as info:
         client.sign([1.0, 2.0, 3.0], [1.0, 2.0])
-    assert info.value.status == 422 and info.value.kind == "invalid-input"
+    assert info.value.status == 422
+    assert info.value.kind == "invalid-input"
     assert info.value.field == "y"
     with pytest.raises(InvalidInput) as info:
         client.evaluate("classic/sphere/d2", [[0.0, 0.0, 0.0]])
@@ -135,8 +139,11 @@ def test_a_401_is_unauthorized(tmp_path: Path) -> None:
 
 def test_a_non_problem_answer_is_still_a_typed_error() -> None:
     err = problem_from_response(502, "Bad Gateway", None, {"content-type": "text/html"})
-    assert isinstance(err, ProblemError) and err.status == 502 and err.title == "Bad Gateway"
-    assert err.kind == "about:blank" and type(err).__name__ == "ServerError"
+    assert isinstance(err, ProblemError)
+    assert err.status == 502
+    assert err.title == "Bad Gateway"
+    assert err.kind == "about:blank"
+    assert type(err).__name__ == "ServerError"
 
 
 # ---------------------------------------------------------------- functions
@@ -144,10 +151,13 @@ def test_a_non_problem_answer_is_still_a_typed_error() -> None:
 
 def test_functions_list_get_evaluate(client: Client) -> None:
     page = client.list_functions("classic", 2, limit=3)
-    assert page.total >= 9 and len(page.items) == 3
+    assert page.total >= 9
+    assert len(page.items) == 3
     assert all(f.dim == 2 and f.suite == "classic" for f in page.items)
     sphere = client.get_function("classic/sphere/d2")
-    assert sphere.f_opt == 0.0 and sphere.x_opt == (0.0, 0.0) and sphere.analytic == "sphere"
+    assert sphere.f_opt == 0.0
+    assert sphere.x_opt == (0.0, 0.0)
+    assert sphere.analytic == "sphere"
     assert sphere.raw["id"] == "classic/sphere/d2"
     ev = client.evaluate("classic/sphere/d2", [[0, 0], [1, 2]])
     assert ev.values == (0.0, 5.0)
@@ -159,7 +169,9 @@ def test_functions_list_get_evaluate(client: Client) -> None:
 
 def test_create_table_returns_a_ready_table(client: Client) -> None:
     table = client.create_table("classic/griewank/d2")
-    assert table.ready and table.n == 4096 and table.progress is not None
+    assert table.ready
+    assert table.n == 4096
+    assert table.progress is not None
     assert table.progress.done == table.progress.total == table.n_chunks
     assert client.get_table(table.id).data_sha256 == table.data_sha256
     listed = client.list_tables(function_id="classic/griewank/d2", status="ready")
@@ -182,9 +194,11 @@ def test_create_table_waits_while_it_builds_and_reports_progress(
     table = client.create_table("classic/rastrigin/d2", progress=progress)
     assert table.ready
     assert [s.status for s in seen[:2]] == ["building", "building"]
-    assert seen[0].progress is not None and seen[0].progress.done == 0
+    assert seen[0].progress is not None
+    assert seen[0].progress.done == 0
     assert seen[0].url.endswith(table.location)
-    assert seen[-1].status == "ready" and seen[-1].progress.done == seen[-1].progress.total  # type: ignore[union-attr]
+    assert seen[-1].status == "ready"
+    assert seen[-1].progress.done == seen[-1].progress.total
 
 
 def test_a_table_that_never_finishes_raises_job_timeout(
@@ -195,10 +209,13 @@ def test_a_table_that_never_finishes_raises_job_timeout(
         client.create_table("classic/ackley/d2", timeout=0.2)
     err = info.value
     assert err.url.startswith("http://testserver/v1/tables/t")
-    assert err.progress is not None and (err.progress.done, err.progress.total) == (0, 4)
-    assert err.waited >= 0.2 and "0/4 chunks" in str(err)
+    assert err.progress is not None
+    assert (err.progress.done, err.progress.total) == (0, 4)
+    assert err.waited >= 0.2
+    assert "0/4 chunks" in str(err)
     building = client.create_table("classic/ackley/d2", wait=False)
-    assert building.status == "building" and not building.ready
+    assert building.status == "building"
+    assert not building.ready
 
 
 def test_progress_true_draws_a_bar_on_stderr(
@@ -208,7 +225,8 @@ def test_progress_true_draws_a_bar_on_stderr(
     with pytest.raises(JobTimeout):
         client.create_table("classic/step/d2", timeout=0.1, progress=True)
     captured = capsys.readouterr()
-    assert "chunks" in captured.err and "0/4" in captured.err
+    assert "chunks" in captured.err
+    assert "0/4" in captured.err
     assert captured.out == ""
 
 
@@ -216,7 +234,9 @@ def test_retry_after_is_respected() -> None:
     from absrank_client.progress import Poller, retry_after_seconds
 
     slept: list[float] = []
-    poller = Poller(timeout=60, initial=0.5, maximum=10, progress=None, label="x", sleep=slept.append)
+    poller = Poller(
+        timeout=60, initial=0.5, maximum=10, progress=None, label="x", sleep=slept.append
+    )
     poller.wait("3")
     poller.wait(None)
     poller.wait(None)
@@ -234,9 +254,12 @@ def test_create_ladder_waits_for_every_level(client: Client, dispatcher: Dispatc
         dispatcher.release()
 
     ladder = client.create_ladder("classic/ellipsoid/d2", log2n=10, progress=progress)
-    assert ladder.ready and len(ladder.levels) > 1 and ladder.levels[0].kind == "domain"
+    assert ladder.ready
+    assert len(ladder.levels) > 1
+    assert ladder.levels[0].kind == "domain"
     assert all(lv.status == "ready" for lv in ladder.levels)
-    assert seen and seen[0].status == "building"
+    assert seen
+    assert seen[0].status == "building"
     assert len(ladder.to_frame()) == len(ladder.levels)
 
 
@@ -248,7 +271,8 @@ def test_ranks_of_values_on_the_exact_sphere(client: Client) -> None:
     # v1 of the sphere on [-5.12, 5.12]^2: the disc of radius sqrt(0.5) over the square's area
     expected = math.pi * 0.5 / 10.24**2
     (rank,) = ranks.ranks
-    assert rank.method == "analytic" and rank.v == pytest.approx(expected, rel=1e-9)
+    assert rank.method == "analytic"
+    assert rank.v == pytest.approx(expected, rel=1e-9)
     assert rank.log10_v == pytest.approx(math.log10(expected), rel=1e-9)
     assert ranks.to_frame().loc[0, "log10_v"] == rank.log10_v
 
@@ -257,7 +281,8 @@ def test_ranks_wait_while_the_default_table_builds(client: Client, dispatcher: D
     dispatcher.hold = True
     with pytest.raises(TableNotReady) as info:
         client.ranks("classic/griewank/d2", [1.0], wait=False)
-    assert info.value.location is not None and info.value.field == "function_id"
+    assert info.value.location is not None
+    assert info.value.field == "function_id"
     seen: list[JobStatus] = []
 
     def progress(status: JobStatus) -> None:
@@ -267,7 +292,8 @@ def test_ranks_wait_while_the_default_table_builds(client: Client, dispatcher: D
     ranks = client.ranks("classic/griewank/d2", [0.01, 1.0], budget=10, progress=progress)
     assert [r.value for r in ranks.ranks] == [0.01, 1.0]
     assert ranks.ranks[0].log10_v < ranks.ranks[1].log10_v  # type: ignore[operator]
-    assert seen[0].status == "building" and seen[0].url == client.url + info.value.location
+    assert seen[0].status == "building"
+    assert seen[0].url == client.url + info.value.location
 
 
 def test_ranks_timeout_names_the_table(client: Client, dispatcher: Dispatcher) -> None:
@@ -298,7 +324,9 @@ def test_ranks_from_long_rows_a_frame_and_a_csv_agree(client: Client, tmp_path: 
     by_csv = client.ranks(results=path, values_are="error", budget=10, aggregate="best")
     assert by_rows.raw == by_dict.raw == by_frame.raw == by_csv.raw
     de = by_rows.by_algorithm()["DE"]
-    assert de.runs == 2 and len(de.per_run) == 2 and de.value == 0.01
+    assert de.runs == 2
+    assert len(de.per_run) == 2
+    assert de.value == 0.01
     assert list(by_rows.to_frame()["algorithm"]) == ["DE", "RS"]
 
 
@@ -319,8 +347,14 @@ def test_friedman_family_matches_scipy(client: Client) -> None:
     assert friedman.statistic == pytest.approx(ref.statistic, rel=1e-12)
     assert friedman.p_value == pytest.approx(ref.pvalue, rel=1e-9)
     assert friedman.log10_p_value == pytest.approx(math.log10(ref.pvalue), rel=1e-9)
-    assert {t.name for t in result.tests} == {"friedman", "iman-davenport", "aligned-ranks", "quade"}
-    assert result.algorithms == tuple(NAMES) and result.average_ranks == (2.25, 2.75, 1.0)
+    assert {t.name for t in result.tests} == {
+        "friedman",
+        "iman-davenport",
+        "aligned-ranks",
+        "quade",
+    }
+    assert result.algorithms == tuple(NAMES)
+    assert result.average_ranks == (2.25, 2.75, 1.0)
     assert set(result.to_frame()["test"]) == {t.name for t in result.tests}
 
 
@@ -340,9 +374,11 @@ def test_posthoc_pairs_and_cliques_carry_names(client: Client) -> None:
     for p in result.pairs:
         assert p.log10_p_adjusted == pytest.approx(math.log10(p.p_adjusted))  # type: ignore[arg-type]
     frame = result.to_frame()
-    assert list(frame.columns[:2]) == ["a", "b"] and len(frame) == 3
+    assert list(frame.columns[:2]) == ["a", "b"]
+    assert len(frame) == 3
     vs = client.posthoc(MATRIX, "holm", algorithms=NAMES, control="CMA")
-    assert vs.control == "CMA" and {(p.a, p.b) for p in vs.pairs} == {("CMA", "DE"), ("CMA", "PSO")}
+    assert vs.control == "CMA"
+    assert {(p.a, p.b) for p in vs.pairs} == {("CMA", "DE"), ("CMA", "PSO")}
 
 
 def test_bradley_terry_strengths_by_name(client: Client) -> None:
@@ -350,7 +386,8 @@ def test_bradley_terry_strengths_by_name(client: Client) -> None:
     strengths = dict(zip(result.algorithms, result.strengths, strict=True))
     assert strengths["CMA"] == math.inf  # never loses
     assert strengths["DE"] / strengths["PSO"] == pytest.approx(3.0)  # 3 wins to 1
-    assert result.components == (("CMA",), ("DE", "PSO")) and result.degenerate
+    assert result.components == (("CMA",), ("DE", "PSO"))
+    assert result.degenerate
 
 
 @pytest.mark.parametrize(
@@ -363,7 +400,8 @@ def test_bradley_terry_strengths_by_name(client: Client) -> None:
 )
 def test_paired_tests(client: Client, name: str, expected: float) -> None:
     result = getattr(client, name)([1, 2, 3, 4, 5], [2, 3, 4, 5, 7])
-    assert result.test == name and result.p_value == pytest.approx(expected)
+    assert result.test == name
+    assert result.p_value == pytest.approx(expected)
     assert result.log10_p_value == pytest.approx(math.log10(expected))
     assert result.method == "exact"
     assert result.to_frame().loc[0, "p_value"] == result.p_value
@@ -373,7 +411,8 @@ def test_two_sample_tests_match_scipy(client: Client) -> None:
     x, y = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24]
     rank_sum = client.rank_sum(x, y)
     ref = stats.mannwhitneyu(x, y, method="exact")  # ties make scipy's "exact" approximate
-    assert rank_sum.statistic == ref.statistic and 0 < rank_sum.p_value < 1  # type: ignore[operator]
+    assert rank_sum.statistic == ref.statistic
+    assert 0 < rank_sum.p_value < 1
     assert rank_sum.a12 == pytest.approx(ref.statistic / (len(x) * len(y)))
     ks = client.ks([1, 1.01, 3, 4], [1.01, 0.5, 0.25])
     assert ks.p_value == pytest.approx(12 / 35)  # exact, conditional on the tie (README)
@@ -403,20 +442,22 @@ def test_log10_companions_are_used_when_present_and_computed_otherwise() -> None
 
 def test_compare_names_everything(client: Client) -> None:
     cmp = client.compare(ROWS, reduction="best", values_are="error", budget=100, posthoc="nemenyi")
-    assert isinstance(cmp, Comparison) and cmp.complete and cmp.algorithms == ("A", "B", "C")
+    assert isinstance(cmp, Comparison)
+    assert cmp.complete
+    assert cmp.algorithms == ("A", "B", "C")
     by_name = {s.algorithm: s for s in cmp.summary}
     assert by_name["C"].average_rank == pytest.approx(4 / 3)
     assert by_name["A"].average_rank == by_name["B"].average_rank == pytest.approx(7 / 3)
     assert all(s.mean_log10_v is not None and s.mean_log10_v < 0 for s in cmp.summary)
     friedman = cmp.friedman
-    assert friedman is not None and friedman.p_value == pytest.approx(math.exp(-1))  # chi2(2) at 2
+    assert friedman is not None
+    assert friedman.p_value == pytest.approx(math.exp(-1))
     assert friedman.log10_p_value == pytest.approx(-1 / math.log(10))
-    assert cmp.posthoc is not None and cmp.posthoc.cliques == (("C", "A", "B"),)
+    assert cmp.posthoc is not None
+    assert cmp.posthoc.cliques == (("C", "A", "B"),)
     # with C present A and B tie on average rank; alone, A is better (README)
     assert cmp.relative_flipped_pairs == (("A", "B"),)
-    assert [(f.scale, f.a, f.b, f.kinds) for f in cmp.flips] == [
-        ("relative", "A", "B", ("order",))
-    ]
+    assert [(f.scale, f.a, f.b, f.kinds) for f in cmp.flips] == [("relative", "A", "B", ("order",))]
     assert cmp.absolute_flipped_pairs == ()
     assert {(p.a, p.b) for p in cmp.absolute_pairs} == {("A", "B"), ("A", "C"), ("B", "C")}
     frame = cmp.to_frame()
@@ -434,13 +475,15 @@ def test_compare_accepts_a_frame_a_csv_path_and_rows_alike(client: Client, tmp_p
     by_frame = client.compare(pd.DataFrame(ROWS).drop(columns="run"), **options)  # type: ignore[arg-type]
     tuples = client.compare([tuple(r.values()) for r in ROWS], **options)  # type: ignore[arg-type]
     assert by_rows.id == by_csv.id == by_frame.id == tuples.id  # the id hashes the request
-    assert by_rows.absolute_status == "unavailable" and by_rows.absolute_pairs == ()
+    assert by_rows.absolute_status == "unavailable"
+    assert by_rows.absolute_pairs == ()
 
 
 def test_compare_waits_for_pending_tables(client: Client, dispatcher: Dispatcher) -> None:
     dispatcher.hold = True
     partial = client.compare(ROWS, reduction="best", values_are="error", wait=False)
-    assert partial.status == "partial" and partial.absolute_status == "pending"
+    assert partial.status == "partial"
+    assert partial.absolute_status == "pending"
     assert {p.problem for p in partial.pending} == {"classic/rastrigin/d2", "classic/griewank/d2"}
     seen: list[JobStatus] = []
 
@@ -450,13 +493,15 @@ def test_compare_waits_for_pending_tables(client: Client, dispatcher: Dispatcher
             dispatcher.release()
 
     cmp = client.compare(ROWS, reduction="best", values_are="error", progress=progress)
-    assert cmp.complete and len(cmp.absolute_pairs) == 3
-    assert seen[0].progress is not None and seen[0].progress.total == 8  # 2 tables x 4 chunks
-    with pytest.raises(JobTimeout):
-        dispatcher.hold = True
-        client.compare(
-            [dict(r, problem=r["problem"].replace("d2", "d3")) for r in ROWS], timeout=0.1
-        )
+    assert cmp.complete
+    assert len(cmp.absolute_pairs) == 3
+    assert seen[0].progress is not None
+    assert seen[0].progress.total == 8
+    dispatcher.hold = True
+    in_3d = [dict(r, problem=r["problem"].replace("d2", "d3")) for r in ROWS]
+    with pytest.raises(JobTimeout) as info:
+        client.compare(in_3d, timeout=0.1)
+    assert "/v1/tables/t" in info.value.url
 
 
 def test_view_is_used_when_accepted_and_dropped_when_refused(client: Client) -> None:
@@ -469,7 +514,8 @@ def test_view_is_used_when_accepted_and_dropped_when_refused(client: Client) -> 
 def test_cd_diagram_svg_png_and_file(client: Client, tmp_path: Path) -> None:
     cmp = client.compare(ROWS, absolute="off")
     svg = client.cd_diagram(cmp, path=tmp_path / "cd.svg")
-    assert svg.lstrip().startswith(b"<?xml") and b"<svg" in svg
+    assert svg.lstrip().startswith(b"<?xml")
+    assert b"<svg" in svg
     assert (tmp_path / "cd.svg").read_bytes() == svg
     png = client.cd_diagram(cmp.id, format="png")
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
@@ -482,11 +528,13 @@ def test_cd_diagram_svg_png_and_file(client: Client, tmp_path: Path) -> None:
 
 def test_cpus_search_get_register(client: Client) -> None:
     found = client.search_cpus("xeon e5440", limit=3)
-    assert found.items[0].name == "Intel Xeon E5440" and found.items[0].score == 1219.0
+    assert found.items[0].name == "Intel Xeon E5440"
+    assert found.items[0].score == 1219.0
     again = client.get_cpu(found.items[0].id)
     assert again.name == "Intel Xeon E5440"
     added = client.register_cpu("Test CPU 9000", 2000, source="by hand", source_date="2024-01")
-    assert added.id > 0 and client.get_cpu(added.id).score == 2000.0
+    assert added.id > 0
+    assert client.get_cpu(added.id).score == 2000.0
     assert "Intel Xeon E5440" in list(found.to_frame()["name"])
 
 
@@ -496,7 +544,9 @@ def test_equivalent_runtime_reproduces_the_readme(client: Client) -> None:
     assert result.t2[0] == pytest.approx(result.gamma * 15.0 * (alpha - 1643) / (alpha - 1540))
     assert result.t2[0] == pytest.approx(10.1017, abs=5e-5)
     many = client.equivalent_runtime([10, 60], cpu1="Intel Xeon E5440", s2=1921)
-    assert len(many.t2) == 2 and many.gamma == 1.0 and list(many.to_frame()["t1"]) == [10, 60]
+    assert len(many.t2) == 2
+    assert many.gamma == 1.0
+    assert list(many.to_frame()["t1"]) == [10, 60]
 
 
 def test_cross_machine_create_results_get(client: Client) -> None:
@@ -506,10 +556,12 @@ def test_cross_machine_create_results_get(client: Client) -> None:
         s2=1921,
         p_gamma=0.1,
     )
-    assert cmp.status == "awaiting-results" and cmp.test is None
+    assert cmp.status == "awaiting-results"
+    assert cmp.test is None
     assert [r.instance for r in cmp.runtimes] == ["tai20_5_0", "tai20_5_1"]
     done = client.submit_cross_machine_results(cmp, {"tai20_5_0": 1270, "tai20_5_1": 1350})
-    assert done.status == "complete" and done.test is not None
+    assert done.status == "complete"
+    assert done.test is not None
     # B better on both: k = 0 of n = 2, p = 1/4
     assert done.test.p_value == pytest.approx(0.25)
     assert [r.b for r in done.runtimes] == [1270, 1350]
@@ -526,14 +578,16 @@ def test_pareto_ranking_create_get(client: Client, tmp_path: Path) -> None:
         for a, i, v in [("N", "hv", 0.65), ("N", "igd", 0.02), ("M", "hv", 0.6), ("M", "igd", 0.05)]
     ]
     ranking = client.create_pareto_ranking(scores, orientation={"hv": "max"})
-    assert ranking.algorithms == ("N", "M") and ranking.ranks["olympic"] == (1.0, 2.0)
+    assert ranking.algorithms == ("N", "M")
+    assert ranking.ranks["olympic"] == (1.0, 2.0)
     assert client.get_pareto_ranking(ranking.id).raw == ranking.raw
     path = tmp_path / "scores.csv"
     pd.DataFrame(scores).to_csv(path, index=False)
     from_csv = client.create_pareto_ranking(path, orientation={"hv": "max"})
     assert from_csv.ranks == ranking.ranks
     frame = ranking.to_frame()
-    assert list(frame["algorithm"]) == ["N", "M"] and "average_rank" in frame.columns
+    assert list(frame["algorithm"]) == ["N", "M"]
+    assert "average_rank" in frame.columns
 
 
 def test_indicators(client: Client) -> None:
@@ -561,13 +615,20 @@ def test_region_scan_waits_and_chooses(client: Client, dispatcher: Dispatcher) -
         dispatcher.release()
 
     scan = client.region_scan(
-        "classic/sphere/d3", {"DE": 0.01, "PSO": 0.8, "X": 2.0}, deltas=[0.1, 1.0], log2n=10,
+        "classic/sphere/d3",
+        {"DE": 0.01, "PSO": 0.8, "X": 2.0},
+        deltas=[0.1, 1.0],
+        log2n=10,
         progress=progress,
     )
-    assert scan.ready and [d.delta for d in scan.deltas] == [0.1, 1.0]
-    assert scan.chosen == 0.1 and scan.chosen_separating == 1.0
-    assert scan.follow_up is not None and scan.follow_up["table_request"]["delta"] == 0.1
-    assert seen and seen[0].status == "building"
+    assert scan.ready
+    assert [d.delta for d in scan.deltas] == [0.1, 1.0]
+    assert scan.chosen == 0.1
+    assert scan.chosen_separating == 1.0
+    assert scan.follow_up is not None
+    assert scan.follow_up["table_request"]["delta"] == 0.1
+    assert seen
+    assert seen[0].status == "building"
     assert client.get_region_scan(scan.id).raw == scan.raw
     frame = scan.to_frame()
     assert list(frame["chosen"]) == [True, False]
@@ -576,8 +637,9 @@ def test_region_scan_waits_and_chooses(client: Client, dispatcher: Dispatcher) -
 def test_region_scan_timeout(client: Client, dispatcher: Dispatcher) -> None:
     dispatcher.hold = True
     with pytest.raises(JobTimeout) as info:
-        client.region_scan("classic/rastrigin/d2", {"A": 0.1, "B": 1.0}, deltas=[0.5], log2n=10,
-                           timeout=0.1)
+        client.region_scan(
+            "classic/rastrigin/d2", {"A": 0.1, "B": 1.0}, deltas=[0.5], log2n=10, timeout=0.1
+        )
     assert "/v1/region-scans/r" in info.value.url
 
 

@@ -34,7 +34,7 @@ from absrank_client.progress import JobStatus
 
 __version__ = "0.1.0"
 
-__all__ = [  # noqa: PLE0604
+__all__ = [
     "DEFAULT_URL",
     "AbsrankError",
     "BadRequest",

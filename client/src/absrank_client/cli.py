@@ -14,7 +14,7 @@ import json
 import math
 import sys
 from collections.abc import Callable, Sequence
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -46,7 +46,7 @@ app = typer.Typer(
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     table = "table"
     json = "json"
     csv = "csv"
@@ -178,7 +178,9 @@ def _write_rows(rows: list[dict[str, Any]], fmt: Format, title: str | None = Non
         typer.echo("| " + " | ".join(columns) + " |")
         typer.echo("|" + "|".join("---" for _ in columns) + "|")
         for r in rows:
-            typer.echo("| " + " | ".join(_fmt(r.get(k)).replace("|", "\\|") for k in columns) + " |")
+            typer.echo(
+                "| " + " | ".join(_fmt(r.get(k)).replace("|", "\\|") for k in columns) + " |"
+            )
     else:
         if title:
             typer.echo(title)
@@ -190,9 +192,30 @@ def _write_rows(rows: list[dict[str, Any]], fmt: Format, title: str | None = Non
         _stdout().print(table)
 
 
-_TEXT = {"algorithm", "a", "b", "id", "name", "test", "method", "status", "kinds", "subset",
-         "function_id", "suite", "title", "decision", "reason", "scale", "instance", "indicator",
-         "region", "kind", "source_date", "analytic"}
+_TEXT = {
+    "algorithm",
+    "a",
+    "b",
+    "id",
+    "name",
+    "test",
+    "method",
+    "status",
+    "kinds",
+    "subset",
+    "function_id",
+    "suite",
+    "title",
+    "decision",
+    "reason",
+    "scale",
+    "instance",
+    "indicator",
+    "region",
+    "kind",
+    "source_date",
+    "analytic",
+}
 
 
 def _emit(result: _Tabular, fmt: Format, title: str | None = None) -> None:
@@ -242,22 +265,32 @@ def _emit_comparison(cmp: Comparison, fmt: Format) -> None:
         reason = (cmp.raw.get("absolute") or {}).get("reason") or ""
         _line(f"absolute ranks: {cmp.absolute_status} {f'({reason})' if reason else ''}", fmt)
     if cmp.absolute_pairs:
-        _write_rows(
-            [
-                {
-                    "a": p.a,
-                    "b": p.b,
-                    "wilcoxon p": p.wilcoxon_p,
-                    "log10 p": p.log10_wilcoxon_p,
-                    "sign p": p.sign_p,
-                    "p adjusted": p.p_adjusted,
-                    "significant": p.significant,
-                }
-                for p in cmp.absolute_pairs
-            ],
-            fmt,
-            "pairwise tests on absolute ranks",
+        significant = [p for p in cmp.absolute_pairs if p.significant]
+        adjustment = next(
+            (p.get("adjustment") for p in (cmp.raw.get("absolute") or {}).get("pairwise") or ()),
+            None,
         )
+        _line(
+            f"pairwise Wilcoxon tests on absolute ranks ({adjustment or 'adjusted'}): "
+            f"{len(significant)} of {len(cmp.absolute_pairs)} pairs significant at alpha = "
+            f"{_fmt(cmp.posthoc.alpha if cmp.posthoc else None)}",
+            fmt,
+        )
+        if significant:
+            _write_rows(
+                [
+                    {
+                        "a": p.a,
+                        "b": p.b,
+                        "wilcoxon p": p.wilcoxon_p,
+                        "log10 p": p.log10_wilcoxon_p,
+                        "sign p": p.sign_p,
+                        "p adjusted": p.p_adjusted,
+                    }
+                    for p in significant
+                ],
+                fmt,
+            )
     _write_rows(
         [f.row() for f in cmp.flips],
         fmt,
@@ -450,8 +483,12 @@ def run_test(
                 _emit(client.friedman(values, algorithms, problems), fmt, "Friedman family")
             elif name == "posthoc":
                 result = client.posthoc(
-                    values, method or "nemenyi", algorithms=algorithms, problems=problems,
-                    alpha=alpha, control=control,
+                    values,
+                    method or "nemenyi",
+                    algorithms=algorithms,
+                    problems=problems,
+                    alpha=alpha,
+                    control=control,
                 )
                 _emit(result, fmt, f"post-hoc {result.procedure}")
                 if fmt in (Format.table, Format.markdown):
@@ -501,15 +538,24 @@ def table(
             return
         if ladder:
             result: Any = client.create_ladder(
-                function_id, log2n=log2n, seed=seed, wait=not no_wait, timeout=timeout,
+                function_id,
+                log2n=log2n,
+                seed=seed,
+                wait=not no_wait,
+                timeout=timeout,
                 progress=not no_progress,
             )
             title = f"ladder of {function_id}: {result.status}"
         else:
             d: Any = None if not delta else (delta[0] if len(delta) == 1 else delta)
             result = client.create_table(
-                function_id, delta=d, log2n=log2n, seed=seed, wait=not no_wait,
-                timeout=timeout, progress=not no_progress,
+                function_id,
+                delta=d,
+                log2n=log2n,
+                seed=seed,
+                wait=not no_wait,
+                timeout=timeout,
+                progress=not no_progress,
             )
             title = "table"
     _emit(result, fmt, title)
@@ -631,9 +677,7 @@ def cross_machine(
         for r in _read_csv_dicts(published, ("instance", "a", "t1"))
     ]
     with _client() as client:
-        cmp = client.create_cross_machine(
-            rows, s1=s1, cpu1=cpu1, s2=s2, cpu2=cpu2, p_gamma=p_gamma
-        )
+        cmp = client.create_cross_machine(rows, s1=s1, cpu1=cpu1, s2=s2, cpu2=cpu2, p_gamma=p_gamma)
         if results is not None:
             b = {r["instance"]: float(r["b"]) for r in _read_csv_dicts(results, ("instance", "b"))}
             cmp = client.submit_cross_machine_results(cmp, b)
@@ -656,7 +700,7 @@ def pareto(
     with _client() as client:
         result = client.create_pareto_ranking(
             scores,
-            orientation={i: "max" for i in maximize or ()} or None,
+            orientation=dict.fromkeys(maximize or (), "max") or None,
             dominance=dominance,  # type: ignore[arg-type]
         )
     _emit(result, fmt, f"Pareto ranking {result.id} (rank 1 is best)")
@@ -685,9 +729,15 @@ def region_scan(
         pairs[name] = float(value)
     with _client() as client:
         scan = client.region_scan(
-            function_id, pairs, deltas=None if deltas is None else _floats(deltas),  # type: ignore[arg-type]
-            log2n=log2n, budget=budget, values_are=values_are,  # type: ignore[arg-type]
-            wait=not no_wait, timeout=timeout, progress=not no_progress,
+            function_id,
+            pairs,
+            deltas=None if deltas is None else _floats(deltas),  # type: ignore[arg-type]
+            log2n=log2n,
+            budget=budget,
+            values_are=values_are,  # type: ignore[arg-type]
+            wait=not no_wait,
+            timeout=timeout,
+            progress=not no_progress,
         )
     _emit(scan, fmt, f"region scan {scan.id} ({scan.status}); chosen δ = {_fmt(scan.chosen)}")
 

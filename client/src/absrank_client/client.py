@@ -147,9 +147,7 @@ class Client:
             headers["x-api-key"] = self.api_key
         url = self._url(path)
         try:
-            response = self._http.request(
-                method, url, json=json, params=params, headers=headers
-            )
+            response = self._http.request(method, url, json=json, params=params, headers=headers)
         except httpx.TransportError as exc:
             raise ConnectionFailed(self.url, str(exc) or type(exc).__name__) from None
         if response.status_code >= 400:
@@ -396,8 +394,13 @@ class Client:
             use_analytic=use_analytic,
         )
         return self._post_waiting_on_tables(
-            "/v1/absolute-ranks", body, RankSet.parse, wait=wait, timeout=timeout,
-            progress=progress, label=f"tables of {function_id or table_id}",
+            "/v1/absolute-ranks",
+            body,
+            RankSet.parse,
+            wait=wait,
+            timeout=timeout,
+            progress=progress,
+            label=f"tables of {function_id or table_id}",
         )
 
     def _post_waiting_on_tables(
@@ -508,8 +511,13 @@ class Client:
     ) -> TestResult:
         """Wilcoxon signed-rank test of paired values (omit ``y`` to test ``x`` as differences)."""
         body = _body(
-            x=_floats(x), y=_floats(y), alternative=alternative, zero_method=zero_method,
-            zero_tol=zero_tol, method=method, missing=missing,
+            x=_floats(x),
+            y=_floats(y),
+            alternative=alternative,
+            zero_method=zero_method,
+            zero_tol=zero_tol,
+            method=method,
+            missing=missing,
         )
         return TestResult.parse(self._test("wilcoxon", body))
 
@@ -540,7 +548,11 @@ class Client:
     ) -> TestResult:
         """Wilcoxon rank-sum / Mann–Whitney U test of two samples, with A12."""
         body = _body(
-            x=_floats(x), y=_floats(y), alternative=alternative, method=method, rtol=rtol,
+            x=_floats(x),
+            y=_floats(y),
+            alternative=alternative,
+            method=method,
+            rtol=rtol,
             missing=missing,
         )
         return TestResult.parse(self._test("rank-sum", body))
@@ -557,7 +569,11 @@ class Client:
     ) -> TestResult:
         """Two-sample Kolmogorov–Smirnov test (exact, conditional on ties, when feasible)."""
         body = _body(
-            x=_floats(x), y=_floats(y), alternative=alternative, method=method, rtol=rtol,
+            x=_floats(x),
+            y=_floats(y),
+            alternative=alternative,
+            method=method,
+            rtol=rtol,
             missing=missing,
         )
         return TestResult.parse(self._test("ks", body))
@@ -577,8 +593,15 @@ class Client:
     ) -> TestResult:
         """Permutation test of the difference of medians (default) or means of two samples."""
         body = _body(
-            x=_floats(x), y=_floats(y), statistic=statistic, alternative=alternative,
-            method=method, n_resamples=n_resamples, seed=seed, rtol=rtol, missing=missing,
+            x=_floats(x),
+            y=_floats(y),
+            statistic=statistic,
+            alternative=alternative,
+            method=method,
+            n_resamples=n_resamples,
+            seed=seed,
+            rtol=rtol,
+            missing=missing,
         )
         return TestResult.parse(self._test("permutation", body))
 
@@ -598,9 +621,7 @@ class Client:
         Give A's and B's results per instance (``a``, ``b``), or ``n`` and ``k`` directly.
         ``result['p_value_corrected']`` and ``result['decision']`` hold the conclusion.
         """
-        body = _body(
-            a=_floats(a), b=_floats(b), n=n, k=k, p_gamma=p_gamma, alpha=alpha, rtol=rtol
-        )
+        body = _body(a=_floats(a), b=_floats(b), n=n, k=k, p_gamma=p_gamma, alpha=alpha, rtol=rtol)
         return TestResult.parse(self._post("/v1/tests/sign-cross-machine", body))
 
     # ------------------------------------------------------------ comparisons
@@ -637,9 +658,19 @@ class Client:
         that support it and silently dropped otherwise.
         """
         body = inputs.results_payload(results) | _body(
-            reduction=reduction, budget=budget, values_are=values_are, value_runs=value_runs,
-            posthoc=posthoc, control=control, alpha=alpha, missing=missing, par_k=par_k,
-            rtol=rtol, regions=regions, absolute=absolute, zero_method=zero_method,
+            reduction=reduction,
+            budget=budget,
+            values_are=values_are,
+            value_runs=value_runs,
+            posthoc=posthoc,
+            control=control,
+            alpha=alpha,
+            missing=missing,
+            par_k=par_k,
+            rtol=rtol,
+            regions=regions,
+            absolute=absolute,
+            zero_method=zero_method,
             niia_subsets=None if niia_subsets is None else [list(s) for s in niia_subsets],
         )
 
@@ -775,11 +806,19 @@ class Client:
         """Start a cross-machine comparison from A's published table (``instance, a, t1`` rows):
         the answer's ``runtimes`` give the time ``t2`` to run B for on each instance."""
         rows = [
-            dict(r) if isinstance(r, Mapping) else dict(zip(("instance", "a", "t1"), r, strict=True))
+            dict(r)
+            if isinstance(r, Mapping)
+            else dict(zip(("instance", "a", "t1"), r, strict=True))
             for r in published
         ]
         body = _body(
-            published=rows, s1=s1, cpu1=cpu1, s2=s2, cpu2=cpu2, p_gamma=p_gamma, alpha=alpha,
+            published=rows,
+            s1=s1,
+            cpu1=cpu1,
+            s2=s2,
+            cpu2=cpu2,
+            p_gamma=p_gamma,
+            alpha=alpha,
             rtol=rtol,
         )
         return CrossMachineComparison.parse(self._post("/v1/cross-machine-comparisons", body))
@@ -858,9 +897,13 @@ class Client:
         body = _body(
             front=[list(map(float, pt)) for pt in front],
             reference_front=(
-                None if reference_front is None else [list(map(float, pt)) for pt in reference_front]
+                None
+                if reference_front is None
+                else [list(map(float, pt)) for pt in reference_front]
             ),
-            reference_point=None if reference_point is None else [float(x) for x in reference_point],
+            reference_point=None
+            if reference_point is None
+            else [float(x) for x in reference_point],
             indicators=None if indicators is None else list(indicators),
             p=p,
         )
@@ -893,12 +936,20 @@ class Client:
             if isinstance(values, Mapping)
             else [dict(v) for v in values]
         )
-        grid = None if deltas is None else (
-            dict(deltas) if isinstance(deltas, Mapping) else [float(d) for d in deltas]
+        grid = (
+            None
+            if deltas is None
+            else (dict(deltas) if isinstance(deltas, Mapping) else [float(d) for d in deltas])
         )
         body = _body(
-            function_id=function_id, values=vals, deltas=grid, values_are=values_are,
-            log2n=log2n, follow_up_log2n=follow_up_log2n, seed=seed, budget=budget,
+            function_id=function_id,
+            values=vals,
+            deltas=grid,
+            values_are=values_are,
+            log2n=log2n,
+            follow_up_log2n=follow_up_log2n,
+            seed=seed,
+            budget=budget,
         )
         scan = RegionScan.parse(self._post("/v1/region-scans", body))
         if not wait:
@@ -922,5 +973,3 @@ class Client:
         return self._wait_resource(
             job, RegionScan.parse, timeout=timeout, progress=progress, label=f"scan {job.id}"
         )
-
-

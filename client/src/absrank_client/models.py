@@ -57,13 +57,13 @@ JSON = Mapping[str, Any]
 
 def _pandas() -> Any:
     try:
-        import pandas
+        import pandas as pd
     except ImportError:
         raise ImportError(
             "to_frame() needs pandas, which absrank-client does not install by default: "
             "pip install 'absrank-client[pandas]'"
         ) from None
-    return pandas
+    return pd
 
 
 def num(x: Any) -> Any:
@@ -578,7 +578,11 @@ class OmnibusTest:
 
 def _omnibus(result: JSON) -> tuple[OmnibusTest, ...]:
     out = []
-    for key, name in (("friedman", "friedman"), ("aligned_ranks", "aligned-ranks"), ("quade", "quade")):
+    for key, name in (
+        ("friedman", "friedman"),
+        ("aligned_ranks", "aligned-ranks"),
+        ("quade", "quade"),
+    ):
         doc = result.get(key)
         if not isinstance(doc, Mapping):
             continue
