@@ -1,49 +1,30 @@
 """Client fixtures: the real app on a migrated SQLite file (tables built inline), reached
-through ``absrank_client.Client(http=TestClient(app))`` — no mocks."""
+through ``absrank_client.Client(http=TestClient(app))`` — no mocks.
+
+``settings``, ``dispatcher`` and ``http`` are the API tests' fixtures (``http`` is their
+``client``: FastAPI's TestClient, an ``httpx.Client`` wired to the app).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from absrank_client import Client, cli
 from fastapi.testclient import TestClient
 
-from app.config import Settings
-from app.main import create_app
-from app.services import tables as table_service
-from tests.api.conftest import InlineDispatcher, api_settings
-from tests.support import migrate
+from tests.api.conftest import InlineDispatcher, dispatcher, settings
+from tests.api.conftest import client as http
+
+__all__ = ["cli_app", "client", "dispatcher", "http", "release", "settings"]
 
 
-class Dispatcher(InlineDispatcher):
-    """The API tests' inline dispatcher, plus ``release()``: run every chunk held so far."""
-
-    def release(self) -> None:
-        self.hold = False
-        held, self.chunks = self.chunks, []
-        for table_id, index in held:
-            self.enqueue_chunk(table_id, index)
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return api_settings(tmp_path)
-
-
-@pytest.fixture
-def dispatcher(settings: Settings) -> Dispatcher:
-    return Dispatcher(settings)
-
-
-@pytest.fixture
-def http(settings: Settings, dispatcher: Dispatcher) -> Iterator[TestClient]:
-    migrate(settings.database_url)
-    app = create_app(settings, dispatcher=dispatcher)
-    dispatcher.app = app
-    with TestClient(app) as c:
-        yield c
+def release(dispatcher: InlineDispatcher) -> None:
+    """Let the held table builds run: every chunk queued while ``hold`` was set, now."""
+    dispatcher.hold = False
+    held, dispatcher.chunks = dispatcher.chunks, []
+    for table_id, index in held:
+        dispatcher.enqueue_chunk(table_id, index)
 
 
 @pytest.fixture
@@ -61,11 +42,3 @@ def cli_app(http: TestClient, monkeypatch: pytest.MonkeyPatch) -> object:
 
     monkeypatch.setattr(cli, "client_factory", factory)
     return cli.app
-
-
-def held_table_chunks(dispatcher: Dispatcher) -> int:
-    """How many chunk tasks the dispatcher holds (to check a wait really waited)."""
-    return len(dispatcher.chunks)
-
-
-__all__ = ["Dispatcher", "held_table_chunks", "table_service"]

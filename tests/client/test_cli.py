@@ -12,7 +12,7 @@ import pytest
 from absrank_client import Client, cli
 from typer.testing import CliRunner
 
-from tests.client.conftest import Dispatcher
+from tests.api.conftest import InlineDispatcher as Dispatcher
 from tests.client.test_client import CSV, MATRIX, NAMES
 
 runner = CliRunner()

@@ -24,7 +24,8 @@ from absrank_client.errors import problem_from_response
 from absrank_client.models import log10_of
 from scipy import stats
 
-from tests.client.conftest import Dispatcher
+from tests.api.conftest import InlineDispatcher as Dispatcher
+from tests.client.conftest import release
 
 PROBLEMS = ("classic/sphere/d2", "classic/rastrigin/d2", "classic/griewank/d2")
 VALUES = {  # per problem: A, B, C (errors f - f*)
@@ -189,7 +190,7 @@ def test_create_table_waits_while_it_builds_and_reports_progress(
     def progress(status: JobStatus) -> None:
         seen.append(status)
         if len(seen) == 2:
-            dispatcher.release()  # the workers get to it while the client polls
+            release(dispatcher)  # the workers get to it while the client polls
 
     table = client.create_table("classic/rastrigin/d2", progress=progress)
     assert table.ready
@@ -251,7 +252,7 @@ def test_create_ladder_waits_for_every_level(client: Client, dispatcher: Dispatc
 
     def progress(status: JobStatus) -> None:
         seen.append(status)
-        dispatcher.release()
+        release(dispatcher)
 
     ladder = client.create_ladder("classic/ellipsoid/d2", log2n=10, progress=progress)
     assert ladder.ready
@@ -287,7 +288,7 @@ def test_ranks_wait_while_the_default_table_builds(client: Client, dispatcher: D
 
     def progress(status: JobStatus) -> None:
         seen.append(status)
-        dispatcher.release()
+        release(dispatcher)
 
     ranks = client.ranks("classic/griewank/d2", [0.01, 1.0], budget=10, progress=progress)
     assert [r.value for r in ranks.ranks] == [0.01, 1.0]
@@ -490,7 +491,7 @@ def test_compare_waits_for_pending_tables(client: Client, dispatcher: Dispatcher
     def progress(status: JobStatus) -> None:
         seen.append(status)
         if len(seen) == 2:
-            dispatcher.release()
+            release(dispatcher)
 
     cmp = client.compare(ROWS, reduction="best", values_are="error", progress=progress)
     assert cmp.complete
@@ -612,7 +613,7 @@ def test_region_scan_waits_and_chooses(client: Client, dispatcher: Dispatcher) -
 
     def progress(status: JobStatus) -> None:
         seen.append(status)
-        dispatcher.release()
+        release(dispatcher)
 
     scan = client.region_scan(
         "classic/sphere/d3",

@@ -498,6 +498,10 @@ class Client:
         names = (raw.get("policies") or {}).get("algorithms") or body.get("algorithms") or ()
         return BradleyTerry.parse((raw.get("result") or {}).get("model") or {}, names, raw)
 
+    def _sample_test(self, name: str, x: Any, y: Any, options: dict[str, Any]) -> TestResult:
+        body = _body(x=_floats(x), y=_floats(y), **options)
+        return TestResult.parse(self._test(name, body))
+
     def wilcoxon(
         self,
         x: Sequence[float | None],
@@ -510,16 +514,8 @@ class Client:
         missing: str | None = None,
     ) -> TestResult:
         """Wilcoxon signed-rank test of paired values (omit ``y`` to test ``x`` as differences)."""
-        body = _body(
-            x=_floats(x),
-            y=_floats(y),
-            alternative=alternative,
-            zero_method=zero_method,
-            zero_tol=zero_tol,
-            method=method,
-            missing=missing,
-        )
-        return TestResult.parse(self._test("wilcoxon", body))
+        options = {"alternative": alternative, "zero_method": zero_method, "zero_tol": zero_tol}
+        return self._sample_test("wilcoxon", x, y, options | {"method": method, "missing": missing})
 
     def sign(
         self,
@@ -531,10 +527,8 @@ class Client:
         missing: str | None = None,
     ) -> TestResult:
         """Exact sign test of paired values (ties dropped and counted)."""
-        body = _body(
-            x=_floats(x), y=_floats(y), alternative=alternative, zero_tol=zero_tol, missing=missing
-        )
-        return TestResult.parse(self._test("sign", body))
+        options = {"alternative": alternative, "zero_tol": zero_tol, "missing": missing}
+        return self._sample_test("sign", x, y, options)
 
     def rank_sum(
         self,
@@ -547,15 +541,8 @@ class Client:
         missing: str | None = None,
     ) -> TestResult:
         """Wilcoxon rank-sum / Mann–Whitney U test of two samples, with A12."""
-        body = _body(
-            x=_floats(x),
-            y=_floats(y),
-            alternative=alternative,
-            method=method,
-            rtol=rtol,
-            missing=missing,
-        )
-        return TestResult.parse(self._test("rank-sum", body))
+        options = {"alternative": alternative, "method": method, "rtol": rtol, "missing": missing}
+        return self._sample_test("rank-sum", x, y, options)
 
     def ks(
         self,
@@ -568,15 +555,8 @@ class Client:
         missing: str | None = None,
     ) -> TestResult:
         """Two-sample Kolmogorov–Smirnov test (exact, conditional on ties, when feasible)."""
-        body = _body(
-            x=_floats(x),
-            y=_floats(y),
-            alternative=alternative,
-            method=method,
-            rtol=rtol,
-            missing=missing,
-        )
-        return TestResult.parse(self._test("ks", body))
+        options = {"alternative": alternative, "method": method, "rtol": rtol, "missing": missing}
+        return self._sample_test("ks", x, y, options)
 
     def permutation(
         self,
@@ -592,18 +572,9 @@ class Client:
         missing: str | None = None,
     ) -> TestResult:
         """Permutation test of the difference of medians (default) or means of two samples."""
-        body = _body(
-            x=_floats(x),
-            y=_floats(y),
-            statistic=statistic,
-            alternative=alternative,
-            method=method,
-            n_resamples=n_resamples,
-            seed=seed,
-            rtol=rtol,
-            missing=missing,
-        )
-        return TestResult.parse(self._test("permutation", body))
+        options = {"statistic": statistic, "alternative": alternative, "method": method}
+        options |= {"n_resamples": n_resamples, "seed": seed, "rtol": rtol, "missing": missing}
+        return self._sample_test("permutation", x, y, options)
 
     def sign_cross_machine(
         self,

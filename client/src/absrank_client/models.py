@@ -102,6 +102,37 @@ class _Tabular:
         return _pandas().DataFrame(self.rows())
 
 
+class _Row(_Tabular):
+    """A single item: one row, ``row()``."""
+
+    def row(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [self.row()]
+
+
+@dataclass(frozen=True)
+class _Page(_Tabular):
+    """A page of items: ``total`` counts every match, ``items`` this page, one row each."""
+
+    total: int
+    items: tuple[Any, ...]
+    raw: JSON = field(repr=False)
+
+    @staticmethod
+    def _item(raw: JSON) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def parse(cls, raw: JSON) -> Any:
+        items = tuple(cls._item(i) for i in raw.get("items", ()))
+        return cls(int(raw.get("total", len(items))), items, raw)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [i.row() for i in self.items]
+
+
 # ---------------------------------------------------------------- functions and tables
 
 
@@ -123,7 +154,7 @@ class Progress:
 
 
 @dataclass(frozen=True)
-class FunctionInfo(_Tabular):
+class FunctionInfo(_Row):
     """A hosted benchmark function (``GET /v1/functions/{id}``)."""
 
     id: str
@@ -177,25 +208,13 @@ class FunctionInfo(_Tabular):
             "noisy": self.noisy,
         }
 
-    def rows(self) -> list[dict[str, Any]]:
-        return [self.row()]
-
 
 @dataclass(frozen=True)
-class FunctionList(_Tabular):
+class FunctionList(_Page):
     """A page of functions (``total`` counts every match, ``items`` this page)."""
 
-    total: int
     items: tuple[FunctionInfo, ...]
-    raw: JSON = field(repr=False)
-
-    @classmethod
-    def parse(cls, raw: JSON) -> FunctionList:
-        items = tuple(FunctionInfo.parse(i) for i in raw.get("items", ()))
-        return cls(int(raw.get("total", len(items))), items, raw)
-
-    def rows(self) -> list[dict[str, Any]]:
-        return [f.row() for f in self.items]
+    _item = staticmethod(FunctionInfo.parse)
 
 
 @dataclass(frozen=True)
@@ -216,7 +235,7 @@ class Evaluation(_Tabular):
 
 
 @dataclass(frozen=True)
-class Table(_Tabular):
+class Table(_Row):
     """A table of v1 and its build status (``GET /v1/tables/{id}``).
 
     ``summary`` holds ``y_1``, ``y_N`` and quantiles once the table is ready.
@@ -283,25 +302,13 @@ class Table(_Tabular):
             "y_N": summary.get("y_N"),
         }
 
-    def rows(self) -> list[dict[str, Any]]:
-        return [self.row()]
-
 
 @dataclass(frozen=True)
-class TableList(_Tabular):
+class TableList(_Page):
     """A page of tables, newest first."""
 
-    total: int
     items: tuple[Table, ...]
-    raw: JSON = field(repr=False)
-
-    @classmethod
-    def parse(cls, raw: JSON) -> TableList:
-        items = tuple(Table.parse(i) for i in raw.get("items", ()))
-        return cls(int(raw.get("total", len(items))), items, raw)
-
-    def rows(self) -> list[dict[str, Any]]:
-        return [t.row() for t in self.items]
+    _item = staticmethod(Table.parse)
 
 
 @dataclass(frozen=True)
@@ -957,7 +964,7 @@ class Comparison(_Tabular):
 
 
 @dataclass(frozen=True)
-class Cpu(_Tabular):
+class Cpu(_Row):
     """A CPU of the registry with its PassMark single-thread score."""
 
     id: int
@@ -991,25 +998,13 @@ class Cpu(_Tabular):
             "match": self.match,
         }
 
-    def rows(self) -> list[dict[str, Any]]:
-        return [self.row()]
-
 
 @dataclass(frozen=True)
-class CpuList(_Tabular):
+class CpuList(_Page):
     """CPUs matching a search, best first."""
 
-    total: int
     items: tuple[Cpu, ...]
-    raw: JSON = field(repr=False)
-
-    @classmethod
-    def parse(cls, raw: JSON) -> CpuList:
-        items = tuple(Cpu.parse(i) for i in raw.get("items", ()))
-        return cls(int(raw.get("total", len(items))), items, raw)
-
-    def rows(self) -> list[dict[str, Any]]:
-        return [c.row() for c in self.items]
+    _item = staticmethod(Cpu.parse)
 
 
 @dataclass(frozen=True)
