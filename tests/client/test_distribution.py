@@ -92,3 +92,33 @@ def test_importing_the_client_and_its_cli_loads_no_server_module(tmp_path: Path)
     )
     assert out.returncode == 0, out.stderr
     assert Path(out.stdout.strip()).is_relative_to(PACKAGE)
+
+
+def test_every_api_path_has_a_client_method(http: object) -> None:
+    import re
+
+    source = (PACKAGE / "client.py").read_text()
+    used = set(re.findall(r'f?"(/(?:v1|healthz)[^"]*)"', source))
+    patterns = [
+        re.compile("^" + re.sub(r"\\\{[^}]*\\\}", "[^/]+", re.escape(p)) + "$") for p in used
+    ]
+    paths = http.get("/openapi.json").json()["paths"]  # type: ignore[attr-defined]
+    missing = [p for p in paths if not any(pat.match(p) for pat in patterns)]
+    assert not missing, missing
+    from absrank_client import Client
+
+    tests = [p.removeprefix("/v1/tests/") for p in paths if p.startswith("/v1/tests/")]
+    assert len(tests) == 9
+    assert [t for t in tests if not hasattr(Client, t.replace("-", "_"))] == []
+
+
+def test_the_readme_lists_every_public_method() -> None:
+    import inspect
+
+    from absrank_client import Client
+
+    readme = (CLIENT / "README.md").read_text()
+    public = [n for n, f in inspect.getmembers(Client, inspect.isfunction) if not n.startswith("_")]
+    assert len(public) >= 35
+    missing = [n for n in public if f"`{n}(" not in readme and n != "close"]
+    assert not missing, missing
