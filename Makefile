@@ -6,10 +6,11 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: run test install migrate worker lint bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml client/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,cec]'
+	$(BIN)/python -m pip install --quiet -e ./client
 	touch $(STAMP)
 
 install: $(STAMP)
