@@ -74,6 +74,14 @@ def long_rows(path: Path, dim: int = 10) -> list[dict[str, Any]]:
     return rows
 
 
+def write_long(rows: list[dict[str, Any]], out: Path) -> None:
+    """Write ``rows`` as the long CSV ``algorithm,problem,run,value`` (what the CLI reads)."""
+    with out.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["algorithm", "problem", "run", "value"])
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def compare(client: httpx.Client, rows: list[dict[str, Any]], wait: float) -> dict[str, Any]:
     """POST the comparison until its absolute ranks are complete (tables may still build)."""
     body = {
@@ -142,10 +150,19 @@ def main(argv: list[str] | None = None, http: httpx.Client | None = None) -> Non
     parser.add_argument("csv", nargs="?", type=Path, help="the published table (wide CSV)")
     parser.add_argument("--url", default="http://127.0.0.1:8000")
     parser.add_argument("--wait", type=float, default=600.0, help="seconds to wait for tables")
+    parser.add_argument(
+        "--write-long",
+        type=Path,
+        metavar="OUT",
+        help="only write the table in long format (algorithm,problem,run,value) to OUT",
+    )
     args = parser.parse_args(argv)
     path = args.csv or next((p for p in CANDIDATES if p.is_file()), None)
     if path is None:
         parser.error("give the path of cec2005_d10_mean_errors_f15_f17.csv")
+    if args.write_long:
+        write_long(long_rows(path), args.write_long)
+        return
     session = httpx.Client(base_url=args.url, timeout=120.0) if http is None else http
     with session if http is None else contextlib.nullcontext(session) as client:
         out = compare(client, long_rows(path), args.wait)

@@ -23,9 +23,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import importlib.util
 import io
+import os
 import re
 import sys
 import tempfile
@@ -74,6 +76,19 @@ def _example(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+_SHARED = contextlib.ExitStack()
+_shared_client: object | None = None
+
+
+def shared_client() -> object:
+    """One :func:`app_client` per process (closed at exit), so generators share built tables."""
+    global _shared_client
+    if _shared_client is None:
+        _shared_client = _SHARED.enter_context(app_client())
+        atexit.register(_SHARED.close)
+    return _shared_client
 
 
 @contextlib.contextmanager
@@ -125,13 +140,45 @@ def bbob_demo() -> str:
 def cec2005_walkthrough() -> str:
     """``examples/cec2005_walkthrough.py`` on the published CEC 2005 F15–F17 means."""
     walk = _example("cec2005_walkthrough")
-    with app_client() as client:
-        return _printed(lambda: walk.main([str(CEC_CSV)], client))
+    return _printed(lambda: walk.main([str(CEC_CSV)], shared_client()))  # type: ignore[arg-type]
+
+
+#: The README's CLI command on the CEC 2005 means (after ``--write-long cec2005.csv``).
+CLIENT_COMPARE = (
+    "compare cec2005.csv --reduction mean --value-runs 25 --budget 100000 --values-are error "
+    "--regions nested --posthoc nemenyi --cd-diagram cd.svg"
+)
+
+
+def client_compare() -> str:
+    """``absrank-client compare`` on the CEC 2005 means in long format, with a CD diagram."""
+    from typer.testing import CliRunner
+
+    from absrank_client import Client, cli
+
+    walk = _example("cec2005_walkthrough")
+    http = shared_client()
+    factory = cli.client_factory
+    cli.client_factory = lambda url, key, timeout: Client(http=http)  # type: ignore[arg-type]
+    here = Path.cwd()
+    try:
+        with tempfile.TemporaryDirectory(prefix="absrank-readme-cli-") as tmp:
+            os.chdir(tmp)
+            walk.main([str(CEC_CSV), "--write-long", "cec2005.csv"])
+            result = CliRunner().invoke(cli.app, [*CLIENT_COMPARE.split(), "--no-progress"])
+            if result.exit_code != 0 or not Path("cd.svg").read_bytes().startswith(b"<?xml"):
+                raise RuntimeError(f"absrank-client compare failed: {result.output}")
+            text = result.stdout
+    finally:
+        os.chdir(here)
+        cli.client_factory = factory
+    return text if text.endswith("\n") else text + "\n"
 
 
 GENERATORS: dict[str, Callable[[], str]] = {
     "bbob-demo": bbob_demo,
     "cec2005-walkthrough": cec2005_walkthrough,
+    "client-compare": client_compare,
 }
 
 

@@ -17,6 +17,7 @@ from absrank_client import (
     JobTimeout,
     NotFound,
     ProblemError,
+    ServiceWarning,
     TableNotReady,
     Unauthorized,
 )
@@ -657,3 +658,19 @@ def test_to_frame_without_pandas_says_how_to_install_it(
     with pytest.raises(ImportError, match=r"absrank-client\[pandas\]"):
         result.to_frame()
     assert result.rows()[0]["p_value"] == result.p_value
+
+
+def test_warnings_come_once_with_their_count_and_problems(client: Client) -> None:
+    # B has two runs on every problem, A one: the service warns once about the run counts
+    rows = [*ROWS, *({**r, "run": 1} for r in ROWS if r["algorithm"] == "B")]
+    cmp = client.compare(rows, reduction="mean", values_are="error", absolute="off")
+    messages = [w.message for w in cmp.warnings]
+    assert len(messages) == len(set(messages))
+    assert any("different numbers of runs" in m for m in messages)
+    for w in cmp.warnings:
+        assert isinstance(w, ServiceWarning)
+        assert w.count >= 1
+        assert str(w).endswith(w.message if w.count == 1 else f"(x{w.count})")
+    raw = cmp.raw["warnings"]
+    assert [ServiceWarning.parse(item) for item in raw] == list(cmp.warnings)
+    assert ServiceWarning.parse("plain text") == ServiceWarning("plain text")

@@ -357,6 +357,9 @@ def compare(
     cd_diagram: Annotated[
         Path | None, typer.Option(help="write the critical-difference diagram (.svg or .png)")
     ] = None,
+    view: Annotated[
+        str, typer.Option(help="summary, or full (every cell's v, method and table; for json)")
+    ] = "summary",
     fmt: FormatOption = Format.table,
     timeout: TimeoutOption = 1800.0,
     no_wait: NoWait = False,
@@ -379,6 +382,7 @@ def compare(
             regions=regions,  # type: ignore[arg-type]
             absolute=absolute,  # type: ignore[arg-type]
             niia_subsets=[s.split(",") for s in niia_subset] if niia_subset else None,
+            view=view,  # type: ignore[arg-type]
             wait=not no_wait,
             timeout=timeout,
             progress=not no_progress,

@@ -615,7 +615,7 @@ class Client:
         absolute: Literal["auto", "off"] | None = None,
         zero_method: str | None = None,
         niia_subsets: Sequence[Sequence[str]] | None = None,
-        view: str | None = None,
+        view: Literal["summary", "full"] | None = "summary",
         wait: bool = True,
         timeout: float | None = None,
         progress: ProgressOption = False,
@@ -625,8 +625,9 @@ class Client:
         ``results`` in long format: a DataFrame, a CSV path or rows ``algorithm, problem, run,
         value``. While the problems' tables build the comparison is ``partial``; with ``wait``
         (default) the client waits for those tables and sends the request again (it is
-        idempotent) until it is complete. ``view`` (e.g. ``"summary"``) is passed to servers
-        that support it and silently dropped otherwise.
+        idempotent) until it is complete. ``view="summary"`` (default) leaves out the per-cell
+        detail (rank matrix, each cell's v, method and table); ``"full"`` keeps it (what
+        ``cmp.raw`` then holds for every cell). Servers without views get it dropped silently.
         """
         body = inputs.results_payload(results) | _body(
             reduction=reduction,
@@ -701,8 +702,10 @@ class Client:
             retry_after
         )
 
-    def get_comparison(self, comparison_id: str, *, view: str | None = None) -> Comparison:
-        """Show a stored comparison again."""
+    def get_comparison(
+        self, comparison_id: str, *, view: Literal["summary", "full"] | None = "summary"
+    ) -> Comparison:
+        """Show a stored comparison again (``view`` as in :meth:`compare`)."""
         path = f"/v1/comparisons/{comparison_id}"
         if view is not None and not self._view_refused:
             try:

@@ -47,12 +47,52 @@ __all__ = [
     "RegionScan",
     "Runtime",
     "ScanDelta",
+    "ServiceWarning",
     "Table",
     "TableList",
     "TestResult",
 ]
 
 JSON = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ServiceWarning:
+    """A warning of the service, given once however often it arose.
+
+    Attributes
+    ----------
+    message : str
+        What happened, in words.
+    count : int
+        How many times it arose (e.g. once per cell of a comparison).
+    problems : tuple of str
+        The problems (function ids) it concerns, where the service names them.
+    """
+
+    message: str
+    count: int = 1
+    problems: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        where = f"[{', '.join(self.problems)}] " if self.problems else ""
+        times = f" (x{self.count})" if self.count > 1 else ""
+        return f"{where}{self.message}{times}"
+
+    @classmethod
+    def parse(cls, item: str | JSON) -> ServiceWarning:
+        """From a plain string or a ``{message, count, problems}`` object."""
+        if isinstance(item, str):
+            return cls(item)
+        return cls(
+            str(item.get("message", "")),
+            int(item.get("count", 1)),
+            tuple(str(p) for p in item.get("problems") or ()),
+        )
+
+
+def _warnings(*lists: Sequence[str | JSON] | None) -> tuple[ServiceWarning, ...]:
+    return tuple(ServiceWarning.parse(w) for items in lists for w in items or ())
 
 
 def _pandas() -> Any:
@@ -463,7 +503,7 @@ class RankSet(_Tabular):
     algorithms: tuple[AlgorithmRank, ...]
     source: JSON
     tail: JSON
-    warnings: tuple[str, ...]
+    warnings: tuple[ServiceWarning, ...]
     raw: JSON = field(repr=False)
 
     @classmethod
@@ -477,7 +517,7 @@ class RankSet(_Tabular):
             algorithms=tuple(AlgorithmRank.parse(a) for a in raw.get("algorithms") or ()),
             source=raw.get("source") or {},
             tail=raw.get("tail") or {},
-            warnings=tuple(raw.get("warnings") or ()),
+            warnings=_warnings(raw.get("warnings")),
             raw=raw,
         )
 
@@ -515,7 +555,7 @@ class TestResult(_Tabular):
     a12: float | None
     result: JSON
     policies: JSON
-    warnings: tuple[str, ...]
+    warnings: tuple[ServiceWarning, ...]
     raw: JSON = field(repr=False)
 
     @classmethod
@@ -537,7 +577,7 @@ class TestResult(_Tabular):
             a12=a12.get("a12") if isinstance(a12, Mapping) else None,
             result=result,
             policies=raw.get("policies") or {},
-            warnings=tuple(raw.get("warnings") or ()),
+            warnings=_warnings(raw.get("warnings")),
             raw=raw,
         )
 
@@ -624,7 +664,7 @@ class FriedmanTests(_Tabular):
     algorithms: tuple[str, ...]
     average_ranks: tuple[float, ...]
     tests: tuple[OmnibusTest, ...]
-    warnings: tuple[str, ...]
+    warnings: tuple[ServiceWarning, ...]
     raw: JSON = field(repr=False)
 
     @classmethod
@@ -635,7 +675,7 @@ class FriedmanTests(_Tabular):
             algorithms=names,
             average_ranks=tuple((result.get("friedman") or {}).get("average_ranks") or ()),
             tests=_omnibus(result),
-            warnings=tuple(raw.get("warnings") or ()),
+            warnings=_warnings(raw.get("warnings")),
             raw=raw,
         )
 
@@ -875,7 +915,7 @@ class Comparison(_Tabular):
     flips: tuple[Flip, ...]
     relative_flipped_pairs: tuple[tuple[str, str], ...]
     absolute_flipped_pairs: tuple[tuple[str, str], ...]
-    warnings: tuple[str, ...]
+    warnings: tuple[ServiceWarning, ...]
     raw: JSON = field(repr=False)
 
     @property
@@ -952,7 +992,7 @@ class Comparison(_Tabular):
             flips=_flips("relative", rel_niia, names) + _flips("absolute", abs_niia, names),
             relative_flipped_pairs=_flipped_pairs(rel_niia, names),
             absolute_flipped_pairs=_flipped_pairs(abs_niia, names),
-            warnings=tuple(raw.get("warnings") or ()) + tuple(absolute.get("warnings") or ()),
+            warnings=_warnings(raw.get("warnings"), absolute.get("warnings")),
             raw=raw,
         )
 
@@ -973,7 +1013,7 @@ class Cpu(_Row):
     source: str
     source_date: str
     match: float | None
-    warnings: tuple[str, ...]
+    warnings: tuple[ServiceWarning, ...]
     raw: JSON = field(repr=False)
 
     @classmethod
@@ -985,7 +1025,7 @@ class Cpu(_Row):
             source=raw.get("source", ""),
             source_date=raw.get("source_date", ""),
             match=raw.get("match"),
-            warnings=tuple(raw.get("warnings") or ()),
+            warnings=_warnings(raw.get("warnings")),
             raw=raw,
         )
 
@@ -1018,7 +1058,7 @@ class EquivalentRuntime(_Tabular):
     ratio: float
     s1: float
     s2: float
-    warnings: tuple[str, ...]
+    warnings: tuple[ServiceWarning, ...]
     limits: str
     raw: JSON = field(repr=False)
 
@@ -1035,7 +1075,7 @@ class EquivalentRuntime(_Tabular):
             ratio=raw["ratio"],
             s1=raw["s1"],
             s2=raw["s2"],
-            warnings=tuple(raw.get("warnings") or ()),
+            warnings=_warnings(raw.get("warnings")),
             limits=raw.get("limits", ""),
             raw=raw,
         )
@@ -1070,7 +1110,7 @@ class CrossMachineComparison(_Tabular):
     runtimes: tuple[Runtime, ...]
     test: TestResult | None
     steps: tuple[str, ...]
-    warnings: tuple[str, ...]
+    warnings: tuple[ServiceWarning, ...]
     raw: JSON = field(repr=False)
 
     @classmethod
@@ -1093,7 +1133,7 @@ class CrossMachineComparison(_Tabular):
                 else None
             ),
             steps=tuple(raw.get("steps") or ()),
-            warnings=tuple(raw.get("warnings") or ()),
+            warnings=_warnings(raw.get("warnings")),
             raw=raw,
         )
 
@@ -1147,7 +1187,7 @@ class Indicators(_Tabular):
 
     values: Mapping[str, float]
     settings: JSON
-    warnings: tuple[str, ...]
+    warnings: tuple[ServiceWarning, ...]
     raw: JSON = field(repr=False)
 
     @classmethod
@@ -1155,7 +1195,7 @@ class Indicators(_Tabular):
         return cls(
             values={k: num(v) for k, v in (raw.get("values") or {}).items()},
             settings=raw.get("settings") or {},
-            warnings=tuple(raw.get("warnings") or ()),
+            warnings=_warnings(raw.get("warnings")),
             raw=raw,
         )
 
@@ -1203,7 +1243,7 @@ class RegionScan(_Tabular):
     chosen_separating: float | None
     follow_up: JSON | None
     errors: tuple[JSON, ...]
-    warnings: tuple[str, ...]
+    warnings: tuple[ServiceWarning, ...]
     raw: JSON = field(repr=False)
 
     @property
@@ -1251,7 +1291,7 @@ class RegionScan(_Tabular):
             chosen_separating=chosen("chosen_separating"),
             follow_up=raw.get("follow_up"),
             errors=tuple(raw.get("errors") or ()),
-            warnings=tuple(raw.get("warnings") or ()),
+            warnings=_warnings(raw.get("warnings")),
             raw=raw,
         )
 
