@@ -152,9 +152,8 @@ CLIENT_COMPARE = (
 
 def client_compare() -> str:
     """``absrank-client compare`` on the CEC 2005 means in long format, with a CD diagram."""
-    from typer.testing import CliRunner
-
     from absrank_client import Client, cli
+    from typer.testing import CliRunner
 
     walk = _example("cec2005_walkthrough")
     http = shared_client()
