@@ -5,10 +5,15 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 from alembic import command
 from alembic.config import Config
 
@@ -55,3 +60,108 @@ def process_group(
         yield proc
     finally:
         stop_group(proc, stop_signal)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (children, grandchildren, ...)."""
+    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True).stdout
+    children: dict[int, list[int]] = {}
+    for line in out.splitlines():
+        p, pp = (int(x) for x in line.split())
+        children.setdefault(pp, []).append(p)
+    found, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            found.add(c)
+            todo.append(c)
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split()[2] == "Z")
+
+
+@dataclass
+class Served:
+    """A running ``absrank serve`` started by :func:`served`.
+
+    Attributes
+    ----------
+    url : str
+        Its base URL on loopback.
+    process : subprocess.Popen
+        The ``absrank serve`` process (its own session).
+    workers : set of int
+        The pids of its embedded workers, read once it answered ``/healthz``.
+    """
+
+    url: str
+    process: subprocess.Popen[bytes]
+    workers: set[int]
+
+
+@contextlib.contextmanager
+def served(tmp_path: Path, **settings: str) -> Iterator[Served]:
+    """``absrank migrate`` + ``absrank serve`` on a free loopback port, as a user runs them.
+
+    Small tables (N = 2^12 in chunks of 2^10) and no default tables unless ``settings``
+    (``ABSRANK_*`` names without the prefix) say otherwise. Everything it started is stopped
+    when the block ends: SIGTERM to the server's group, then SIGKILL to what is left.
+    """
+    port = free_port()
+    env = (
+        os.environ
+        | {
+            "ABSRANK_DATABASE_URL": f"sqlite:///{tmp_path / 'absrank.db'}",
+            "ABSRANK_QUEUE_URL": f"sqlite:///{tmp_path / 'queue.db'}",
+            "ABSRANK_PORT": str(port),
+            "ABSRANK_DEFAULT_TABLES": "false",
+            "ABSRANK_TABLE_DEFAULT_LOG2N": "12",
+            "ABSRANK_TABLE_CHUNK_LOG2": "10",
+        }
+        | {f"ABSRANK_{k.upper()}": v for k, v in settings.items()}
+    )
+    cli = [sys.executable, "-m", "app.cli"]
+    subprocess.run([*cli, "migrate"], env=env, cwd=ROOT, check=True, capture_output=True)
+    with (tmp_path / "serve.log").open("wb") as log:
+        process = subprocess.Popen(
+            [*cli, "serve"],
+            env=env,
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        running = Served(f"http://127.0.0.1:{port}", process, set())
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if httpx.get(f"{running.url}/healthz", timeout=5).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert time.monotonic() < deadline, "absrank serve did not start within 60 s"
+                assert process.poll() is None, "absrank serve exited; see serve.log"
+                time.sleep(0.3)
+            running.workers = descendants(process.pid)
+            yield running
+        finally:
+            if process.poll() is None:
+                stop_group(process, signal.SIGTERM, wait=30)
+            for pid in running.workers:
+                if alive(pid):
+                    os.kill(pid, signal.SIGKILL)

@@ -6,17 +6,13 @@ import csv
 import io
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.e2e.test_serve import _alive, _descendants, _free_port
-from tests.support import stop_group
+from tests.support import served
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "cec2005_d10_mean_errors_f15_f17.csv"
@@ -52,39 +48,8 @@ def _average_ranks(values: dict[str, list[float]]) -> dict[str, float]:
 @pytest.mark.slow
 def test_the_console_script_compares_cec2005_results_on_a_real_server(tmp_path: Path) -> None:
     assert SCRIPT.exists(), f"{SCRIPT} is missing: pip install -e ./client"
-    port = _free_port()
-    env = os.environ | {
-        "ABSRANK_DATABASE_URL": f"sqlite:///{tmp_path / 'absrank.db'}",
-        "ABSRANK_QUEUE_URL": f"sqlite:///{tmp_path / 'queue.db'}",
-        "ABSRANK_PORT": str(port),
-        "ABSRANK_DEFAULT_TABLES": "false",
-        "ABSRANK_TABLE_DEFAULT_LOG2N": "12",
-        "ABSRANK_TABLE_CHUNK_LOG2": "10",
-    }
-    server_cli = [sys.executable, "-m", "app.cli"]
-    subprocess.run([*server_cli, "migrate"], env=env, cwd=ROOT, check=True, capture_output=True)
-    log = (tmp_path / "serve.log").open("wb")
-    server = subprocess.Popen(
-        [*server_cli, "serve"],
-        env=env,
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    workers: set[int] = set()
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.3)
-        workers = _descendants(server.pid)
+    with served(tmp_path) as running:
+        url = running.url
         results = tmp_path / "cec2005.csv"
         values = _long_csv(results)
         client_env = {k: v for k, v in os.environ.items() if not k.startswith("ABSRANK_")}
@@ -159,9 +124,3 @@ def test_the_console_script_compares_cec2005_results_on_a_real_server(tmp_path: 
         assert "Intel Xeon E5440" in {
             r["name"] for r in csv.DictReader(io.StringIO(csv_out.stdout))
         }
-    finally:
-        stop_group(server, signal.SIGTERM, wait=30)
-        for pid in workers:
-            if _alive(pid):
-                os.kill(pid, signal.SIGKILL)
-        log.close()

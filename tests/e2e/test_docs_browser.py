@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -27,7 +26,7 @@ import uvicorn
 
 from app.config import Settings
 from app.main import create_app
-from tests.support import migrate
+from tests.support import free_port, migrate
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -51,12 +50,6 @@ def _browser_or_skip() -> None:
     pytest.skip(message)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def base_url(tmp_path: Path) -> Iterator[str]:
     """The real app under uvicorn on 127.0.0.1, stopped when the test ends."""
@@ -67,7 +60,7 @@ def base_url(tmp_path: Path) -> Iterator[str]:
         data_dir=tmp_path / "data",
     )
     migrate(settings.database_url)
-    port = _free_port()
+    port = free_port()
     config = uvicorn.Config(
         create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
     )
