@@ -17,6 +17,7 @@ from absrank_client import (
     JobTimeout,
     NotFound,
     ProblemError,
+    RequestTimedOut,
     ServiceWarning,
     TableNotReady,
     Unauthorized,
@@ -674,3 +675,14 @@ def test_warnings_come_once_with_their_count_and_problems(client: Client) -> Non
     raw = cmp.raw["warnings"]
     assert [ServiceWarning.parse(item) for item in raw] == list(cmp.warnings)
     assert ServiceWarning.parse("plain text") == ServiceWarning("plain text")
+
+
+def test_a_read_timeout_says_the_server_did_not_answer_in_time() -> None:
+    def slow(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    http = httpx.Client(base_url="http://x.test", transport=httpx.MockTransport(slow))
+    with Client(http=http, timeout=3) as c, pytest.raises(RequestTimedOut) as info:
+        c.health()
+    assert "did not answer within 3 s" in str(info.value)
+    assert isinstance(info.value, ConnectionFailed)  # still a transport failure (CLI exit 1)

@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from absrank_client.client import Client
+from absrank_client.client import DEFAULT_HTTP_TIMEOUT, Client
 from absrank_client.errors import (
     AbsrankError,
     ConnectionFailed,
@@ -67,7 +67,7 @@ client_factory: ClientFactory = _default_factory
 class _State:
     url: str | None = None
     api_key: str | None = None
-    timeout: float = 60.0
+    timeout: float = DEFAULT_HTTP_TIMEOUT
 
 
 _state = _State()
@@ -82,7 +82,9 @@ def _options(
     api_key: Annotated[
         str | None, typer.Option(envvar="ABSRANK_API_KEY", help="sent as X-API-Key")
     ] = None,
-    http_timeout: Annotated[float, typer.Option(help="seconds per HTTP request")] = 60.0,
+    http_timeout: Annotated[
+        float, typer.Option(help="seconds one HTTP request may take")
+    ] = DEFAULT_HTTP_TIMEOUT,
 ) -> None:
     _state.url, _state.api_key, _state.timeout = url, api_key, http_timeout
 

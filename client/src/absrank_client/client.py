@@ -14,6 +14,7 @@ from absrank_client.errors import (
     ConnectionFailed,
     InvalidInput,
     JobFailed,
+    RequestTimedOut,
     TableNotReady,
     problem_from_response,
 )
@@ -44,6 +45,9 @@ from absrank_client.progress import JobStatus, Poller, ProgressOption
 __all__ = ["DEFAULT_URL", "Client"]
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+DEFAULT_HTTP_TIMEOUT = 300.0
+"""Seconds one HTTP request may take: above the heaviest synchronous request the default limits
+allow (a comparison of 200 means over 25 runs takes about a minute on two cores)."""
 """Where ``absrank serve`` listens by default."""
 
 T = TypeVar("T")
@@ -72,7 +76,7 @@ class Client:
         Sent as ``X-API-Key`` (needed for writes that cost compute when the deployment
         configures keys); default the ``ABSRANK_API_KEY`` environment variable.
     timeout : float
-        Seconds per HTTP request.
+        Seconds one HTTP request may take (default 300); past it :class:`RequestTimedOut`.
     http : httpx.Client, optional
         The HTTP client to use (e.g. FastAPI's ``TestClient``); it is not closed by
         :meth:`close`.
@@ -96,7 +100,7 @@ class Client:
         url: str | None = None,
         api_key: str | None = None,
         *,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_HTTP_TIMEOUT,
         http: httpx.Client | None = None,
         wait_timeout: float = 1800.0,
         poll_interval: float = 0.5,
@@ -107,6 +111,7 @@ class Client:
             base = str(http.base_url)
         self.url = (base or os.environ.get("ABSRANK_URL") or DEFAULT_URL).rstrip("/")
         self.api_key = api_key if api_key is not None else os.environ.get("ABSRANK_API_KEY")
+        self.timeout = timeout
         self.wait_timeout = wait_timeout
         self.poll_interval = poll_interval
         self.poll_max = poll_max
@@ -148,6 +153,8 @@ class Client:
         url = self._url(path)
         try:
             response = self._http.request(method, url, json=json, params=params, headers=headers)
+        except (httpx.ReadTimeout, httpx.WriteTimeout) as exc:
+            raise RequestTimedOut(self.url, self.timeout) from exc
         except httpx.TransportError as exc:
             raise ConnectionFailed(self.url, str(exc) or type(exc).__name__) from None
         if response.status_code >= 400:

@@ -25,6 +25,7 @@ __all__ = [
     "NotFound",
     "PayloadTooLarge",
     "ProblemError",
+    "RequestTimedOut",
     "ServerError",
     "TableNotBuilt",
     "TableNotReady",
@@ -199,6 +200,25 @@ class ConnectionFailed(AbsrankError):
         super().__init__(f"cannot reach {url}: {reason}")
         self.url = url
         self.reason = reason
+
+
+class RequestTimedOut(ConnectionFailed):
+    """The server was reached but did not answer within the HTTP timeout.
+
+    Heavy synchronous requests (e.g. a comparison with hundreds of means over runs) can take a
+    minute or more; raise ``Client(timeout=...)`` (CLI: ``--http-timeout``). Requests are
+    idempotent: the same request again returns the stored answer once it is computed.
+    """
+
+    def __init__(self, url: str, timeout: float) -> None:
+        AbsrankError.__init__(
+            self,
+            f"{url} did not answer within {timeout:g} s; raise the HTTP timeout "
+            "(Client(timeout=...), --http-timeout) or send the same request again later",
+        )
+        self.url = url
+        self.reason = "read timeout"
+        self.timeout = timeout
 
 
 class JobTimeout(AbsrankError):
