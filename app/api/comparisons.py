@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -19,7 +21,7 @@ from app.api.deps import (
     SettingsDep,
     stored_id_path,
 )
-from app.errors import InvalidInput, NotApplicable
+from app.errors import AppError, InvalidInput, NotApplicable
 from app.schemas.common import (
     JSON_MEDIA_TYPES,
     TOO_LARGE,
@@ -144,6 +146,18 @@ def _query_options(request: Request) -> dict[str, Any]:
     return data
 
 
+@contextmanager
+def _csv_body_as_body(request: Request) -> Iterator[None]:
+    """A ``text/csv`` request has no ``csv`` field: its errors name the ``body`` instead."""
+    try:
+        yield
+    except AppError as exc:
+        media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if media_type == CSV_TYPE and exc.field is not None and exc.field.split(".")[0] == "csv":
+            exc.field = "body" + exc.field[len("csv") :]
+        raise
+
+
 async def _parse(request: Request) -> ComparisonCreate:
     raw = await request.body()
     media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
@@ -153,7 +167,7 @@ async def _parse(request: Request) -> ComparisonCreate:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise InvalidInput(
-                    f"the CSV is not UTF-8 (byte {exc.start})", field="csv"
+                    f"the CSV is not UTF-8 (byte {exc.start})", field="body"
                 ) from None
             return ComparisonCreate.model_validate(
                 _query_options(request) | {"csv": text}, strict=False
@@ -226,16 +240,17 @@ async def create_comparison(
 ) -> Response:
     """Compare algorithms over problems: relative and absolute ranks, post-hoc, NIIA report."""
     view = view_of(request)
-    body = await _parse(request)
-    out, created = await run_in_threadpool(
-        service.create_comparison,
-        sm,
-        settings,
-        dispatcher,
-        body,
-        may_queue_builds=may_queue_builds,
-        view=view,
-    )
+    with _csv_body_as_body(request):
+        body = await _parse(request)
+        out, created = await run_in_threadpool(
+            service.create_comparison,
+            sm,
+            settings,
+            dispatcher,
+            body,
+            may_queue_builds=may_queue_builds,
+            view=view,
+        )
     return Response(
         to_json(out),
         status_code=201 if created else 200,

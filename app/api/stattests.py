@@ -107,8 +107,8 @@ def bradley_terry(body: BradleyTerryRequest, settings: SettingsDep) -> Response:
     summary="Wilcoxon signed-rank test on paired values",
     responses=problem_responses(
         _exact_refused(
-            "exact Wilcoxon distribution requested for n_effective=500 > exact_max_n=400; "
-            "raise exact_max_n (at most 1000) or use method='auto' or 'asymptotic'"
+            "exact Wilcoxon distribution requested for n_effective=500 nonzero differences, "
+            "beyond the exact limit of 400; use method='auto' or 'asymptotic'"
         ),
         *body_problems(_UNPAIRED),
     ),
@@ -135,8 +135,8 @@ def sign(body: SignRequest, settings: SettingsDep) -> Response:
     summary="Wilcoxon rank-sum / Mann–Whitney U test, with A12",
     responses=problem_responses(
         _exact_refused(
-            "exact rank-sum distribution requested but cells=3.76e+11 > limit 5e+07; raise "
-            "the limit or use method='auto' or 'asymptotic'"
+            "exact rank-sum distribution requested but cells=3.76e+11 > limit 5e+07 (beyond "
+            "the exact limit); use method='auto' or 'asymptotic'"
         ),
         *body_problems(_EMPTY_X),
     ),
@@ -152,8 +152,8 @@ def rank_sum(body: RankSumRequest, settings: SettingsDep) -> Response:
     summary="Two-sample Kolmogorov–Smirnov test",
     responses=problem_responses(
         _exact_refused(
-            "exact KS test requested but lattice points=1.025e+07 > limit 1e+07; raise the "
-            "limit or use method='auto' or 'asymptotic'"
+            "exact KS test requested but lattice points=1.025e+07 > limit 1e+07 (beyond the "
+            "exact limit); use method='auto' or 'asymptotic'"
         ),
         *body_problems(_EMPTY_X),
     ),

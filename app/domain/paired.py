@@ -256,9 +256,9 @@ def _wilcoxon_choose_method(method: str, n_eff: int, exact_max_n: int) -> tuple[
     fits = n_eff <= exact_max_n
     if method == "exact" and not fits:
         raise NotApplicable(
-            f"exact Wilcoxon distribution requested for n_effective={n_eff} > exact_max_n="
-            f"{exact_max_n}; raise exact_max_n (at most {WILCOXON_EXACT_MAX_N}) or use "
-            "method='auto' or 'asymptotic'",
+            f"exact Wilcoxon distribution requested for n_effective={n_eff} nonzero "
+            f"differences, beyond the exact limit of {exact_max_n}; use method='auto' or "
+            "'asymptotic'",
             field="method",
         )
     if method == "exact":

@@ -126,7 +126,7 @@ def _choose(method: str, fits: bool, size: str, test: str) -> tuple[str, str]:
         return "asymptotic", "asymptotic requested"
     if method == "exact" and not fits:
         raise NotApplicable(
-            f"exact {test} requested but {size}; raise the limit or use method='auto' or "
+            f"exact {test} requested but {size} (beyond the exact limit); use method='auto' or "
             "'asymptotic'",
             field="method",
         )

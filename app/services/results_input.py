@@ -79,15 +79,16 @@ def read_csv(
     """
     reader = csv.reader(io.StringIO(text.removeprefix("\ufeff")))  # spreadsheets write a BOM
     try:
-        header = [h.strip().lower() for h in next(reader)]
+        written = next(reader)
     except StopIteration:
         raise InvalidInput("csv is empty; expected a header line", field="csv") from None
     except csv.Error as exc:
         raise InvalidInput(f"csv line 1: {exc}", field="csv") from None
+    header = [h.strip().lower() for h in written]
     if sorted(header) != sorted(columns):
         raise InvalidInput(
             f"csv header must name the columns {', '.join(columns)} "
-            f"(got {', '.join(header)[:200]})",
+            f"(got {', '.join(h.strip() for h in written)[:200]})",
             field="csv",
         )
     pos = [header.index(c) for c in columns]
@@ -176,7 +177,8 @@ def group_rows(rows: Iterable[Row], settings: Settings, *, field: str) -> Result
         sources.setdefault(key, pos)
         if run in runs:
             raise InvalidInput(
-                f"duplicate run {run} of algorithm {alg!r} on problem {prob!r} (row {pos})",
+                f"duplicate run {run} of algorithm {alg!r} on problem {prob!r} "
+                + (f"(row {pos})" if field == "results" else f"(data row {pos + 1} of the csv)"),
                 field=f"{field}.{pos}.run" if field == "results" else field,
             )
         runs[run] = math.nan if value is None else value

@@ -293,13 +293,7 @@ def permutation_test(body: PermutationRequest, settings: Settings) -> dict[str, 
             f"{settings.permutation_max_resamples}",
             field="n_resamples",
         )
-    work = body.n_resamples * (x.size + y.size)
-    if work > settings.permutation_max_work:
-        raise InvalidInput(
-            f"n_resamples × (n_A + n_B) = {work} exceeds permutation_max_work = "
-            f"{settings.permutation_max_work}; use fewer permutations or smaller samples",
-            field="n_resamples",
-        )
+    n_resamples, notes = _resamples(body, x.size + y.size, settings)
     with _problems(body, "x"):
         result = permutation.permutation_test(
             x,
@@ -307,11 +301,42 @@ def permutation_test(body: PermutationRequest, settings: Settings) -> dict[str, 
             statistic=body.statistic,
             alternative=body.alternative,
             method=body.method,
-            n_resamples=body.n_resamples,
+            n_resamples=n_resamples,
             seed=body.seed,
             rtol=body.rtol,
             exact_max_splits=settings.permutation_exact_max_splits,
         )
-    info |= {"exact_max_splits": settings.permutation_exact_max_splits, "seed": body.seed}
+    info |= {
+        "exact_max_splits": settings.permutation_exact_max_splits,
+        "seed": body.seed,
+        "n_resamples": n_resamples,
+    }
     seeds = {"seed": body.seed} if result.method == "monte_carlo" else {}
-    return _answer("permutation", body, result, info, list(result.notes), seeds=seeds)
+    warnings = notes if result.method == "monte_carlo" else []
+    return _answer("permutation", body, result, info, [*warnings, *result.notes], seeds=seeds)
+
+
+def _resamples(body: PermutationRequest, n: int, settings: Settings) -> tuple[int, list[str]]:
+    """Monte Carlo permutations to draw, within ``permutation_max_work`` (n_resamples × n).
+
+    A count the request sets is refused beyond the limit (naming ``n_resamples``); the default
+    count is lowered to what the limit allows, and a warning says so. ``method="exact"`` never
+    draws permutations, so it is not limited here.
+    """
+    if body.method == "exact":
+        return body.n_resamples, []
+    allowed = settings.permutation_max_work // n
+    if body.n_resamples <= allowed:
+        return body.n_resamples, []
+    if "n_resamples" in body.model_fields_set or allowed < 1:
+        raise InvalidInput(
+            f"n_resamples × (n_A + n_B) = {body.n_resamples * n} exceeds permutation_max_work "
+            f"= {settings.permutation_max_work}; use at most {max(allowed, 0)} permutations or "
+            "smaller samples",
+            field="n_resamples" if "n_resamples" in body.model_fields_set else "x",
+        )
+    return allowed, [
+        f"n_resamples lowered from the default {body.n_resamples} to {allowed} so that "
+        f"n_resamples × (n_A + n_B) stays within permutation_max_work = "
+        f"{settings.permutation_max_work}; the Monte Carlo standard error grows accordingly"
+    ]

@@ -294,7 +294,19 @@ def test_csv_query_options_are_checked(client: TestClient) -> None:
     assert r.json()["niia"]["relative"]["subsets"][0]["subset"] == ["A", "B", "C"]
     r = client.post("/v1/comparisons", content=b"\xff\xfe", headers=headers)
     assert r.status_code == 422
-    assert r.json()["field"] == "csv"
+    assert r.json()["field"] == "body"  # a text/csv request has no 'csv' field
+    bad = "algorithm,problem,run,value\nA,p1,0,1\nA,p1,0,2\nB,p1,0,1\nA,p2,0,x\n"
+    r = client.post("/v1/comparisons", content=bad, headers=headers)
+    assert r.status_code == 422
+    assert r.json()["field"] == "body"
+    assert "csv line 5" in r.json()["detail"]
+    dup = "Algorithm,Problem,run,value\nA,p1,0,1\nA,p1,0,2\nB,p1,0,1\n"
+    r = client.post("/v1/comparisons", content=dup, headers=headers)
+    assert r.status_code == 422
+    assert r.json()["field"] == "body"
+    assert "(data row 2 of the csv)" in r.json()["detail"]
+    r = client.post("/v1/comparisons", content="Algorithm,Problem,Run\nA,p,0\n", headers=headers)
+    assert "(got Algorithm, Problem, Run)" in r.json()["detail"]  # as written, not lower-cased
     r = client.post("/v1/comparisons", content=csv, headers={"content-type": "text/plain"})
     assert r.status_code == 415
 
