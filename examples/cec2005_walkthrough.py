@@ -34,10 +34,7 @@ from typing import Any
 import httpx
 
 HERE = Path(__file__).resolve().parent
-CANDIDATES = (
-    HERE.parent.parent / "shared" / "data" / "cec2005_d10_mean_errors_f15_f17.csv",
-    HERE.parent / "tests" / "data" / "cec2005_d10_mean_errors_f15_f17.csv",
-)
+CANDIDATES = (HERE.parent / "tests" / "data" / "cec2005_d10_mean_errors_f15_f17.csv",)
 RUNS = 25
 BUDGET = 100_000
 
