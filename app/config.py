@@ -36,7 +36,7 @@ class Settings(BaseSettings):
     table_k_exact: int = Field(4096, ge=16)
     table_n_knots: int = Field(16384, ge=16)
     chunk_lease_seconds: float = Field(300.0, gt=0)
-    # nested regions (SPEC §3.4): R_0 = domain ⊃ R_1 ⊃ … ⊃ R_L around x*, one table each; the
+    # nested regions: R_0 = domain ⊃ R_1 ⊃ … ⊃ R_L around x*, one table each; the
     # boxes are shaped like the local sublevel sets (app.domain.nested.ladder_shape) and level j
     # has half-widths min(R, sigma_j·a_i), sigma_j = sigma_0 / nested_factor^j
     nested_levels: int = Field(
@@ -81,9 +81,9 @@ class Settings(BaseSettings):
     max_evaluate_points: int = Field(10_000, ge=1)
     max_request_bytes: int = Field(8 * 1024 * 1024, ge=1024)
     max_region_scan_deltas: int = Field(
-        32, ge=1, le=1000, description="δ values (cheap tables) per region scan (SPEC §3.5)"
+        32, ge=1, le=1000, description="δ values (cheap tables) per region scan"
     )
-    # statistical tests and comparisons (SPEC §4, §5)
+    # statistical tests and comparisons
     max_algorithms: int = Field(
         200,
         ge=2,

@@ -136,7 +136,7 @@ class DocsContentSecurityPolicy:
 
 
 async def _redispatch_loop(app: FastAPI, settings: Settings) -> None:
-    """Every ``redispatch_interval_seconds``, re-enqueue chunks whose lease expired (SPEC §9).
+    """Every ``redispatch_interval_seconds``, re-enqueue chunks whose lease expired.
 
     The worker's periodic task does the same once a minute; this loop makes recovery faster in
     the embedded mode. Both are idempotent.

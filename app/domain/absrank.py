@@ -101,7 +101,7 @@ _NEG_INF = -np.inf
 
 @dataclass(frozen=True, eq=False)
 class TableData:
-    """Stored representation of one ``v1`` table (SPEC §3.2).
+    """Stored representation of one ``v1`` table.
 
     Attributes
     ----------
@@ -898,7 +898,7 @@ def _choose_anchor(
     Valid means: ``{f <= y_k}`` lies inside the region (checked on the stored lowest points) and
     the samples below ``y_k`` follow the power law (:func:`_power_fit`). ``{f <= y_k}`` shrinks
     with ``k``, so when the requested anchor fails a lower one may pass, at the price of a wider
-    anchor interval (SPEC §3.4). Below ``MIN_ANCHOR`` points both checks lose their power (a
+    anchor interval. Below ``MIN_ANCHOR`` points both checks lose their power (a
     fully clipped axis escapes the clipping check with probability ``0.8^k``), so the power tail
     is refused.
 
@@ -1285,7 +1285,7 @@ def ranks_from_curve(
     aggregate: str = "best",
     order: int | None = None,
 ) -> RankResult:
-    """Absolute ranks of metric values from a curve ``v1`` (SPEC §3.1).
+    """Absolute ranks of metric values from a curve ``v1``.
 
     Parameters
     ----------

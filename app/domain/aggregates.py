@@ -3,7 +3,7 @@ r"""Aggregates over runs that are no order statistic: the mean of r runs, the me
 Each run ``i = 1..r`` spends ``c`` evaluations and reports ``Z_i``, the best value it found; the
 ``Z_i`` are independent with the best-of-``c`` CDF ``v_c(t) = 1 − (1 − v1(t))^c`` (Jing & Liu
 Eq. 19), where ``v1`` is a :class:`~app.domain.curves.V1Curve`. The experiment reports one
-aggregate ``A(Z_1, …, Z_r)`` and its absolute rank is ``v(t) = P(A <= t)`` (SPEC §3.1). Order
+aggregate ``A(Z_1, …, Z_r)`` and its absolute rank is ``v(t) = P(A <= t)``. Order
 statistics (best, worst, odd median, lower median) are exact binomial sums in
 :func:`app.domain.absrank.ranks_from_curve`; this module computes the two aggregates that are not:
 
@@ -736,7 +736,7 @@ def _int_option(value: object, name: str) -> int:
 def aggregate_ranks(
     t: np.ndarray, curve: V1Curve, *, budget: int, runs: int, aggregate: str
 ) -> absrank.RankResult:
-    r"""Absolute ranks of the mean of ``r`` runs or the median of an even ``r`` (SPEC §3.1).
+    r"""Absolute ranks of the mean of ``r`` runs or the median of an even ``r``.
 
     Parameters
     ----------

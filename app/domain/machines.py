@@ -1,4 +1,4 @@
-"""Fair comparison of optimization algorithms run on different machines (SPEC §6).
+"""Fair comparison of optimization algorithms run on different machines.
 
 A researcher compares a new algorithm B, run on machine M2, with published results of algorithm A
 obtained on machine M1 [1]_. Two questions are answered here:

@@ -1,4 +1,4 @@
-"""Declared missing-value policies (SPEC §4): what a NaN cell or run means, decided by the user.
+"""Declared missing-value policies: what a NaN cell or run means, decided by the user.
 
 NaN is never ranked as data. A missing value is refused unless the request declares a policy:
 
@@ -15,7 +15,7 @@ NaN is never ranked as data. A missing value is refused unless the request decla
     present value of its problem; needs every present value of that problem to be positive
     (runtimes, errors), otherwise the policy is refused.
 
-For two samples of runs (SPEC §5) the policies are ``reject`` and ``drop`` (drop the missing
+For two samples of runs the policies are ``reject`` and ``drop`` (drop the missing
 runs; for paired samples, drop the pair).
 """
 

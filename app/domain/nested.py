@@ -1,4 +1,4 @@
-r"""Deep lower tails by nested regions (SPEC §3.4): ``v1`` many decades below ``1/N``.
+r"""Deep lower tails by nested regions: ``v1`` many decades below ``1/N``.
 
 A table of ``N`` Sobol samples on ``Ω`` resolves ``v1`` down to about ``1/N``; below that only a
 tail model remains, and a power tail is valid only while the sublevel set ``{f <= t}`` lies inside
@@ -192,7 +192,7 @@ def ladder_deltas(
     levels: int,
     shape: np.ndarray | None = None,
 ) -> tuple[float | None, ...]:
-    """Scales ``σ_0, …, σ_L`` of a ladder of nested boxes around ``x*`` (SPEC §3.4).
+    """Scales ``σ_0, …, σ_L`` of a ladder of nested boxes around ``x*``.
 
     Parameters
     ----------
@@ -1441,7 +1441,7 @@ def nested_curve(
     k_anchor: int = 100,
     confidence: float = 0.95,
 ) -> V1Curve:
-    r"""``v1(t)`` on ``Ω`` from a ladder of nested box tables (SPEC §3.4).
+    r"""``v1(t)`` on ``Ω`` from a ladder of nested box tables.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Paired tests on differences ``d = x − y``: Wilcoxon signed-rank and the sign test (SPEC §4).
+"""Paired tests on differences ``d = x − y``: Wilcoxon signed-rank and the sign test.
 
 Conventions (shared with :mod:`app.domain.twosample`): values are *minimized*, so a negative
 difference means ``x`` was better on that block. ``alternative="less"`` is the hypothesis that

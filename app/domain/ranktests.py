@@ -1,5 +1,5 @@
 """Rank tests across problems: Friedman, Iman–Davenport, aligned ranks, Quade, post-hoc
-comparisons with critical differences and cliques, and Bradley–Terry strengths (SPEC §4).
+comparisons with critical differences and cliques, and Bradley–Terry strengths.
 
 Every statistic takes a matrix ``values`` of shape ``(n_problems, k_algorithms)`` (one row per
 problem, the block; one column per algorithm) under **minimization**: within each problem the

@@ -1,4 +1,4 @@
-"""Choosing the sampling region of a table: the δ scan of Jing & Liu §V (SPEC §3.5).
+"""Choosing the sampling region of a table: the δ scan of Jing & Liu §V.
 
 The low-cost recipe of [1]_ samples the box ``[x* − δ, x* + δ]^d ∩ Ω`` for every ``δ`` of a
 grid with a cheap ``N``, ranks the compared algorithms on each box, and keeps the ``δ`` whose

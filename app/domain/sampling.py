@@ -1,4 +1,4 @@
-"""Scrambled Sobol chunks and sampling regions for v tables (SPEC §3.2, §3.5).
+"""Scrambled Sobol chunks and sampling regions for v tables.
 
 A table of ``N = 2^m`` samples is split into chunks of ``B = 2^b`` consecutive Sobol indices; chunk
 ``j`` covers indices ``[j·B, (j+1)·B)`` of the sequence ``scipy.stats.qmc.Sobol(d, scramble=True,

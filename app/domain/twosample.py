@@ -1,6 +1,6 @@
 """Two independent samples: rank-sum (Mann–Whitney U), two-sample KS and Vargha–Delaney A12.
 
-``x`` holds the runs of algorithm A and ``y`` those of algorithm B on one problem (SPEC §5).
+``x`` holds the runs of algorithm A and ``y`` those of algorithm B on one problem.
 Values are *minimized*; ``alternative="less"`` is the hypothesis that ``x`` tends to be smaller
 (better) than ``y``, ``"greater"`` the reverse. ``±inf`` is allowed (for example runtimes of runs
 that never hit the target) and NaN refused.

@@ -1,4 +1,4 @@
-"""ORM model of the ``comparisons`` aggregate: a stored statistical comparison (SPEC §4).
+"""ORM model of the ``comparisons`` aggregate: a stored statistical comparison.
 
 A comparison is identified by the SHA-256 of its normalized request, so identical requests
 share one id. ``status`` is ``complete``, or ``partial`` while absolute ranks wait for tables

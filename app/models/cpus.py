@@ -1,4 +1,4 @@
-"""ORM model of the CPU registry: PassMark single-thread scores of machines (SPEC §6)."""
+"""ORM model of the CPU registry: PassMark single-thread scores of machines."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ORM model of a guided cross-machine comparison (Arza et al. 2024, the five steps; SPEC §6)."""
+"""ORM model of a guided cross-machine comparison (Arza et al. 2024, the five steps)."""
 
 from __future__ import annotations
 

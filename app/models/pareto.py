@@ -1,4 +1,4 @@
-"""ORM model of a stored Pareto ranking (Ibrahim et al.; SPEC §7), keyed by its request hash."""
+"""ORM model of a stored Pareto ranking (Ibrahim et al.), keyed by its request hash."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ORM model of a δ-region scan (Jing & Liu §V; SPEC §3.5), keyed by its request hash.
+"""ORM model of a δ-region scan (Jing & Liu §V), keyed by its request hash.
 
 A scan owns no table: it names one cheap table per δ (``table_ids``, in the order of
 ``request["deltas"]``), which the ``tables`` aggregate builds. ``status`` is ``building`` until

@@ -2,7 +2,7 @@
 
 A :class:`Table` is identified by the SHA-256 of its canonical spec; its build is split into
 :class:`TableChunk` rows, one per Sobol index range ``[index·B, (index+1)·B)``. The database,
-never the queue, records what is done (SPEC §9).
+never the queue, records what is done.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def _in(column: str, values: tuple[str, ...]) -> str:
 
 
 class Table(Base):
-    """One v_f table (SPEC §3.2): its spec, build status, and once ready its encoded data.
+    """One v_f table: its spec, build status, and once ready its encoded data.
 
     ``data`` is deferred with raiseload: it is only loaded when asked for explicitly
     (``undefer(Table.data)``), so listing tables never reads the blobs.

@@ -2,7 +2,7 @@
 
 The diagram never decides significance itself: it draws the average ranks and the cliques
 (groups of algorithms with no significant difference) that the post-hoc result already holds,
-so the picture and the numbers cannot disagree (SPEC §4, §8).
+so the picture and the numbers cannot disagree.
 
 Output is deterministic: the same input gives the same bytes (fixed SVG id salt, no date).
 """

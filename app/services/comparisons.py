@@ -1,4 +1,4 @@
-"""Use case of ``/v1/comparisons``: relative ranks, absolute ranks and the NIIA report (SPEC §4).
+"""Use case of ``/v1/comparisons``: relative ranks, absolute ranks and the NIIA report.
 
 Flow: rows (JSON or CSV) → cells of runs → per-cell reduction → declared missing policy →
 relative analysis (Friedman family, post-hoc, cliques, Bradley–Terry) → absolute analysis
@@ -679,7 +679,7 @@ def create_comparison(
     may_queue_builds: bool,
     view: str = "full",
 ) -> tuple[dict[str, Any], bool]:
-    """Analyse a results table and store the answer under an id (SPEC §4).
+    """Analyse a results table and store the answer under an id.
 
     ``view`` (``full`` or ``summary``, :func:`summary`) shapes the answer only: the stored
     comparison and its id are the same for both.

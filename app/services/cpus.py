@@ -1,4 +1,4 @@
-"""Use cases of the CPU registry: search by name (fuzzy), read, add (SPEC §6)."""
+"""Use cases of the CPU registry: search by name (fuzzy), read, add."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Use cases of fair comparison across machines (Arza, Ceberio, Irurozki, Pérez 2024; SPEC §6).
+"""Use cases of fair comparison across machines (Arza, Ceberio, Irurozki, Pérez 2024).
 
 ``POST /v1/equivalent-runtime`` converts runtimes between machines; ``POST
 /v1/tests/sign-cross-machine`` runs the corrected one-sided sign test; ``/v1/cross-machine-

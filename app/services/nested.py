@@ -1,4 +1,4 @@
-"""Nested-region curves of a function from its ladder of tables (SPEC §3.4).
+"""Nested-region curves of a function from its ladder of tables.
 
 :func:`app.services.tables.request_ladder` queues the tables ``R_0 = Ω ⊃ R_1 ⊃ … ⊃ R_L``; once
 they are ready, :func:`ladder_curve` (or :func:`nested_curve_for` on already loaded tables)
@@ -143,7 +143,7 @@ def ladder_curve(
     k_anchor: int = 100,
     confidence: float = 0.95,
 ) -> tuple[V1Curve, list[tables.TableView]]:
-    """The nested ``v1`` curve of a function from its stored ladder (SPEC §3.4); never queues.
+    """The nested ``v1`` curve of a function from its stored ladder; never queues.
 
     Parameters
     ----------

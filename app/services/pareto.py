@@ -1,4 +1,4 @@
-"""Use cases of ``/v1/pareto-rankings`` and ``/v1/indicators`` (Ibrahim et al. 2024; SPEC §7).
+"""Use cases of ``/v1/pareto-rankings`` and ``/v1/indicators`` (Ibrahim et al. 2024).
 
 Rows of indicator values (JSON or CSV), or runs' final fronts turned into indicator values,
 are grouped by problem into runs × indicators matrices; each problem's runs are sorted into

@@ -42,7 +42,7 @@ def canonical_sha256(payload: Any) -> str:
 
 
 def provenance(request_payload: Any, **extra: Any) -> dict[str, Any]:
-    """The provenance block every computed answer carries (SPEC §1)."""
+    """The provenance block every computed answer carries."""
     block: dict[str, Any] = {
         "service": "absrank",
         "service_version": __version__,

@@ -124,7 +124,7 @@ def _resolve(
 
 
 def _ladder_applies(fn: BenchmarkFunction) -> bool:
-    """Nested regions need ``x*`` and ``f*`` and no plateau at ``f*`` (SPEC §3.4)."""
+    """Nested regions need ``x*`` and ``f*`` and no plateau at ``f*``."""
     return fn.x_opt is not None and fn.f_opt is not None and fn.local.atom == 0.0
 
 
@@ -450,7 +450,7 @@ def rank_values_warned(
 
 
 def _ladder_hint(fn: BenchmarkFunction, source: _Source, req: RankRequest) -> list[RankWarning]:
-    """Say so when values below the domain table's samples used a tail model (SPEC §3.4)."""
+    """Say so when values below the domain table's samples used a tail model."""
     if source.data is None or not source.whole_domain or req.function_id is None:
         return []
     if not _ladder_applies(fn):
@@ -468,11 +468,11 @@ def _ladder_hint(fn: BenchmarkFunction, source: _Source, req: RankRequest) -> li
         RankWarning(
             f"{below} value(s) lie below the lowest of the table's {source.data.n} samples "
             f"(y_1 = {lowest!r}), where a tail model extrapolates; the function's nested-region "
-            "ladder ranks them without extrapolation (SPEC §3.4): send regions='nested' (queues "
+            "ladder ranks them without extrapolation: send regions='nested' (queues "
             f'it) or POST /v1/tables {{"function_id": "{fn.id}", "ladder": true}}',
             general="values lie below the lowest sample of the function's domain table, where "
             "a tail model extrapolates; its nested-region ladder ranks them without "
-            "extrapolation (SPEC §3.4): send regions='nested' (queues the ladders)",
+            "extrapolation: send regions='nested' (queues the ladders)",
         )
     ]
 
@@ -576,7 +576,7 @@ def _median(x: list[float]) -> float:
     return s[r // 2] if r % 2 else 0.5 * s[r // 2 - 1] + 0.5 * s[r // 2]
 
 
-#: The aggregate value of one algorithm's runs, as the service computes it (SPEC §3.1).
+#: The aggregate value of one algorithm's runs, as the service computes it.
 AGGREGATE_VALUE = {
     "best": min,
     "worst": max,

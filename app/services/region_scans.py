@@ -1,4 +1,4 @@
-"""Use cases of ``/v1/region-scans``: the δ scan of Jing & Liu §V (SPEC §3.5), as a job.
+"""Use cases of ``/v1/region-scans``: the δ scan of Jing & Liu §V, as a job.
 
 A scan ranks the compared algorithms on one cheap box table ``[x* − δ, x* + δ] ∩ Ω`` per δ of
 a grid, measures how well each box spreads their ranks by the geometric mean difference ``e``
@@ -63,7 +63,7 @@ SEPARATING_RULE = (
 SCALE_NOTE = (
     "ranks from different regions are different scales: on each δ, v is the probability that a "
     "uniform point of THAT box [x* - δ, x* + δ] ∩ domain does at least as well, not a point of "
-    "the domain; compare e across δ, never the ranks themselves (SPEC §3.5)"
+    "the domain; compare e across δ, never the ranks themselves"
 )
 DEFAULT_GRID_NOTE = (
     f"default δ grid: geometric from {regionscan.DEFAULT_GRID_LOW:g} to "

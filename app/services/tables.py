@@ -1,4 +1,4 @@
-"""Use cases of v_f tables (SPEC §3.2, §9): request, inspect, build chunk by chunk, merge, recover.
+"""Use cases of v_f tables: request, inspect, build chunk by chunk, merge, recover.
 
 The database is the source of truth for progress; the queue only carries hints. Every step is
 idempotent and decided by a conditional ``UPDATE`` (see ``app.repositories.tables``):
@@ -801,7 +801,7 @@ def _cached_plan(
 def ladder_plan(
     settings: Settings, function_id: str
 ) -> tuple[BenchmarkFunction, nested.LadderShape, nested.LadderPlan]:
-    """The function, box shape and boxes of its ladder under ``settings`` (SPEC §3.4).
+    """The function, box shape and boxes of its ladder under ``settings``.
 
     Parameters
     ----------
@@ -842,7 +842,7 @@ def ladder_plan(
 def ladder_specs(
     settings: Settings, function_id: str, *, log2n: int | None = None, seed: int = 0
 ) -> list[dict[str, Any]]:
-    """Validate a ladder request and return the specs of its tables (SPEC §3.4).
+    """Validate a ladder request and return the specs of its tables.
 
     Parameters
     ----------
@@ -978,7 +978,7 @@ def request_ladder(
     log2n: int | None = None,
     seed: int = 0,
 ) -> list[TableView]:
-    """Return the tables of a ladder of nested regions, queueing the missing ones (SPEC §3.4).
+    """Return the tables of a ladder of nested regions, queueing the missing ones.
 
     Every level is validated before any table is created; each level is then requested like
     any table (idempotent: an existing table is returned, a failed one retried), and all of

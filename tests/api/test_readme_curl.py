@@ -157,6 +157,9 @@ def test_readme_curl_examples_answer_2xx(
                 f"README line {curl.line}: {curl.method} {path} answered "
                 f"{response.status_code}: {response.text[:500]}"
             )
+            assert "SPEC" not in response.text, (  # answers stand alone, like the docs
+                f"README line {curl.line}: the answer cites the internal spec"
+            )
             if response.headers.get("content-type", "").startswith("application/json"):
                 answer = response.json()
                 if isinstance(answer, dict):

@@ -1,4 +1,4 @@
-"""Benchmark-function registry (SPEC §2): pure, vectorised ``f(X: (n, d)) -> (n,)`` by id.
+"""Benchmark-function registry: pure, vectorised ``f(X: (n, d)) -> (n,)`` by id.
 
 Importing this package registers every suite (``classic``, ``bbob``).
 

@@ -1,4 +1,4 @@
-"""The 24 noiseless BBOB functions of COCO (SPEC §2), ids ``bbob/f{1..24}/i{instance}/d{dim}``.
+"""The 24 noiseless BBOB functions of COCO, ids ``bbob/f{1..24}/i{instance}/d{dim}``.
 
 Definitions are those of Hansen et al. [1]_; values come from COCO's own C core through
 ``cocoex.BareProblem``, which evaluates a whole ``(n, d)`` batch per call. ``cocoex`` checks
@@ -75,7 +75,7 @@ _SCHAFFER = (
 )
 _GALLAGHER = (
     "10 - 10 exp(-q / (2 D)) = 5 q / D + O(q^2) with q positive definite at the best peak, "
-    "through T_osz (bounded log-periodic factor), then squared: degree 4 (SPEC §3.4: "
+    "through T_osz (bounded log-periodic factor), then squared: degree 4 ("
     "f21/f22 grow as s^4)"
 )
 

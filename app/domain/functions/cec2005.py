@@ -1,4 +1,4 @@
-"""CEC 2005 F1-F25 (SPEC §2), ids ``cec2005/f{1..25}/d{10,30}``.
+"""CEC 2005 F1-F25, ids ``cec2005/f{1..25}/d{10,30}``.
 
 Definitions are those of the organisers' C code [2]_ (by S. Tiwari), which accompanies the
 technical report [1]_; where the two differ, the code is followed and the function's ``notes``

@@ -1,4 +1,4 @@
-"""CEC 2017 bound-constrained functions F1-F30 (SPEC §2), ids ``cec2017/f{k}/d{D}``.
+"""CEC 2017 bound-constrained functions F1-F30, ids ``cec2017/f{k}/d{D}``.
 
 The definition is the organisers' C code, ``cec17_test_func.cpp`` [1]_, translated to
 vectorised numpy (:mod:`cec_common`); it is checked against values the compiled code returned

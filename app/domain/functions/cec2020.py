@@ -1,4 +1,4 @@
-"""CEC 2020 bound-constrained functions F1-F10 (SPEC §2), ids ``cec2020/f{k}/d{D}``.
+"""CEC 2020 bound-constrained functions F1-F10, ids ``cec2020/f{k}/d{D}``.
 
 The definition is the organisers' C code, ``cec20_test_func.cpp`` [1]_, translated to
 vectorised numpy (:mod:`cec_common`) and checked against values the compiled code returned

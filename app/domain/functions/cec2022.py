@@ -1,4 +1,4 @@
-"""CEC 2022 bound-constrained functions F1-F12 (SPEC §2), ids ``cec2022/f{k}/d{D}``.
+"""CEC 2022 bound-constrained functions F1-F12, ids ``cec2022/f{k}/d{D}``.
 
 The definition is the organisers' C code, ``cec22_test_func.cpp`` [1]_, translated to
 vectorised numpy (:mod:`cec_common`) and checked against values the compiled code returned

@@ -1,4 +1,4 @@
-"""Shared building blocks of the CEC 2017, 2020 and 2022 organisers' C code (SPEC §2).
+"""Shared building blocks of the CEC 2017, 2020 and 2022 organisers' C code.
 
 The three files ``cec17_test_func.cpp``, ``cec20_test_func.cpp`` and ``cec22_test_func.cpp``
 are one code family: the same ``sr_func`` (shift, scale, rotate), the same basic functions,

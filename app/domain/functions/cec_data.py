@@ -1,4 +1,4 @@
-"""The CEC organisers' shift, rotation and shuffle data files (SPEC §2).
+"""The CEC organisers' shift, rotation and shuffle data files.
 
 absrank's CEC functions are numpy translations of the organisers' C code; the numbers they need
 (shift vectors ``o``, rotation matrices ``M``, shuffle permutations) are the organisers' data

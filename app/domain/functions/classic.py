@@ -1,4 +1,4 @@
-"""Classic analytic benchmark functions (SPEC §2), ids ``classic/{name}/d{dim}``.
+"""Classic analytic benchmark functions, ids ``classic/{name}/d{dim}``.
 
 Every function is written so that each term vanishes exactly at ``x*`` in floating point,
 hence ``f(x*) == f*`` bit for bit (for example Ackley as ``-20 expm1(-0.2 r) - e expm1(m - 1)``

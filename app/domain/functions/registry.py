@@ -1,4 +1,4 @@
-"""Registry of benchmark functions (SPEC §2).
+"""Registry of benchmark functions.
 
 A benchmark function is a pure, vectorised ``f(X)``: ``X`` has shape ``(n, d)`` and the result
 shape ``(n,)``. Each one is registered under a stable id
@@ -139,7 +139,7 @@ class BenchmarkFunction:
     formula : str
         The definition in plain text.
     analytic : {"sphere", "cone"} or None
-        Which analytic ``v1`` applies on boxes (SPEC §3.3), if any.
+        Which analytic ``v1`` applies on boxes, if any.
     kernel : callable
         The raw vectorised implementation; call :meth:`evaluate`, which validates first. For
         a noisy function this is its noise-free part (used for ``f(x*)`` and checks only).
