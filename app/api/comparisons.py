@@ -33,6 +33,7 @@ from app.schemas.common import (
 )
 from app.schemas.comparisons import ComparisonCreate, ComparisonRead
 from app.services import comparisons as service
+from app.services.comparison_answers import VIEWS
 
 router = APIRouter(prefix="/v1/comparisons", tags=["comparisons"])
 
@@ -118,9 +119,9 @@ def view_of(request: Request) -> str:
     if len(given) > 1:
         raise InvalidInput(f"query parameter 'view' is given {len(given)} times", field=VIEW)
     view = given[0] if given else "full"
-    if view not in service.VIEWS:
+    if view not in VIEWS:
         raise InvalidInput(
-            f"view must be one of {', '.join(service.VIEWS)}, got {view[:40]!r}", field=VIEW
+            f"view must be one of {', '.join(VIEWS)}, got {view[:40]!r}", field=VIEW
         )
     return view
 

@@ -10,7 +10,7 @@ under an id derived from the normalized request.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +29,7 @@ from app.schemas.comparisons import ComparisonCreate
 from app.schemas.ranks import RankRequest
 from app.services import results_input
 from app.services.cd_diagram import cd_diagram_svg
+from app.services.comparison_answers import CellWarning, grouped_warnings, summary
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
 from app.services.provenance import canonical_sha256, provenance
@@ -70,29 +71,6 @@ def _problems(default_field: str) -> AbstractContextManager[None]:
 def _data_field(body: ComparisonCreate) -> str:
     """The request field that holds the results: ``csv`` or ``results``."""
     return "csv" if body.csv is not None else "results"
-
-
-@dataclass(frozen=True)
-class _Warning:
-    """One warning of a comparison before grouping: its text, and the problem it concerns."""
-
-    message: str
-    problem: str | None = None
-
-
-def grouped_warnings(items: list[_Warning]) -> list[dict[str, Any]]:
-    """Each distinct warning once: ``message``, ``count`` (occurrences), ``problems`` (in order).
-
-    Warnings are grouped by their identity (the message, which never names the problem: the
-    problem is a field of its own), in order of first occurrence.
-    """
-    groups: dict[str, tuple[int, list[str]]] = {}
-    for w in items:
-        count, problems = groups.get(w.message, (0, []))
-        if w.problem is not None and w.problem not in problems:
-            problems = [*problems, w.problem]
-        groups[w.message] = (count + 1, problems)
-    return [{"message": m, "count": c, "problems": p} for m, (c, p) in groups.items()]
 
 
 def comparison_id(request_sha256: str) -> str:
@@ -277,7 +255,7 @@ class _RankedProblem:
     log10_v: np.ndarray
     method: list[str | None]
     source: dict[str, Any]
-    warnings: list[_Warning]
+    warnings: list[CellWarning]
 
 
 def _rank_cells(
@@ -323,13 +301,13 @@ def _rank_cells(
             return f"algorithm {algorithms[int(cols[int(m.group(1))])]!r}"
 
         out.warnings += [
-            _Warning(w.general or f"runs = {r}: {_VALUES_INDEX.sub(named, w.message)}", problem)
+            CellWarning(w.general or f"runs = {r}: {_VALUES_INDEX.sub(named, w.message)}", problem)
             for w in warnings
         ]
     present = n_runs[n_runs > 0]
     if present.size and present.min() != present.max():
         out.warnings.append(
-            _Warning(
+            CellWarning(
                 f"cells have different numbers of runs, so their v are {body.reduction}-of-r "
                 "ranks for different r: a better value may get a worse v than a cell with more "
                 "runs",
@@ -372,8 +350,16 @@ def _null_minus_inf(a: np.ndarray) -> list[Any]:
 
 
 def _pairwise_absolute(
-    v: np.ndarray, body: ComparisonCreate, control: int | None, settings: Settings
+    v: np.ndarray,
+    body: ComparisonCreate,
+    control: int | None,
+    settings: Settings,
+    names: Sequence[str] | None = None,
 ) -> tuple[list[dict[str, Any]], np.ndarray]:
+    """Wilcoxon and sign tests on the absolute ranks of every pair (or every pair with the
+    control), adjusted by the post-hoc's family; the significance matrix, and with ``names``
+    the tests themselves, each named ``a``, ``b`` beside ``i``, ``j`` (the NIIA report needs
+    only the significance)."""
     k = v.shape[1]
     pairs = [
         (i, j) for i in range(k) for j in range(i + 1, k) if control is None or control in (i, j)
@@ -397,9 +383,15 @@ def _pairwise_absolute(
     for (i, j, w, s), p_adj, log_adj in zip(tests, adjusted.p, adjusted.log10_p, strict=True):
         significant = bool(p_adj < body.alpha)
         sig[i, j] = sig[j, i] = significant
+        if names is None:
+            continue
         out.append(
             {
                 "pair": [i, j],
+                "i": i,
+                "j": j,
+                "a": names[i],
+                "b": names[j],
                 "wilcoxon": w,
                 "sign_test": s,
                 "p_adjusted": float(p_adj),
@@ -409,17 +401,6 @@ def _pairwise_absolute(
             }
         )
     return out, sig
-
-
-def _named_absolute_pairs(
-    pairs: list[dict[str, Any]], algorithms: tuple[str, ...]
-) -> list[dict[str, Any]]:
-    """Each absolute pairwise test with ``i``, ``j`` and the names ``a``, ``b`` after ``pair``."""
-    out = []
-    for test in pairs:
-        i, j = test["pair"]
-        out.append({"pair": [i, j], "i": i, "j": j, "a": algorithms[i], "b": algorithms[j]} | test)
-    return out
 
 
 def _absolute(
@@ -444,12 +425,12 @@ def _absolute(
         }, None
     log10 = np.vstack([r.log10_v for r in ranked])
     v = np.power(10.0, log10)
-    pairs, _ = _pairwise_absolute(v, body, control, ctx.settings)
+    pairs, _ = _pairwise_absolute(v, body, control, ctx.settings, algorithms)
     warnings = [w for r in ranked for w in r.warnings]
     if body.budget == 1:
         warnings.insert(
             0,
-            _Warning(
+            CellWarning(
                 "budget = 1: these are v1 ranks (one uniform random sample); give the "
                 "evaluations per run as budget for best-of-c ranks (Jing & Liu Eq. 19)"
             ),
@@ -464,9 +445,9 @@ def _absolute(
         "mean_log10_v": _null_minus_inf(log10.mean(axis=0)),
         "order_by": "average_absolute_rank (mean of v over problems; lower is better); "
         "log10_v and mean_log10_v are null where v = 0",
-        "pairwise": _named_absolute_pairs(pairs, algorithms),
+        "pairwise": pairs,
         "tables": {p: r.source for p, r in zip(problems, ranked, strict=True)},
-        "warnings": grouped_warnings(warnings),
+        "warnings": jsonable(grouped_warnings(warnings)),
     }, v
 
 
@@ -600,7 +581,7 @@ def _analyse(
     relative, _ = _relative(matrix, body, control, table.algorithms)
     n_runs = _effective_runs(body, reduced.n_runs[kept], problems, table.algorithms)
     absolute, v = _absolute(ctx, body, problems, matrix, n_runs, control, table.algorithms)
-    warnings = grouped_warnings(_warnings(body, reduced, report, table.problems))
+    warnings = jsonable(grouped_warnings(_warnings(body, reduced, report, table.problems)))
     result = {
         "algorithms": list(table.algorithms),
         "problems": problems,
@@ -654,15 +635,15 @@ def _warnings(
     reduced: results_input.Reduced,
     report: missing_policy.MissingReport,
     problems: tuple[str, ...],
-) -> list[_Warning]:
+) -> list[CellWarning]:
     out = [
-        _Warning("problems with missing cells were dropped (drop-problem)", problems[i])
+        CellWarning("problems with missing cells were dropped (drop-problem)", problems[i])
         for i in report.dropped
     ]
     runs = reduced.n_runs[reduced.n_runs > 0]
     if runs.size and runs.min() != runs.max():
         out.append(
-            _Warning(
+            CellWarning(
                 f"cells have different numbers of runs ({int(runs.min())} to {int(runs.max())}); "
                 f"each cell's {body.reduction} uses its own runs"
             )
@@ -728,42 +709,6 @@ def create_comparison(
             result=result,
         )
     return _read(cid, status, result, view), True
-
-
-VIEWS = ("full", "summary")
-
-#: What ``view=summary`` leaves out (per cell, per run or per table detail), by section.
-SUMMARY_OMITS: dict[str, tuple[str, ...]] = {
-    "": ("n_runs", "matrix"),
-    "relative": ("ranks",),
-    "relative.posthoc": ("p_matrix", "p_vs_control"),
-    "relative.bradley_terry": ("probabilities",),
-    "absolute": ("v", "log10_v", "method", "tables"),
-}
-
-
-def _without(section: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    return {k: v for k, v in section.items() if k not in keys}
-
-
-def summary(comparison: dict[str, Any]) -> dict[str, Any]:
-    """The ``view=summary`` of a comparison: what a paper's table needs (README, comparisons).
-
-    Leaves out :data:`SUMMARY_OMITS` and the table specs in ``provenance.tables`` (their ids
-    and kinds stay); everything else (averages, omnibus tests, post-hoc pairs and cliques,
-    Bradley–Terry strengths, average absolute ranks, pairwise tests, NIIA, warnings) is kept.
-    """
-    out = _without(comparison, SUMMARY_OMITS[""])
-    relative = _without(comparison["relative"], SUMMARY_OMITS["relative"])
-    for name in ("posthoc", "bradley_terry"):
-        relative[name] = _without(relative[name], SUMMARY_OMITS[f"relative.{name}"])
-    out["relative"] = relative
-    out["absolute"] = _without(comparison["absolute"], SUMMARY_OMITS["absolute"])
-    prov = dict(comparison["provenance"])
-    if isinstance(prov.get("tables"), dict):
-        prov["tables"] = {p: _without(t, ("spec",)) for p, t in prov["tables"].items()}
-    out["provenance"] = prov
-    return out
 
 
 def _read(cid: str, status: str, result: dict[str, Any], view: str = "full") -> dict[str, Any]:

@@ -1,0 +1,89 @@
+"""How a comparison's answer is presented: its warnings, grouped, and its views.
+
+The analysis lives in :mod:`app.services.comparisons`; this module shapes what is sent: each
+distinct warning once with a count (:func:`grouped_warnings`), and the ``view=summary`` of a
+stored answer (:func:`summary`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CellWarning:
+    """One warning of a comparison before grouping: its text, and the problem it concerns."""
+
+    message: str
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class GroupedWarning:
+    """A comparison's warning as sent: given once, however often it arose.
+
+    Attributes
+    ----------
+    message : str
+        The warning; it never names a problem (``problems`` does).
+    count : int
+        How many times it arose (cells, tables).
+    problems : tuple of str
+        The problems it concerns, in order of first occurrence.
+    """
+
+    message: str
+    count: int
+    problems: tuple[str, ...]
+
+
+def grouped_warnings(items: list[CellWarning]) -> list[GroupedWarning]:
+    """Each distinct warning once: ``message``, ``count`` (occurrences), ``problems`` (in order).
+
+    Warnings are grouped by their identity (the message, which never names the problem: the
+    problem is a field of its own), in order of first occurrence.
+    """
+    groups: dict[str, tuple[int, list[str]]] = {}
+    for w in items:
+        count, problems = groups.get(w.message, (0, []))
+        if w.problem is not None and w.problem not in problems:
+            problems = [*problems, w.problem]
+        groups[w.message] = (count + 1, problems)
+    return [GroupedWarning(m, c, tuple(p)) for m, (c, p) in groups.items()]
+
+
+VIEWS = ("full", "summary")
+
+#: What ``view=summary`` leaves out (per cell, per run or per table detail), by section.
+SUMMARY_OMITS: dict[str, tuple[str, ...]] = {
+    "": ("n_runs", "matrix"),
+    "relative": ("ranks",),
+    "relative.posthoc": ("p_matrix", "p_vs_control"),
+    "relative.bradley_terry": ("probabilities",),
+    "absolute": ("v", "log10_v", "method", "tables"),
+}
+
+
+def _without(section: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: v for k, v in section.items() if k not in keys}
+
+
+def summary(comparison: dict[str, Any]) -> dict[str, Any]:
+    """The ``view=summary`` of a comparison: what a paper's table needs (README, comparisons).
+
+    Leaves out :data:`SUMMARY_OMITS` and the table specs in ``provenance.tables`` (their ids
+    and kinds stay); everything else (averages, omnibus tests, post-hoc pairs and cliques,
+    Bradley–Terry strengths, average absolute ranks, pairwise tests, NIIA, warnings) is kept.
+    """
+    out = _without(comparison, SUMMARY_OMITS[""])
+    relative = _without(comparison["relative"], SUMMARY_OMITS["relative"])
+    for name in ("posthoc", "bradley_terry"):
+        relative[name] = _without(relative[name], SUMMARY_OMITS[f"relative.{name}"])
+    out["relative"] = relative
+    out["absolute"] = _without(comparison["absolute"], SUMMARY_OMITS["absolute"])
+    prov = dict(comparison["provenance"])
+    if isinstance(prov.get("tables"), dict):
+        prov["tables"] = {p: _without(t, ("spec",)) for p, t in prov["tables"].items()}
+    out["provenance"] = prov
+    return out
