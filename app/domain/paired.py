@@ -43,10 +43,10 @@ from scipy import stats
 from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.ranking import midranks
 from app.domain.stattools import (
-    LOG10_TINY,
     binomial_half_log10_cdf,
     choice,
     clip_p,
+    is_normal_p,
     lattice_p,
     log10_clip,
     log10_of,
@@ -471,7 +471,7 @@ def _binomial_half_p(k: int, n: int, alternative: str) -> float:
 
 def _binomial_half_log10_p(p: float, k: int, n: int, alternative: str) -> float:
     """``log10`` of :func:`_binomial_half_p` (given as ``p``); log space below the float range."""
-    if p > 0.0 and math.log10(p) >= LOG10_TINY:
+    if is_normal_p(p):
         return log10_of(p)
     if alternative == "less":
         return binomial_half_log10_cdf(k, n)

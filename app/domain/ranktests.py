@@ -91,7 +91,7 @@ from statsmodels.stats.multitest import multipletests
 
 from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.ranking import midranks, rank_rows
-from app.domain.stattools import LOG10_TINY, clip_p, log10_clip, log10_of
+from app.domain.stattools import LOG10_TINY, clip_p, is_normal_p, log10_clip, log10_of
 
 __all__ = [
     "POSTHOC_METHODS",
@@ -145,7 +145,7 @@ def _log10_sf(name: str, x: float, sf: float, **params: float) -> float:
     """``log10 P(X > x)`` given the float ``sf``: its own log while it is a normal float, else
     scipy's ``logccdf`` (log-space quadrature of ``logpdf``; tests: within 1e-12 relative of
     mpmath down to p ≈ 1e-8900)."""
-    if sf > 0.0 and math.log10(sf) >= LOG10_TINY:
+    if is_normal_p(sf):
         return log10_of(sf)
     if math.isinf(x):
         return -math.inf

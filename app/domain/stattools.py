@@ -28,6 +28,7 @@ __all__ = [
     "binomial_log_pmf",
     "choice",
     "clip_p",
+    "is_normal_p",
     "lattice_p",
     "log10_clip",
     "log10_int_ratio",
@@ -127,6 +128,12 @@ def log10_clip(log10_p: float) -> float:
     return float(min(0.0, log10_p))
 
 
+def is_normal_p(p: float) -> bool:
+    """Whether the float ``p`` is positive and normal (``log10 p >= LOG10_TINY``), so that
+    ``log10(p)`` of the float itself is its logarithm; else callers compute it in log space."""
+    return p > 0.0 and math.log10(p) >= LOG10_TINY
+
+
 def log10_of(p: float) -> float:
     """``log10 p`` of a float p-value in ``[0, 1]``; ``−inf`` for 0.
 
@@ -145,7 +152,7 @@ def log10_int_ratio(numerator: int, denominator: int) -> float:
     if numerator <= 0:
         return -math.inf
     ratio = numerator / denominator  # int true division: correctly rounded, 0.0 on underflow
-    if ratio > 0.0 and math.log10(ratio) >= LOG10_TINY:
+    if is_normal_p(ratio):
         return log10_of(ratio)
     return log10_clip(math.log10(numerator) - math.log10(denominator))
 

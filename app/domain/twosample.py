@@ -46,9 +46,9 @@ from scipy import special, stats
 from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.ranking import check_tolerances, midranks, tie_labels, tie_sizes
 from app.domain.stattools import (
-    LOG10_TINY,
     choice,
     clip_p,
+    is_normal_p,
     lattice_p,
     log10_clip,
     log10_of,
@@ -544,7 +544,7 @@ def _smirnov_log10_sf(n: int, d: float) -> float:
 
 def _ks_asymptotic_log10(p: float, d: float, n_x: int, n_y: int, alternative: str) -> float:
     """``log10`` of :func:`_ks_asymptotic` (given as ``p``) without underflow."""
-    if p > 0.0 and math.log10(p) >= LOG10_TINY:
+    if is_normal_p(p):
         return log10_of(p)
     m, n = sorted([float(n_x), float(n_y)], reverse=True)
     en = m * n / (m + n)
@@ -669,8 +669,7 @@ def ks_2samp(
         is_end[k_end] = True
         ks_path = _KSPath(is_end=is_end, n_x=n_x, n_y=n_y, d_num=d_num)
         p = _ks_exact(ks_path, alternative)
-        normal = p > 0.0 and math.log10(p) >= LOG10_TINY
-        log_p = log10_of(p) if normal else _ks_exact_log10(ks_path, alternative)
+        log_p = log10_of(p) if is_normal_p(p) else _ks_exact_log10(ks_path, alternative)
     else:
         p = _ks_asymptotic(d, n_x, n_y, alternative)
         log_p = _ks_asymptotic_log10(p, d, n_x, n_y, alternative)
