@@ -31,7 +31,7 @@ from absrank_client.errors import (
     JobTimeout,
     ProblemError,
 )
-from absrank_client.models import Comparison, Posthoc, _Tabular
+from absrank_client.models import Comparison, Posthoc, Row, _Tabular
 
 __all__ = ["app", "client_factory", "main"]
 
@@ -161,7 +161,7 @@ def _stdout() -> Console:
     return Console(width=None if sys.stdout.isatty() else 200, highlight=False, soft_wrap=False)
 
 
-def _write_rows(rows: list[dict[str, Any]], fmt: Format, title: str | None = None) -> None:
+def _write_rows(rows: list[Row], fmt: Format, title: str | None = None) -> None:
     if not rows:
         if fmt in (Format.table, Format.markdown):
             typer.echo(f"{title + ': ' if title else ''}(none)")

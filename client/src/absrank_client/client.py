@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -62,6 +63,15 @@ def _body(**fields: Any) -> JSON:
 
 def _floats(xs: Iterable[Any] | None) -> list[float | None] | None:
     return None if xs is None else [inputs._value(x) for x in xs]
+
+
+@dataclass
+class _Polled:
+    """What :meth:`Client._wait_resource` knows of a job between polls."""
+
+    job: Table | RegionScan
+    retry_after: str | None = None
+    fresh: bool = True  # the job as given has not been shown yet: no GET before the first look
 
 
 class Client:
@@ -210,22 +220,22 @@ class Client:
         label: str,
     ) -> _Job:
         """GET a job's ``location`` until its status is ready (JobFailed if it fails)."""
-        state: dict[str, Any] = {"job": job, "retry_after": None, "fresh": True}
+        state = _Polled(job)
 
         def fetch() -> tuple[_Job, JobStatus | None, str | None]:
-            if not state["fresh"]:
-                response = self.request("GET", state["job"].location)
-                state["job"] = parse(response.json())
-                state["retry_after"] = response.headers.get("retry-after")
-            state["fresh"] = False
-            current = state["job"]
+            if not state.fresh:
+                response = self.request("GET", state.job.location)
+                state.job = parse(response.json())
+                state.retry_after = response.headers.get("retry-after")
+            state.fresh = False
+            current = state.job
             if current.ready:
                 return current, None, None
             url = self._url(current.location)
             if current.status == "failed":
                 raise JobFailed(url, current.failure)
             status = JobStatus(url, current.status, current.progress, current.eta_seconds)
-            return current, status, state["retry_after"]
+            return current, status, state.retry_after
 
         return self._wait(fetch, timeout=timeout, progress=progress, label=label)
 

@@ -45,6 +45,7 @@ __all__ = [
     "Rank",
     "RankSet",
     "RegionScan",
+    "Row",
     "Runtime",
     "ScanDelta",
     "ServiceWarning",
@@ -54,6 +55,10 @@ __all__ = [
 ]
 
 JSON = Mapping[str, Any]
+Cell = str | int | float | bool | list[float] | None
+"""A value in a flat result row (``list[float]``: an F test's two degrees of freedom)."""
+Row = dict[str, Cell]
+"""One row of :meth:`rows` / ``to_frame()``: column name → value."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +138,7 @@ def _names(algorithms: Sequence[str], indices: Sequence[Any]) -> tuple[str, ...]
 class _Tabular:
     """``rows()`` (flat dicts) and ``to_frame()`` (the same as a pandas DataFrame)."""
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         """The result as a list of flat dicts (one per row of :meth:`to_frame`)."""
         raise NotImplementedError
 
@@ -145,10 +150,10 @@ class _Tabular:
 class _Row(_Tabular):
     """A single item: one row, ``row()``."""
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> Row:
         raise NotImplementedError
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         return [self.row()]
 
 
@@ -169,7 +174,7 @@ class _Page(_Tabular):
         items = tuple(cls._item(i) for i in raw.get("items", ()))
         return cls(int(raw.get("total", len(items))), items, raw)
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         return [i.row() for i in self.items]
 
 
@@ -236,7 +241,7 @@ class FunctionInfo(_Row):
             raw=raw,
         )
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> Row:
         return {
             "id": self.id,
             "suite": self.suite,
@@ -270,7 +275,7 @@ class Evaluation(_Tabular):
     def parse(cls, raw: JSON) -> Evaluation:
         return cls(raw["function_id"], tuple(raw.get("values", ())), raw.get("seed"), raw)
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         return [{"point": i, "value": v} for i, v in enumerate(self.values)]
 
 
@@ -326,7 +331,7 @@ class Table(_Row):
             raw=raw,
         )
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> Row:
         summary = self.summary or {}
         return {
             "id": self.id,
@@ -402,7 +407,7 @@ class Ladder(_Tabular):
             raw=raw,
         )
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         return [
             {
                 "level": lv.level,
@@ -449,7 +454,7 @@ class Rank:
             log10_hi=interval.get("log10_hi"),
         )
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> Row:
         return {
             "value": self.value,
             "v": self.v,
@@ -480,7 +485,7 @@ class AlgorithmRank(Rank):
             per_run=tuple(Rank.parse(r) for r in raw.get("per_run", ())),
         )
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> Row:
         return {"algorithm": self.algorithm, "runs": self.runs, "aggregate": self.aggregate} | (
             super().row()
         )
@@ -525,7 +530,7 @@ class RankSet(_Tabular):
         """``{name: AlgorithmRank}`` (runs_by_algorithm answers)."""
         return {a.algorithm: a for a in self.algorithms}
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         if self.algorithms:
             return [a.row() for a in self.algorithms]
         return [r.row() for r in self.ranks]
@@ -581,7 +586,7 @@ class TestResult(_Tabular):
             raw=raw,
         )
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         row = {
             "test": self.test,
             "statistic": self.statistic,
@@ -612,7 +617,7 @@ class OmnibusTest:
     log10_p_value: float | None
     method: str | None
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> Row:
         return {
             "test": self.name,
             "statistic": self.statistic,
@@ -686,7 +691,7 @@ class FriedmanTests(_Tabular):
                 return t
         raise KeyError(name)
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         return [t.row() for t in self.tests]
 
 
@@ -704,7 +709,7 @@ class PosthocPair:
     log10_p_adjusted: float | None
     significant: bool
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> Row:
         return self.__dict__.copy()
 
 
@@ -772,7 +777,7 @@ class Posthoc(_Tabular):
             raw=doc,
         )
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         return [p.row() for p in self.pairs]
 
 
@@ -799,7 +804,7 @@ class BradleyTerry(_Tabular):
             raw=raw if raw is not None else model,
         )
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         return [
             {"algorithm": a, "strength": s}
             for a, s in zip(self.algorithms, self.strengths, strict=False)
@@ -819,7 +824,7 @@ class AlgorithmSummary:
     mean_log10_v: float | None
     strength: float | None
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> Row:
         return self.__dict__.copy()
 
 
@@ -837,7 +842,7 @@ class AbsolutePair:
     log10_p_adjusted: float | None
     significant: bool
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> Row:
         return self.__dict__.copy()
 
 
@@ -851,7 +856,7 @@ class Flip:
     b: str
     kinds: tuple[str, ...]  # "order" and/or "significance"
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> Row:
         return {
             "scale": self.scale,
             "a": self.a,
@@ -996,7 +1001,7 @@ class Comparison(_Tabular):
             raw=raw,
         )
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         return [s.row() for s in self.summary]
 
 
@@ -1029,7 +1034,7 @@ class Cpu(_Row):
             raw=raw,
         )
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> Row:
         return {
             "id": self.id,
             "name": self.name,
@@ -1080,7 +1085,7 @@ class EquivalentRuntime(_Tabular):
             raw=raw,
         )
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         return [
             {"t1": a, "t2": b, "gamma": self.gamma, "s1": self.s1, "s2": self.s2}
             for a, b in zip(self.t1, self.t2, strict=False)
@@ -1137,7 +1142,7 @@ class CrossMachineComparison(_Tabular):
             raw=raw,
         )
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         return [r.__dict__.copy() for r in self.runtimes]
 
 
@@ -1172,7 +1177,7 @@ class ParetoRanking(_Tabular):
             raw=raw,
         )
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         return [
             {"algorithm": a}
             | {f"{rule}_rank": ranks[i] for rule, ranks in self.ranks.items()}
@@ -1199,7 +1204,7 @@ class Indicators(_Tabular):
             raw=raw,
         )
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         return [{"indicator": k, "value": v} for k, v in self.values.items()]
 
 
@@ -1295,7 +1300,7 @@ class RegionScan(_Tabular):
             raw=raw,
         )
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         return [
             {
                 "delta": d.delta,
