@@ -34,6 +34,7 @@ from app.repositories.region_scans import RegionScanRepository
 from app.schemas.region_scans import DeltaGrid, RegionScanCreate
 from app.services import tables
 from app.services.errors import domain_errors_as_problems
+from app.services.eta import build_eta
 from app.services.functions import find_function
 from app.services.provenance import canonical_sha256, provenance
 from app.services.regions import rank_context
@@ -265,7 +266,7 @@ def _views(sm: SM, table_ids: list[str]) -> list[tables.TableView | None]:
 def _progress(
     views: list[tables.TableView | None], n_chunks: list[int], now: datetime | None = None
 ) -> tuple[dict[str, Any], float | None]:
-    """Tables and chunks done, and the ETA of the tables still building (tables.build_eta)."""
+    """Tables and chunks done, and the ETA of the tables still building (eta.build_eta)."""
     ready = sum(1 for v in views if v is not None and v.ready)
     done = sum(0 if v is None else v.progress["done"] for v in views)
     total = sum(n_chunks)
@@ -274,7 +275,7 @@ def _progress(
         "chunks": {"done": done, "total": total, "fraction": done / total if total else 1.0},
     }
     clocks = [tables.build_clock(v) for v in views if v is not None]
-    return progress, tables.build_eta(clocks, now or datetime.now(UTC))
+    return progress, build_eta(clocks, now or datetime.now(UTC))
 
 
 def _table_entry(

@@ -1,4 +1,4 @@
-"""ETA of table builds (app.services.tables.build_eta) on a controllable clock."""
+"""ETA of table builds (app.services.eta.build_eta) on a controllable clock."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.services.tables import BuildClock, build_eta
+from app.services.eta import BuildClock, build_eta
 
 T0 = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
 
