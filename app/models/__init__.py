@@ -5,6 +5,7 @@ from app.models.cpus import Cpu
 from app.models.crossmachine import CROSS_MACHINE_STATUSES, CrossMachineComparison
 from app.models.pareto import ParetoRanking
 from app.models.region_scans import REGION_SCAN_STATUSES, RegionScan
+from app.models.result_sets import ResultRun, ResultSet, TrajectoryPoint
 from app.models.tables import CHUNK_STATUSES, TABLE_STATUSES, Table, TableChunk
 
 __all__ = [
@@ -18,6 +19,9 @@ __all__ = [
     "CrossMachineComparison",
     "ParetoRanking",
     "RegionScan",
+    "ResultRun",
+    "ResultSet",
     "Table",
     "TableChunk",
+    "TrajectoryPoint",
 ]
