@@ -49,6 +49,10 @@ class ResultSet(Base):
         Suites of the functions it covers (denormalized for listing).
     n_functions, n_runs : int
         Counts of distinct function ids and of runs.
+    value_aggregate, value_runs : str or None, int or None
+        Published, already-reduced values: each stored "run" is the ``value_aggregate``
+        (``mean`` or ``median``) of ``value_runs`` runs (e.g. CEC tables of means of 25 runs);
+        ``None`` when every stored run is one run.
     notes : list
         The importer's notes (``{code, message, file}``), kept with the set.
     """
@@ -70,6 +74,8 @@ class ResultSet(Base):
     cpu_id: Mapped[int | None] = mapped_column(Integer)
     cpu_score: Mapped[float | None] = mapped_column(Double)
     values_are: Mapped[str] = mapped_column(String(8))
+    value_aggregate: Mapped[str | None] = mapped_column(String(16))
+    value_runs: Mapped[int | None] = mapped_column(Integer)
     supersedes: Mapped[str | None] = mapped_column(
         String(24), ForeignKey("result_sets.id", ondelete="RESTRICT")
     )

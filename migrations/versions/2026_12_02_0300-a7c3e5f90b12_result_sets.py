@@ -32,6 +32,8 @@ def upgrade() -> None:
         sa.Column("cpu_id", sa.Integer(), nullable=True),
         sa.Column("cpu_score", sa.Double(), nullable=True),
         sa.Column("values_are", sa.String(length=8), nullable=False),
+        sa.Column("value_aggregate", sa.String(length=16), nullable=True),
+        sa.Column("value_runs", sa.Integer(), nullable=True),
         sa.Column("supersedes", sa.String(length=24), nullable=True),
         sa.Column("source_format", sa.String(length=16), nullable=False),
         sa.Column("suites", sa.JSON(), nullable=False),

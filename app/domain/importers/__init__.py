@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["UploadLimits"]
+__all__ = ["UploadLimits", "UploadedFile"]
+
+
+@dataclass(frozen=True)
+class UploadedFile:
+    """One file of an upload: its path inside the archive (or the upload's own name) and bytes."""
+
+    path: str
+    data: bytes
 
 
 @dataclass(frozen=True)
