@@ -147,6 +147,11 @@ class Settings(BaseSettings):
     embedded_worker: bool = Field(True, description="absrank serve also runs a worker process")
     embedded_workers: int = Field(1, ge=1, description="worker processes started by absrank serve")
     default_tables: bool = Field(True, description="absrank serve queues the default tables")
+    seed_archive: bool = Field(
+        True,
+        description="absrank serve seeds the results archive (CEC 2005 F15-F17, the BBOB demo; "
+        "idempotent)",
+    )
 
     @field_validator("database_url")
     @classmethod

@@ -26,11 +26,13 @@ from app.domain import archive, importers
 from app.domain.errors import DomainError
 from app.domain.functions import BenchmarkFunction, get_function
 from app.domain.importers import UploadedFile, UploadLimits, longcsv
-from app.domain.results import ImportedResults, RunResult, Trajectory
+from app.domain.results import ImportedResults, MalformedFile, RunResult, Trajectory
 from app.errors import Conflict, InvalidInput, NotApplicable, NotFound
 from app.models.result_sets import ResultSet
+from app.models.tables import Table
 from app.repositories.cpus import CpuRepository
 from app.repositories.result_sets import NewRun, PointRow, ResultSetRepository, RunRow
+from app.repositories.tables import TableRepository
 from app.schemas.result_sets import (
     FunctionSummary,
     NoteRead,
@@ -115,11 +117,15 @@ def create_from_csv(
 ) -> Stored:
     """Store the set of a ``text/csv`` body (its faults name ``body`` and the line)."""
     with domain_errors_as_problems("body"):
-        imported = longcsv.read(
-            [UploadedFile("body", data)],
-            limits=upload_limits(settings),
-            values_are=meta.values_are,
-        )
+        try:
+            imported = longcsv.read(
+                [UploadedFile("body", data)],
+                limits=upload_limits(settings),
+                values_are=meta.values_are,
+            )
+        except MalformedFile as exc:  # the body is the file
+            exc.field = "body"
+            raise
     return _store_imported(sm, settings, dispatcher, meta, imported, "csv", field="body")
 
 
@@ -275,8 +281,10 @@ def _store(
                 )
     except IntegrityError:  # the same content stored concurrently: that set is this one
         created = False
-    queued = queue_builds(sm, settings, dispatcher, runs, functions, meta)
     read = get_result_set(sm, set_id)
+    if not created:  # its builds were queued when it was stored
+        return Stored(read, created)
+    queued = queue_builds(sm, settings, dispatcher, runs, functions, meta)
     return Stored(read.model_copy(update={"queued": queued}), created)
 
 
@@ -355,13 +363,12 @@ def queue_builds(
     queued = Queued()
     for fid in sorted(functions):
         fn = functions[fid]
-        view = _default_table(sm, settings, dispatcher, fn, queued)
+        table = _default_table(sm, settings, dispatcher, fn, queued)
         if not ladder_applies(fn):
             continue
         offset = fn.f_opt if meta.values_are == "error" and fn.f_opt is not None else 0.0
-        low_f = lowest[fid] + offset
-        if view.ready and view.summary is not None:
-            if low_f >= float(view.summary["y_1"]):
+        if table is not None and table.status == "ready" and table.summary is not None:
+            if lowest[fid] + offset >= float(table.summary["y_1"]):
                 continue
             reason = "below-samples"
         else:
@@ -370,14 +377,25 @@ def queue_builds(
     return queued
 
 
+def _existing_tables(sm: SM, table_ids: Sequence[str]) -> dict[str, Table]:
+    """The tables among ``table_ids`` that exist (primary-key reads in one session)."""
+    with session_scope(sm) as session:
+        repo = TableRepository(session)
+        found = {tid: repo.get(tid) for tid in table_ids}
+        out = {tid: t for tid, t in found.items() if t is not None}
+        for t in out.values():
+            session.expunge(t)
+        return out
+
+
 def _default_table(
     sm: SM, settings: Settings, dispatcher: Any, fn: BenchmarkFunction, queued: Queued
-) -> tables.TableView:
-    spec = tables.table_spec(settings, function_id=fn.id)
-    try:
-        return tables.get_table(sm, tables.table_id_for(tables.spec_hash(spec)))
-    except NotFound:
-        pass
+) -> Table | None:
+    """The default domain table of ``fn``, requested (and listed in ``queued``) if missing."""
+    table_id = tables.table_id_for(tables.spec_hash(tables.table_spec(settings, function_id=fn.id)))
+    table = _existing_tables(sm, [table_id]).get(table_id)
+    if table is not None:
+        return table
     view, created = tables.request_table(sm, settings, dispatcher, function_id=fn.id)
     if created:
         queued.tables.append(
@@ -385,23 +403,18 @@ def _default_table(
                 function_id=fn.id, table_id=view.id, location=view.location, status=view.status
             )
         )
-    return tables.get_table(sm, view.id)  # an inline dispatcher may have built it already
+    return _existing_tables(sm, [table_id]).get(table_id)  # an inline dispatcher may be done
 
 
 def _ladder(
     sm: SM, settings: Settings, dispatcher: Any, fid: str, reason: str, queued: Queued
 ) -> None:
+    """Request the ladder of ``fid`` when one of its tables is missing; list it in ``queued``."""
     try:
         ids = tables.ladder_table_ids(settings, fid)
     except (InvalidInput, NotApplicable, DomainError):  # no ladder can be laid out here
         return
-    missing = []
-    for table_id in ids:
-        try:
-            tables.get_table(sm, table_id)
-        except NotFound:
-            missing.append(table_id)
-    if not missing:
+    if len(_existing_tables(sm, ids)) == len(ids):
         return
     views = tables.request_ladder(sm, settings, dispatcher, fid)
     queued.ladders.append(

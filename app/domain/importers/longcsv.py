@@ -200,7 +200,7 @@ def _finish(key: tuple[str, int], entry: _Run, name: str, values_are: ValuesAre)
     fid, run = key
     if entry.value is not None:
         return RunResult(fid, run, entry.value, entry.budget)
-    points = sorted(entry.points)
+    points = sorted(entry.points, key=lambda p: (p[0], p[2]))
     for (e0, b0, _), (e1, b1, line) in itertools.pairwise(points):
         if e1 == e0:
             raise MalformedFile(
