@@ -32,6 +32,7 @@ from app.schemas.common import (
     not_accepted,
     problem_responses,
     refused,
+    unknown_function,
     unknown_id,
 )
 from app.schemas.result_sets import (
@@ -150,17 +151,30 @@ async def _form(request: Request) -> tuple[UploadMetadata, str, str, bytes]:
 
 _UNKNOWN_FUNCTION = refused(
     InvalidInput,
-    "results.0.function_id: no function 'bbob/f25/i1/d10'",
+    unknown_function().detail,
     "results.0.function_id",
     description="A run the archive refuses: unknown function, non-finite value, an error below "
     "0 or an f below f*, budget < 1, a duplicate run, an inconsistent trajectory, values_are "
     "'error' without a known f*, too many rows, an unknown supersedes id; a file's faults name "
     "the file and line",
 )
+
+#: A set and its correction (the 409 example: a second correction of the first).
+EXAMPLE_SET = ResultSetCreate.model_validate(
+    {
+        "name": "DE",
+        "values_are": "f",
+        "results": [{"function_id": "classic/sphere/d2", "run": 0, "value": 0.5, "budget": 10}],
+    }
+)
+EXAMPLE_CORRECTION = EXAMPLE_SET.model_copy(
+    update={"version": "2", "supersedes": service.json_set_id(EXAMPLE_SET)}
+)
 _SUPERSEDED = refused(
     Conflict,
-    "result set r0c9e4b1a2f3d5e6a7b8c9d0 is already superseded by r1d2e3f4a5b6c7d8e9f0a1b2; a "
-    "further correction supersedes r1d2e3f4a5b6c7d8e9f0a1b2",
+    service.superseded_detail(
+        service.json_set_id(EXAMPLE_SET), service.json_set_id(EXAMPLE_CORRECTION)
+    ),
     "supersedes",
     description="The set named by supersedes was corrected already (correct the newest)",
 )
@@ -200,8 +214,7 @@ SetIdPath = stored_id_path(
         not_accepted(*JSON_MEDIA_TYPES, CSV_TYPE, FORM_TYPE),
         _UNKNOWN_FUNCTION,
     ),
-    summary="Archive one algorithm's results (JSON, long CSV or a COCO/IOHprofiler/nevergrad "
-    "upload)",
+    summary="Archive one algorithm's results (JSON, long CSV or a COCO/IOH/nevergrad file)",
 )
 async def create_result_set(
     request: Request, sm: SessionmakerDep, settings: SettingsDep, dispatcher: DispatcherDep

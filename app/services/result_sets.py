@@ -227,6 +227,20 @@ def _check_runs(
     return functions
 
 
+def superseded_detail(old: str, newer: str) -> str:
+    """The 409 detail of a correction of a set that was corrected already."""
+    return (
+        f"result set {old} is already superseded by {newer}; a further correction supersedes "
+        f"{newer}"
+    )
+
+
+def json_set_id(body: ResultSetCreate) -> str:
+    """The id the set of a JSON body gets (no checks, nothing stored)."""
+    meta = body.model_dump(include=set(METADATA_FIELDS))
+    return archive.set_id(archive.content_sha256(meta, _json_runs(body)))
+
+
 def _check_references(repo: ResultSetRepository, session: Session, meta: ResultSetMetadata) -> None:
     """``supersedes`` names an archived set not corrected yet; ``cpu_id`` a registered CPU."""
     if meta.supersedes is not None:
@@ -236,11 +250,7 @@ def _check_references(repo: ResultSetRepository, session: Session, meta: ResultS
             )
         newer = repo.superseded_by([meta.supersedes]).get(meta.supersedes)
         if newer is not None:
-            raise Conflict(
-                f"result set {meta.supersedes} is already superseded by {newer}; a further "
-                f"correction supersedes {newer}",
-                field="supersedes",
-            )
+            raise Conflict(superseded_detail(meta.supersedes, newer), field="supersedes")
     if meta.cpu_id is not None and CpuRepository(session).get(meta.cpu_id) is None:
         raise InvalidInput(
             f"no CPU with id {meta.cpu_id} in the registry (GET /v1/cpus)", field="cpu_id"

@@ -142,6 +142,24 @@ def _get(url: str) -> Provoke:
     return lambda c: c.open.get(url)
 
 
+def _second_correction(c: Clients) -> httpx.Response:
+    from app.api.result_sets import EXAMPLE_CORRECTION, EXAMPLE_SET
+
+    for body in (EXAMPLE_SET, EXAMPLE_CORRECTION):
+        made = c.open.post(
+            "/v1/result-sets",
+            content=body.model_dump_json(exclude_none=True),
+            headers={"content-type": "application/json"},
+        )
+        assert made.status_code in (200, 201), made.text
+    again = EXAMPLE_CORRECTION.model_copy(update={"version": "3"})
+    return c.open.post(
+        "/v1/result-sets",
+        content=again.model_dump_json(exclude_none=True),
+        headers={"content-type": "application/json"},
+    )
+
+
 SAMPLE = list(range(500))
 SHIFTED = [v + 0.5 for v in SAMPLE]
 
@@ -262,6 +280,23 @@ PROVOKED: dict[tuple[str, str, int], Provoke] = {
         "/v1/region-scans", {"values": [{"algorithm": "DE", "value": 0.01}]}
     ),
     ("GET", "/v1/region-scans/{scan_id}", 404): _get("/v1/region-scans/r4f1c0d9a8b7e6f5a4b3c2d1"),
+    ("POST", "/v1/result-sets", 409): _second_correction,
+    ("POST", "/v1/result-sets", 422): _post(
+        "/v1/result-sets",
+        {
+            "name": "DE",
+            "values_are": "f",
+            "results": [{"function_id": "bbob/f25/i1/d10", "run": 0, "value": 1.0, "budget": 1}],
+        },
+    ),
+    ("GET", "/v1/result-sets", 422): _get("/v1/result-sets?limit=0"),
+    ("GET", "/v1/result-sets/{set_id}", 404): _get("/v1/result-sets/r0c9e4b1a2f3d5e6a7b8c9d0"),
+    ("GET", "/v1/result-sets/{set_id}", 422): _get(
+        "/v1/result-sets/r0c9e4b1a2f3d5e6a7b8c9d0?include=everything"
+    ),
+    ("GET", "/v1/result-sets/{set_id}.csv", 404): _get(
+        "/v1/result-sets/r0c9e4b1a2f3d5e6a7b8c9d0.csv"
+    ),
 }
 
 #: Declared statuses not provoked here, and why (none today: every declared error is provoked).

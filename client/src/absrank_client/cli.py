@@ -748,6 +748,9 @@ def region_scan(
     _emit(scan, fmt, f"region scan {scan.id} ({scan.status}); chosen δ = {_fmt(scan.chosen)}")
 
 
+from absrank_client import archive_cli as _archive_cli  # noqa: E402, F401 (registers commands)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     app(args=list(argv) if argv is not None else None, prog_name="absrank-client")
