@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import os
 import secrets
 from collections.abc import Callable, Iterator
@@ -15,7 +14,6 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import make_url
 
-from app.config import Settings
 from app.main import create_app
 from tests.api.conftest import api_settings
 from tests.support import migrate
@@ -142,7 +140,8 @@ def test_a_set_is_stored_once_and_named_by_its_content(client: TestClient) -> No
     assert r.headers["location"] == out["location"] == f"/v1/result-sets/{out['id']}"
     assert out["id"] == "r" + out["content_sha256"][:23]
     assert (out["n_runs"], out["n_functions"], out["suites"]) == (3, 2, ["classic"])
-    assert out["has_trajectories"] and out["source_format"] == "json"
+    assert out["has_trajectories"]
+    assert out["source_format"] == "json"
     sphere = next(f for f in out["functions"] if f["function_id"] == SPHERE)
     assert sphere | {} == {
         "function_id": SPHERE,
@@ -159,12 +158,14 @@ def test_a_set_is_stored_once_and_named_by_its_content(client: TestClient) -> No
     assert out["provenance"]["service"] == "absrank"
     again = client.post("/v1/result-sets", json=body())
     assert again.status_code == 200
-    assert again.json()["id"] == out["id"] and again.json()["created_at"] == out["created_at"]
+    assert again.json()["id"] == out["id"]
+    assert again.json()["created_at"] == out["created_at"]
     # the order of the rows is not content; any metadata change is
     shuffled = body(results=list(reversed(body()["results"])))
     assert client.post("/v1/result-sets", json=shuffled).json()["id"] == out["id"]
     other = client.post("/v1/result-sets", json=body(version="1.1"))
-    assert other.status_code == 201 and other.json()["id"] != out["id"]
+    assert other.status_code == 201
+    assert other.json()["id"] != out["id"]
     assert total(client) == 2
 
 
@@ -290,7 +291,7 @@ def test_refusals_name_the_field_and_store_nothing(
 
 
 def test_non_finite_values_are_refused(client: TestClient) -> None:
-    raw = '{"name": "A", "values_are": "f", "results": [{"function_id": "%s", "run": 0, ' % SPHERE
+    raw = f'{{"name": "A", "values_are": "f", "results": [{{"function_id": "{SPHERE}", "run": 0, '
     raw += '"value": 1e999, "budget": 10}]}'
     r = client.post("/v1/result-sets", content=raw, headers={"content-type": "application/json"})
     problem(r, 422, "results.0.value")
@@ -475,7 +476,8 @@ def test_lists_filter_page_and_put_the_newest_first(client: TestClient) -> None:
         rows = [{"function_id": fid, "run": 0, "value": value, "budget": 10}]
         ids.append(client.post("/v1/result-sets", json=body(name=name, results=rows)).json()["id"])
     out = client.get("/v1/result-sets").json()
-    assert [i["id"] for i in out["items"]] == ids[::-1] and out["total"] == 3
+    assert [i["id"] for i in out["items"]] == ids[::-1]
+    assert out["total"] == 3
 
     def listed(**params: Any) -> list[str]:
         return [i["id"] for i in client.get("/v1/result-sets", params=params).json()["items"]]
@@ -485,7 +487,8 @@ def test_lists_filter_page_and_put_the_newest_first(client: TestClient) -> None:
     assert listed(function_id=SPHERE) == [ids[0]]
     assert listed(suite="cec2005", algorithm="B") == []
     page = client.get("/v1/result-sets", params={"limit": 1, "offset": 1}).json()
-    assert [i["id"] for i in page["items"]] == [ids[1]] and page["total"] == 3
+    assert [i["id"] for i in page["items"]] == [ids[1]]
+    assert page["total"] == 3
     problem(client.get("/v1/result-sets", params={"limit": 0}), 422, "limit")
     problem(client.get("/v1/result-sets/r0000000000000000000000a"), 404, "set_id")
 
@@ -517,8 +520,10 @@ def test_storing_queues_the_default_table_then_a_ladder_for_values_below_its_sam
     second = client.post("/v1/result-sets", json=below).json()
     assert second["queued"]["tables"] == []
     (ladder,) = second["queued"]["ladders"]
-    assert ladder["function_id"] == SPHERE and ladder["reason"] == "below-samples"
-    assert ladder["table_ids"][0] == table["id"] and ladder["levels"] == len(ladder["table_ids"])
+    assert ladder["function_id"] == SPHERE
+    assert ladder["reason"] == "below-samples"
+    assert ladder["table_ids"][0] == table["id"]
+    assert ladder["levels"] == len(ladder["table_ids"])
     third = client.post("/v1/result-sets", json=body(name="C", results=[_row(value=y_1 / 100)]))
     assert third.json()["queued"] == {"tables": [], "ladders": []}  # it exists now
 
@@ -539,7 +544,8 @@ def test_errors_are_compared_with_the_samples_as_f(make_client: Callable[..., Te
     out = client.post("/v1/result-sets", json=body(values_are="error", results=rows)).json()
     table = client.get(out["queued"]["tables"][0]["location"]).json()
     y_1 = table["summary"]["y_1"]
-    assert out["queued"]["ladders"] == [] and y_1 < 120 + 5000
+    assert out["queued"]["ladders"] == []
+    assert y_1 < 120 + 5000
     just_above = [{"function_id": fid, "run": 0, "value": y_1 - 120 + 1e-6, "budget": 10}]
     out = client.post(
         "/v1/result-sets", json=body(name="B", values_are="error", results=just_above)

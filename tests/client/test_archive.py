@@ -37,9 +37,11 @@ def _hold(dispatcher: Dispatcher) -> None:
 
 def test_rows_a_csv_file_and_a_frame_are_the_same_set(client: Client, tmp_path: Path) -> None:
     made = client.create_result_set(ROWS, name="DE", values_are="f", version="1")
-    assert isinstance(made, ResultSet) and made.created
+    assert isinstance(made, ResultSet)
+    assert made.created
     assert (made.n_runs, made.n_functions, made.has_trajectories) == (2, 1, True)
-    assert made.queued is not None and made.queued.tables == (SPHERE,)
+    assert made.queued is not None
+    assert made.queued.tables == (SPHERE,)
     path = tmp_path / "runs.csv"
     path.write_text(LONG_CSV)
     again = client.create_result_set(path, name="DE", values_are="f", version="1")
@@ -58,23 +60,28 @@ def test_an_upload_with_a_format_is_multipart(client: Client, tmp_path: Path) ->
     path = tmp_path / "runs.csv"
     path.write_text(LONG_CSV)
     up = client.create_result_set(path, format="csv", name="DE", values_are="f", version="1")
-    assert up.created and up.source_format == "csv" and up.n_runs == 2
+    assert up.created
+    assert up.source_format == "csv"
+    assert up.n_runs == 2
 
 
 def test_read_back_list_and_csv(client: Client, tmp_path: Path) -> None:
     made = client.create_result_set(ROWS, name="DE", values_are="f")
     other = client.create_result_set(ROWS[:1], name="PSO", values_are="f")
     page = client.result_sets()
-    assert page.total == 2 and [s.id for s in page.items] == [other.id, made.id]
+    assert page.total == 2
+    assert [s.id for s in page.items] == [other.id, made.id]
     assert [s.id for s in client.result_sets(algorithm="DE").items] == [made.id]
     full = client.result_set(made.id, runs=True)
-    assert full.runs is not None and full.runs[1].trajectory == ((1, 10), (2.0, 0.25))
+    assert full.runs is not None
+    assert full.runs[1].trajectory == ((1, 10), (2.0, 0.25))
     (f,) = full.functions
     assert (f.function_id, f.runs, f.value_median) == (SPHERE, 2, 0.375)
     assert client.result_set(made.id).runs is None
     out = tmp_path / "back.csv"
     text = client.result_set_csv(made.id, out)
-    assert out.read_text() == text and text.splitlines()[3:] == LONG_CSV.splitlines()
+    assert out.read_text() == text
+    assert text.splitlines()[3:] == LONG_CSV.splitlines()
     assert client.create_result_set(out, name="DE", values_are="f").id == made.id
     assert page.to_frame()["name"].tolist() == ["PSO", "DE"]
 
@@ -96,16 +103,21 @@ def test_cli_upload_lists_and_shows(cli_app: object, tmp_path: Path) -> None:
     )
     assert r.exit_code == 0, r.output
     made = json.loads(r.stdout)
-    assert made["n_runs"] == 2 and made["name"] == "DE"
+    assert made["n_runs"] == 2
+    assert made["name"] == "DE"
     assert f"result set {made['id']} (stored)" in r.stderr
     again = runner.invoke(cli_app, ["upload", str(path), "--name", "DE", "--values-are", "f"])  # type: ignore[arg-type]
-    assert again.exit_code == 0 and "archived already" in again.stderr
-    assert SPHERE in again.stdout and "0.375" in again.stdout
+    assert again.exit_code == 0
+    assert "archived already" in again.stderr
+    assert SPHERE in again.stdout
+    assert "0.375" in again.stdout
     listed = runner.invoke(cli_app, ["result-sets", "--format", "csv"])  # type: ignore[arg-type]
-    assert listed.exit_code == 0 and made["id"] in listed.stdout
+    assert listed.exit_code == 0
+    assert made["id"] in listed.stdout
     back = tmp_path / "back.csv"
     shown = runner.invoke(cli_app, ["result-set", made["id"], "--csv", str(back)])  # type: ignore[arg-type]
     assert shown.exit_code == 0, shown.output
     assert back.read_text().splitlines()[3:] == LONG_CSV.splitlines()
     bad = runner.invoke(cli_app, ["upload", str(path), "--name", "DE"])  # type: ignore[arg-type]
-    assert bad.exit_code == 2 and "values_are" in bad.stderr
+    assert bad.exit_code == 2
+    assert "values_are" in bad.stderr

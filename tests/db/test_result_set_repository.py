@@ -143,7 +143,8 @@ def test_reads_filter_and_order(sm: sessionmaker[Session], clean: None) -> None:
     with session_scope(sm) as s:
         repo = ResultSetRepository(s)
         items, total = repo.list()
-        assert [i.id[1] for i in items] == ["3", "2", "1"] and total == 3
+        assert [i.id[1] for i in items] == ["3", "2", "1"]
+        assert total == 3
         assert [i.id[1] for i in repo.list(suite="bbob", name="A")[0]] == ["3"]
         assert repo.list(function_id="bbob/f1/i1/d2", limit=1, offset=1)[0][0].id[1] == "2"
         rows = repo.runs(function_id="bbob/f1/i1/d2")

@@ -79,4 +79,5 @@ def test_errors_need_a_known_f_star() -> None:
 def test_a_run_names_the_attribute_at_fault(run: RunResult, attr: str, words: str) -> None:
     problem = archive.run_problem(run, get_function("classic/sphere/d2"), "f")
     assert problem is not None
-    assert problem[0] == attr and words in problem[1]
+    assert problem[0] == attr
+    assert words in problem[1]

@@ -29,7 +29,8 @@ def test_one_row_per_run_in_any_column_order_sorted_by_function_and_run() -> Non
         "1000,0.25,1,classic/sphere/d2\n500,1e-3,0,classic/sphere/d2\n\n"
         "20,100,0,bbob/f1/i1/d2\n"
     )
-    assert out.format == "csv" and out.values_are == "f"
+    assert out.format == "csv"
+    assert out.values_are == "f"
     assert out.runs == (
         RunResult("bbob/f1/i1/d2", 0, 100.0, 20),
         RunResult("classic/sphere/d2", 0, 0.001, 500),
@@ -124,14 +125,16 @@ def test_errors_must_not_be_negative_beyond_the_tolerance() -> None:
     ok = read(HEADER + "classic/sphere/d2,0,-1e-9,10\n", values_are="error")
     assert ok.runs[0].value == -1e-9
     err = fault(HEADER + "classic/sphere/d2,0,-1e-7,10\n", values_are="error")
-    assert err.line == 2 and "below 0" in str(err)
+    assert err.line == 2
+    assert "below 0" in str(err)
 
 
 def test_not_utf8_names_the_line_of_the_bad_byte() -> None:
     data = HEADER.encode() + b"classic/sphere/d2,0,1,10\nclassic/sphere/d2,1,\xff,10\n"
     with pytest.raises(MalformedFile) as info:
         longcsv.read([UploadedFile("x.csv", data)], limits=LIMITS, values_are="f")
-    assert info.value.line == 3 and "not UTF-8" in str(info.value)
+    assert info.value.line == 3
+    assert "not UTF-8" in str(info.value)
 
 
 def test_reading_stops_at_the_first_row_beyond_max_rows() -> None:
@@ -148,7 +151,8 @@ def test_reading_stops_at_the_first_row_beyond_max_rows() -> None:
     body = HEADER + "".join(itertools.islice(rows(), 100_010)) + "garbage\n"
     err = fault(body, max_rows=10)
     assert err.line == 12  # header + 10 rows, then the refused 11th
-    assert "more than 10 rows" in str(err) and "max_upload_rows" in str(err)
+    assert "more than 10 rows" in str(err)
+    assert "max_upload_rows" in str(err)
 
 
 def test_max_rows_counts_all_files_together() -> None:
