@@ -271,15 +271,24 @@ def list_result_sets(
     sm: SessionmakerDep,
     offset: OffsetQuery = 0,
     suite: Annotated[
-        str | None, Query(max_length=32, description="sets covering a function of this suite")
+        str | None,
+        Query(
+            max_length=32, description="sets covering a function of this suite", examples=["bbob"]
+        ),
     ] = None,
     function_id: Annotated[
-        str | None, Query(max_length=200, description="sets with runs on this function")
+        str | None,
+        Query(
+            max_length=200,
+            description="sets with runs on this function",
+            examples=["bbob/f1/i1/d10"],
+        ),
     ] = None,
     algorithm: Annotated[
-        str | None, Query(max_length=200, description="sets of this algorithm (its name)")
+        str | None,
+        Query(max_length=200, description="sets of this algorithm (its name)", examples=["DE"]),
     ] = None,
-    limit: Annotated[int, Query(ge=1, le=500, description="items per page")] = 50,
+    limit: Annotated[int, Query(ge=1, le=500, description="items per page", examples=[50])] = 50,
 ) -> ResultSetList:
     """List archived result sets, newest first, with the total of the filter."""
     return service.list_result_sets(
@@ -317,7 +326,10 @@ def result_set_csv(set_id: SetIdPath, request: Request, sm: SessionmakerDep) -> 
 
 IncludeQuery = Annotated[
     Literal["runs"] | None,
-    Query(description="runs: also the runs and their trajectories (bounded by max_inline_rows)"),
+    Query(
+        description="runs: also the runs and their trajectories (bounded by max_inline_rows)",
+        examples=["runs"],
+    ),
 ]
 
 

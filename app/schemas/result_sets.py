@@ -63,7 +63,8 @@ class ResultSetMetadata(BaseModel):
         None, gt=0, allow_inf_nan=False, description="the machine: a PassMark single-thread score"
     )
     values_are: ValuesAreField = Field(
-        description="f: values are f(x); error: they are f(x) − f* (needs a known f*)"
+        description="f: values are f(x); error: they are f(x) − f* (needs a known f*)",
+        examples=["f"],
     )
     value_aggregate: ValueAggregate | None = Field(
         None,

@@ -14,6 +14,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -159,15 +160,7 @@ def test_readme_curl_examples_answer_2xx(
                 content = json.dumps(last["follow_up"]).encode()
             elif curl.body is not None:
                 content = curl.body.encode()
-            headers = {k: v for k, v in curl.headers.items() if k != "x-api-key"}
-            if curl.form:
-                uploads = {k: (v[1:], files[v[1:]].encode()) for k, v in curl.form if v[:1] == "@"}
-                fields = {k: v for k, v in curl.form if v[:1] != "@"}
-                response = client.request(
-                    curl.method, path, files=uploads, data=fields, headers=headers
-                )
-            else:
-                response = client.request(curl.method, path, content=content, headers=headers)
+            response = _send(client, curl, path, content, files)
             assert response.status_code < 400, (
                 f"README line {curl.line}: {curl.method} {path} answered "
                 f"{response.status_code}: {response.text[:500]}"
@@ -186,6 +179,18 @@ def test_readme_curl_examples_answer_2xx(
             location = response.headers.get("location")
             if location:
                 last["id"] = location.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _send(
+    client: TestClient, curl: Curl, path: str, content: bytes | None, files: dict[str, str]
+) -> Any:
+    """Send one README curl: its body, or its ``-F`` form (``@FILE`` from the block's files)."""
+    headers = {k: v for k, v in curl.headers.items() if k != "x-api-key"}
+    if not curl.form:
+        return client.request(curl.method, path, content=content, headers=headers)
+    uploads = {k: (v[1:], files[v[1:]].encode()) for k, v in curl.form if v[:1] == "@"}
+    fields = {k: v for k, v in curl.form if v[:1] != "@"}
+    return client.request(curl.method, path, files=uploads, data=fields, headers=headers)
 
 
 def test_the_openapi_document_stands_alone(client: TestClient) -> None:

@@ -3,56 +3,29 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy.engine import make_url
 
 from app.main import create_app
 from tests.api.conftest import api_settings
-from tests.support import migrate
+from tests.support import migrate, pg_admin_url, pg_databases, require_postgres
 from workers.inline import InlineDispatcher
 
-PG_ADMIN = os.environ.get(
-    "ABSRANK_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-)
 KEY = "s3cret"
 SPHERE = "classic/sphere/d2"
-
-
-def _libpq(url: str) -> str:
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 @pytest.fixture(scope="module")
 def pg_url_factory() -> Iterator[Callable[[], str]]:
     """Fresh PostgreSQL databases (dropped at the end); skip when the server is down."""
-    try:
-        with psycopg.connect(_libpq(PG_ADMIN), connect_timeout=3, autocommit=True):
-            pass
-    except psycopg.OperationalError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"PostgreSQL not reachable: {exc}")
-        pytest.skip(f"PostgreSQL not reachable: {exc}")
-    created: list[str] = []
-
-    def create() -> str:
-        name = f"absrank_test_{secrets.token_hex(6)}"
-        with psycopg.connect(_libpq(PG_ADMIN), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        created.append(name)
-        return make_url(PG_ADMIN).set(database=name).render_as_string(hide_password=False)
-
-    yield create
-    with psycopg.connect(_libpq(PG_ADMIN), autocommit=True) as conn:
-        for name in created:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    admin = pg_admin_url()
+    require_postgres(admin)
+    with pg_databases(admin) as create:
+        yield create
 
 
 BACKENDS = [
