@@ -17,10 +17,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sqlalchemy import delete, insert
 
@@ -49,7 +52,7 @@ def long_csv(runs: int, points: int) -> bytes:
     for fid in FUNCTIONS:
         for r in range(runs):
             lines += [
-                f"{fid},{r},{2**k},{1e4 / (k + 1) + r * 1e-3!r},{2 ** (points - 1)}"
+                f"{fid},{r},{2**k},{1e4 + 1e4 / (k + 1) + r * 1e-3!r},{2 ** (points - 1)}"
                 for k in range(points)
             ]
     return ("\n".join(lines) + "\n").encode()

@@ -217,7 +217,9 @@ class ResultSetRead(ResultSetItem):
         None, description="the runs, with ?include=runs (else null; see also the .csv)"
     )
     queued: Queued | None = Field(
-        None, description="POST only: the tables and ladders this set queued"
+        None,
+        description="POST of a new set only: the tables and ladders storing it queued (null "
+        "when the set was archived already)",
     )
     provenance: dict[str, Any]
 
