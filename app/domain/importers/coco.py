@@ -1,0 +1,389 @@
+"""COCO result folders: the ``cocoex.Observer`` output and the legacy ``bbobexp`` layout.
+
+An experiment folder holds ``.info`` index files; each entry is three lines [1]_::
+
+    suite = 'bbob', funcId = 1, DIM = 10, Precision = 1.000e-08, algId = 'my-es', ...
+    % free comment
+    data_f1/bbobexp_f1_DIM10.dat, 1:5000|5.2e-09, 2:5000|1.3e-08
+
+(the legacy layout has no ``suite``/``coco_version``/``logger``/``data_format`` keys and may use
+Windows separators). Each ``instance:evals|f-ftarget`` item is one run, in the order the runs
+appear in the data file(s) named before them. A data file holds one block per run, each
+opening with a ``%`` header that prints ``Fopt (value)``; rows are
+``evaluations ... best-noise-free-f-minus-Fopt ...`` with that error in the third column, in
+both layouts (``cocopp.readalign`` reads column 2, 0-based, too). ``.dat`` rows are written
+when a target is reached, ``.tdat`` rows at fixed evaluation counts; both end with the run's
+last evaluation.
+
+Reading:
+
+- ids: ``bbob/f{funcId}/i{instance}/d{DIM}``; only the ``bbob`` suite (funcId 1..24) is
+  hosted, other suites (``bbob-biobj``, ``bbob-noisy`` = funcId 101..130, ``bbob-largescale``,
+  ``bbob-mixint``, ``bbob-constrained``) are refused;
+- every run header's ``Fopt`` must equal absrank's ``f*`` for its id, within half a unit of
+  the last printed digit (:func:`~app.domain.importers.common.check_optimum`);
+- values are errors ``f - Fopt``; a run's trajectory is the best-so-far step function of its
+  ``.dat`` and ``.tdat`` rows; value and budget come from the last record. A budget that
+  differs from the ``.info`` item's evaluations gives a note (cocopp warns likewise);
+- tolerant where the meaning is clear (missing ``.tdat``, missing ``%`` comment line, extra
+  files, moved data files found by a unique name, CRLF); strict where not (run counts that
+  disagree, a data file listed twice, a file named ``DIM5`` under ``DIM = 10``, unreadable
+  numbers, several ``algId``).
+
+References
+----------
+.. [1] COCO data format, https://numbbo.github.io/coco/data-format ; cocopp ``pproc.DataSet``
+   and ``readalign`` (numbbo/coco, code-postprocessing/cocopp).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.domain.functions import format_id
+from app.domain.importers import UploadedFile, UploadLimits
+from app.domain.importers.common import (
+    RowBudget,
+    Step,
+    check_optimum,
+    declared_or,
+    lines_of,
+    number_runs,
+    parse_float,
+    parse_int,
+    parse_key_values,
+    resolve,
+    step_trajectory,
+)
+from app.domain.results import ImportedResults, ImportNote, MalformedFile, RunResult, ValuesAre
+
+__all__ = ["read"]
+
+BBOB_FUNCTIONS = range(1, 25)
+"""funcId values of the noiseless ``bbob`` suite, the one COCO suite absrank hosts."""
+
+_NEGATIVE_SLACK = 1e-12
+"""An error ``f - Fopt`` below ``-_NEGATIVE_SLACK * max(1, |Fopt|)`` means a wrong optimum."""
+
+_FOPT = re.compile(r"Fopt\s*\(\s*([^)\s]+)\s*\)")
+_DIM_IN_NAME = re.compile(r"_DIM(\d+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One index entry: its function, the data files and the runs' instances."""
+
+    info: str
+    line: int
+    fid: int
+    dim: int
+    algorithm: str
+    data_files: tuple[str, ...]
+    instances: tuple[int, ...]
+    evals: tuple[int | None, ...]
+
+
+@dataclass(frozen=True)
+class _Block:
+    """One run's rows in one data file: where its header is, its Fopt text and its records."""
+
+    file: str
+    line: int
+    fopt: str
+    steps: tuple[Step, ...]
+
+
+def read(
+    files: Sequence[UploadedFile], *, limits: UploadLimits, values_are: ValuesAre | None = None
+) -> ImportedResults:
+    """Read a COCO experiment (current or legacy layout) into absrank runs.
+
+    Parameters
+    ----------
+    files : sequence of UploadedFile
+        The upload's files; ``.info`` files index the rest, other files are ignored.
+    limits : UploadLimits
+        ``max_rows`` bounds runs plus records read.
+    values_are : {"error"}, optional
+        COCO files hold errors ``f - Fopt``; ``"f"`` is refused.
+
+    Returns
+    -------
+    ImportedResults
+        ``format="coco"``, ``values_are="error"``, ``algorithm`` = the ``algId``.
+
+    Raises
+    ------
+    MalformedFile
+        Naming the file and line of the first fault.
+    UploadTooLarge
+        More than ``limits.max_rows`` rows.
+    InvalidInput
+        ``field="values_are"`` for ``"f"``.
+    """
+    declared_or(values_are, "error", format_name="COCO")
+    by_path = {f.path: f for f in files}
+    infos = sorted(p for p in by_path if p.lower().endswith(".info"))
+    if not infos:
+        raise MalformedFile(
+            "holds no COCO .info index file (expected e.g. bbobexp_f1.info beside data_f1/)",
+            file=files[0].path if len(files) == 1 else "the upload",
+        )
+    budget = RowBudget(limits.max_rows)
+    notes: list[ImportNote] = []
+    entries = [e for info in infos for e in _entries(info, by_path[info].data, by_path)]
+    algorithms = {e.algorithm for e in entries}
+    if len(algorithms) > 1:
+        second = next(e for e in entries if e.algorithm != entries[0].algorithm)
+        raise MalformedFile(
+            f"algId {second.algorithm!r} differs from {entries[0].algorithm!r}: one result set "
+            f"holds one algorithm; upload each separately",
+            file=second.info,
+            line=second.line,
+        )
+    used: dict[str, tuple[str, int]] = {}
+    runs: list[RunResult] = []
+    cache: dict[str, list[_Block]] = {}
+    for entry in entries:
+        runs.extend(_entry_runs(entry, by_path, used, cache, budget, notes))
+    if not runs:
+        raise MalformedFile("the .info files list no runs", file=infos[0])
+    return ImportedResults(
+        format="coco",
+        values_are="error",
+        runs=number_runs(runs),
+        algorithm=entries[0].algorithm or None,
+        notes=tuple(notes),
+    )
+
+
+def _entries(info: str, data: bytes, by_path: dict[str, UploadedFile]) -> list[_Entry]:
+    lines = lines_of(data, info)
+    entries = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].strip():
+            i += 1
+            continue
+        header_line = i + 1
+        header = parse_key_values(lines[i], file=info, line=header_line)
+        i += 1
+        if i < len(lines) and lines[i].lstrip().startswith("%"):
+            i += 1  # the comment line (tolerated when missing)
+        while i < len(lines) and not lines[i].strip():
+            i += 1
+        if i >= len(lines):
+            raise MalformedFile(
+                "the entry ends after its header: no data line", file=info, line=header_line
+            )
+        entries.append(_entry(info, header, header_line, lines[i], i + 1))
+        i += 1
+    if not entries:
+        raise MalformedFile("is empty", file=info)
+    return entries
+
+
+def _entry(info: str, header: dict[str, str], line: int, data: str, data_line: int) -> _Entry:
+    if "funcId" not in header or "DIM" not in header:
+        raise MalformedFile(
+            'an index header needs funcId and DIM (e.g. "funcId = 1, DIM = 10, ..."), got '
+            f"{', '.join(header) or 'no keys'}",
+            file=info,
+            line=line,
+        )
+    suite = header.get("suite", "bbob")
+    fid = parse_int(header["funcId"], file=info, line=line, what="funcId")
+    if suite != "bbob" or fid not in BBOB_FUNCTIONS:
+        name = suite if suite != "bbob" else "bbob-noisy" if 101 <= fid <= 130 else "bbob"
+        raise MalformedFile(
+            f"suite {name!r} funcId {fid} is not hosted: absrank ranks the noiseless bbob suite "
+            f"(funcId 1..24) only",
+            file=info,
+            line=line,
+        )
+    dim = parse_int(header["DIM"], file=info, line=line, what="DIM")
+    names: list[str] = []
+    instances: list[int] = []
+    evals: list[int | None] = []
+    for item in (p.strip() for p in data.split(",")):
+        if not item:
+            continue
+        if item.lower().endswith("dat"):
+            if instances:
+                raise MalformedFile(
+                    f"data file {item!r} after run items: write files first",
+                    file=info,
+                    line=data_line,
+                )
+            names.append(item)
+            continue
+        instance, _, rest = item.partition(":")
+        instances.append(parse_int(instance, file=info, line=data_line, what="instance"))
+        evals.append(
+            parse_int(rest.partition("|")[0], file=info, line=data_line, what="evaluations")
+            if rest
+            else None
+        )
+    if not names:
+        raise MalformedFile("the data line names no .dat file", file=info, line=data_line)
+    for name in names:
+        in_name = _DIM_IN_NAME.search(name)
+        if in_name is not None and int(in_name[1]) != dim:
+            raise MalformedFile(
+                f"data file {name!r} is named for dimension {in_name[1]} but the entry says "
+                f"DIM = {dim}",
+                file=info,
+                line=data_line,
+            )
+    return _Entry(
+        info=info,
+        line=data_line,
+        fid=fid,
+        dim=dim,
+        algorithm=header.get("algId", ""),
+        data_files=tuple(names),
+        instances=tuple(instances),
+        evals=tuple(evals),
+    )
+
+
+def _entry_runs(
+    entry: _Entry,
+    by_path: dict[str, UploadedFile],
+    used: dict[str, tuple[str, int]],
+    cache: dict[str, list[_Block]],
+    budget: RowBudget,
+    notes: list[ImportNote],
+) -> list[RunResult]:
+    base = posixpath.dirname(entry.info)
+    dat_blocks: list[_Block] = []
+    tdat_blocks: list[_Block] | None = []
+    for name in entry.data_files:
+        stem = re.sub(r"\.[a-z]?dat$", "", name.replace("\\", "/"), flags=re.IGNORECASE)
+        dat = resolve(base, stem + ".dat", by_path)
+        if dat is None:
+            raise MalformedFile(
+                f"names {name!r}, which is not in the upload", file=entry.info, line=entry.line
+            )
+        if dat in used:
+            other = used[dat]
+            raise MalformedFile(
+                f"{dat} is listed twice (also at {other[0]}, line {other[1]}): duplicate runs",
+                file=entry.info,
+                line=entry.line,
+            )
+        used[dat] = (entry.info, entry.line)
+        dat_blocks += _blocks(dat, by_path, cache, budget)
+        tdat = resolve(base, stem + ".tdat", by_path)
+        if tdat is None:
+            tdat_blocks = None
+            notes.append(
+                ImportNote("coco-no-tdat", f"{dat} has no .tdat beside it; read the .dat only", dat)
+            )
+        elif tdat_blocks is not None:
+            tdat_blocks += _blocks(tdat, by_path, cache, budget)
+    n = len(entry.instances)
+    for blocks, kind in ((dat_blocks, ".dat"), (tdat_blocks, ".tdat")):
+        if blocks is not None and len(blocks) != n:
+            raise MalformedFile(
+                f"lists {n} runs but the {kind} file(s) hold {len(blocks)}",
+                file=entry.info,
+                line=entry.line,
+            )
+    budget.take(n, file=entry.info)
+    runs = []
+    for k, instance in enumerate(entry.instances):
+        blocks = [dat_blocks[k]] + ([tdat_blocks[k]] if tdat_blocks is not None else [])
+        runs.append(_run(entry, k, instance, blocks, notes))
+    return runs
+
+
+def _run(
+    entry: _Entry, k: int, instance: int, blocks: list[_Block], notes: list[ImportNote]
+) -> RunResult:
+    function_id = format_id("bbob", f"f{entry.fid}", instance, entry.dim)
+    for block in blocks:
+        check_optimum(function_id, block.fopt, file=block.file, line=block.line)
+        if not block.steps:
+            raise MalformedFile("a run header without records", file=block.file, line=block.line)
+    trajectory = step_trajectory([s for b in blocks for s in b.steps])
+    used = trajectory.evaluations[-1]
+    listed = entry.evals[k]
+    if listed is not None and listed != used:
+        notes.append(
+            ImportNote(
+                "coco-evals-mismatch",
+                f"run {k + 1} of {entry.info} line {entry.line} lists {listed} evaluations; its "
+                f"records end at {used}, taken as the budget",
+                entry.info,
+            )
+        )
+    return RunResult(
+        function_id=function_id,
+        run=0,
+        value=trajectory.best[-1],
+        budget=used,
+        trajectory=trajectory,
+    )
+
+
+def _blocks(
+    path: str, by_path: dict[str, UploadedFile], cache: dict[str, list[_Block]], budget: RowBudget
+) -> list[_Block]:
+    if path not in cache:
+        cache[path] = _read_blocks(path, by_path[path].data, budget)
+    return cache[path]
+
+
+def _read_blocks(path: str, data: bytes, budget: RowBudget) -> list[_Block]:
+    blocks: list[_Block] = []
+    header: tuple[int, str] | None = None
+    steps: list[Step] = []
+    lines = lines_of(data, path)
+    budget.take(len(lines), file=path)
+    for number, text in enumerate(lines, start=1):
+        if text.startswith("%"):
+            match = _FOPT.search(text)
+            if match is None:
+                if header is not None and not steps:
+                    continue  # a second comment line of the same header
+                raise MalformedFile("a run header without 'Fopt (value)'", file=path, line=number)
+            if header is not None:
+                blocks.append(_Block(path, header[0], header[1], tuple(steps)))
+            header, steps = (number, match[1]), []
+            continue
+        fields = text.split()
+        if not fields:
+            continue
+        if header is None:
+            raise MalformedFile(
+                "records before any '%' run header (missing header)", file=path, line=number
+            )
+        steps.append(_record(fields, header[1], path, number))
+    if header is not None:
+        blocks.append(_Block(path, header[0], header[1], tuple(steps)))
+    if not blocks:
+        raise MalformedFile("holds no runs", file=path)
+    return blocks
+
+
+def _record(fields: list[str], fopt: str, path: str, number: int) -> Step:
+    if len(fields) < 3:
+        raise MalformedFile(
+            f"a record needs at least 3 columns (evaluations, ..., f - Fopt), got {len(fields)}: "
+            "truncated row",
+            file=path,
+            line=number,
+        )
+    evaluations = parse_int(fields[0], file=path, line=number, what="evaluations")
+    error = parse_float(fields[2], file=path, line=number, what="f - Fopt")
+    if error < -_NEGATIVE_SLACK * max(1.0, abs(float(fopt))):
+        raise MalformedFile(
+            f"f - Fopt = {fields[2]} is negative: Fopt {fopt} is not the optimum",
+            file=path,
+            line=number,
+        )
+    return Step(evaluations, max(error, 0.0))

@@ -1,0 +1,193 @@
+"""nevergrad benchmark CSV (``python -m nevergrad.benchmark <experiment>`` output) [1]_.
+
+One row per experiment: the optimizer's settings (``optimizer_name``, ``budget``,
+``num_workers``, ``seed``, ...), the function's descriptors (for ``ArtificialFunction``:
+``name``, ``dimension``, ``block_dimension``, ``num_blocks``, ``useless_variables``,
+``rotation``, ``translation_factor``, ``noise_level``, ``hashing``, ``aggregator``, ``split``,
+``expo``, ...) and the outcome (``loss``, ``elapsed_budget``, ``elapsed_time``, ``error``).
+
+Mapping to absrank ids, only where unambiguous:
+
+- an explicit ``function_id`` column is used as written (and must be hosted);
+- else an ``ArtificialFunction`` row maps to ``classic/{name}/d{dimension}`` when its name is
+  one whose nevergrad definition is absrank's (:data:`CLASSIC_NAMES`: sphere, rastrigin,
+  rosenbrock, griewank; nevergrad's ``ellipsoid`` weights start at ``10^(-6/(d-1))`` and
+  differ) and it is untransformed: no rotation, ``translation_factor`` 0, no noise, no hashing,
+  no useless variables, one block, ``expo`` 1. nevergrad searches all of R^d, absrank's box
+  is the function's documented domain; a loss is a value of the same ``f`` either way.
+
+Anything else is refused naming the file and line. ``loss`` is the final value (nevergrad's
+noise-free loss of the recommendation; ``values_are`` defaults to ``"f"``, the user may declare
+``"error"``), the budget is ``elapsed_budget`` when present, else ``budget``. No trajectory.
+One set holds one algorithm: rows of several ``optimizer_name`` values are refused (filter the
+CSV first), naming the column and the first row of the second optimizer.
+
+References
+----------
+.. [1] nevergrad, ``nevergrad/benchmark`` (docs/benchmarking.rst) and
+   ``nevergrad/functions/functionlib.py`` (``ArtificialFunction``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+
+from app.domain.functions import format_id
+from app.domain.importers import UploadedFile, UploadLimits
+from app.domain.importers.common import RowBudget, f_star, number_runs, parse_float, parse_int
+from app.domain.results import ImportedResults, MalformedFile, RunResult, ValuesAre
+
+__all__ = ["CLASSIC_NAMES", "read"]
+
+CLASSIC_NAMES = ("sphere", "rastrigin", "rosenbrock", "griewank")
+"""nevergrad ``ArtificialFunction`` names whose definitions are absrank's ``classic`` ones."""
+
+_UNTRANSFORMED = {
+    "rotation": ("false", "0", ""),
+    "translation_factor": ("0", "0.0", ""),
+    "noise_level": ("0", "0.0", ""),
+    "hashing": ("false", "0", ""),
+    "useless_variables": ("0", ""),
+    "num_blocks": ("1", ""),
+    "expo": ("1", "1.0", ""),
+    "split": ("false", ""),
+}
+"""Descriptor -> the values (lower case) meaning "no transformation"."""
+
+
+def read(
+    files: Sequence[UploadedFile], *, limits: UploadLimits, values_are: ValuesAre | None = None
+) -> ImportedResults:
+    """Read nevergrad benchmark CSV files into absrank runs.
+
+    Parameters
+    ----------
+    files : sequence of UploadedFile
+        ``.csv`` files (other files are ignored).
+    limits : UploadLimits
+        ``max_rows`` bounds the rows read.
+    values_are : {"f", "error"}, optional
+        What ``loss`` is; ``"f"`` when not given.
+
+    Raises
+    ------
+    MalformedFile
+        Naming the file and line of the first fault.
+    UploadTooLarge
+        More than ``limits.max_rows`` rows.
+    """
+    csvs = [f for f in files if f.path.lower().endswith(".csv")] or list(files[:1])
+    budget = RowBudget(limits.max_rows)
+    runs: list[RunResult] = []
+    optimizer: tuple[str, str, int] | None = None
+    for upload in csvs:
+        for line, row in _rows(upload):
+            budget.take(1, file=upload.path)
+            name = (row.get("optimizer_name") or "").strip()
+            if optimizer is None:
+                optimizer = (name, upload.path, line)
+            elif name != optimizer[0]:
+                raise MalformedFile(
+                    f"column optimizer_name holds {name!r} here and {optimizer[0]!r} at "
+                    f"{optimizer[1]}, line {optimizer[2]}: one result set holds one algorithm; "
+                    f"upload one optimizer's rows",
+                    file=upload.path,
+                    line=line,
+                )
+            runs.append(_run(row, upload.path, line))
+    if not runs:
+        raise MalformedFile("holds no rows", file=csvs[0].path if csvs else "the upload")
+    return ImportedResults(
+        format="nevergrad",
+        values_are=values_are or "f",
+        runs=number_runs(runs),
+        algorithm=optimizer[0] if optimizer and optimizer[0] else None,
+    )
+
+
+def _rows(upload: UploadedFile) -> list[tuple[int, dict[str, str]]]:
+    try:
+        text = upload.data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = upload.data[: exc.start].count(b"\n") + 1
+        raise MalformedFile("is not UTF-8 text", file=upload.path, line=line) from exc
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise MalformedFile("is empty", file=upload.path) from None
+    except csv.Error as exc:
+        raise MalformedFile(f"is not CSV: {exc}", file=upload.path, line=1) from exc
+    header = [h.strip() for h in header]
+    if "loss" not in header or not ({"function_id", "name"} & set(header)):
+        raise MalformedFile(
+            "header needs 'loss' and 'function_id' or 'name' (nevergrad benchmark columns), "
+            f"got {', '.join(header)[:120]}",
+            file=upload.path,
+            line=1,
+        )
+    rows = []
+    try:
+        for values in reader:
+            line = reader.line_num
+            if not any(v.strip() for v in values):
+                continue
+            if len(values) != len(header):
+                raise MalformedFile(
+                    f"{len(values)} fields where the header has {len(header)}: truncated row",
+                    file=upload.path,
+                    line=line,
+                )
+            rows.append((line, dict(zip(header, values, strict=True))))
+    except csv.Error as exc:
+        raise MalformedFile(f"is not CSV: {exc}", file=upload.path, line=reader.line_num) from exc
+    return rows
+
+
+def _run(row: dict[str, str], path: str, line: int) -> RunResult:
+    if (row.get("error") or "").strip():
+        raise MalformedFile(
+            f"the experiment failed (error column: {row['error'].strip()[:60]!r})",
+            file=path,
+            line=line,
+        )
+    function_id = _function_id(row, path, line)
+    f_star(function_id, file=path, line=line)
+    value = parse_float(row["loss"].strip(), file=path, line=line, what="loss")
+    spent = (row.get("elapsed_budget") or row.get("budget") or "").strip()
+    if not spent:
+        raise MalformedFile("neither elapsed_budget nor budget is given", file=path, line=line)
+    evals = parse_int(spent, file=path, line=line, what="budget")
+    return RunResult(function_id=function_id, run=0, value=value, budget=evals)
+
+
+def _function_id(row: dict[str, str], path: str, line: int) -> str:
+    explicit = (row.get("function_id") or "").strip()
+    if explicit:
+        return explicit
+    name = (row.get("name") or "").strip()
+    function_class = (row.get("function_class") or "ArtificialFunction").strip()
+    if function_class != "ArtificialFunction" or name not in CLASSIC_NAMES:
+        raise MalformedFile(
+            f"function {name!r} ({function_class}) has no absrank counterpart; mapped are "
+            f"untransformed ArtificialFunction {', '.join(CLASSIC_NAMES)}, or add a "
+            f"function_id column",
+            file=path,
+            line=line,
+        )
+    for column, plain in _UNTRANSFORMED.items():
+        value = (row.get(column) or "").strip().lower()
+        if value not in plain:
+            raise MalformedFile(
+                f"{name} with {column}={value!r} is a transformed function absrank does not "
+                f"host (only untransformed ones map to classic/{name})",
+                file=path,
+                line=line,
+            )
+    dim_text = (row.get("dimension") or row.get("block_dimension") or "").strip()
+    if not dim_text:
+        raise MalformedFile("no dimension column", file=path, line=line)
+    dim = parse_int(dim_text, file=path, line=line, what="dimension")
+    return format_id("classic", name, None, dim)
