@@ -208,7 +208,7 @@ def _zip_member_path(info: zipfile.ZipInfo) -> str | None:
     mode = info.external_attr >> 16
     if stat.S_ISLNK(mode):
         raise MalformedFile("is a symbolic link; links are refused", file=info.filename)
-    if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+    if stat.S_IFMT(mode) and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         raise MalformedFile("is a device, FIFO or other special file; refused", file=info.filename)
     if info.flag_bits & 0x1:
         raise MalformedFile("is encrypted; encrypted members are refused", file=info.filename)

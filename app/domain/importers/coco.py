@@ -353,6 +353,7 @@ def _read_blocks(path: str, data: bytes, budget: RowBudget) -> list[_Block]:
                 raise MalformedFile("a run header without 'Fopt (value)'", file=path, line=number)
             if header is not None:
                 blocks.append(_Block(path, header[0], header[1], tuple(steps)))
+            parse_float(match[1], file=path, line=number, what="Fopt")
             header, steps = (number, match[1]), []
             continue
         fields = text.split()
