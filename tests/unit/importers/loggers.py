@@ -16,7 +16,6 @@ from pathlib import Path
 import cocoex
 import ioh
 import numpy as np
-import pytest
 from scipy.optimize import minimize
 
 from app.domain.functions import get_function
@@ -50,8 +49,9 @@ def run_cocoex(
 ) -> tuple[Path, list[SeenRun]]:
     """Run cocoex.Observer ('bbob' logger) with random search (or Nelder-Mead) into root."""
     suite = cocoex.Suite(
-        "bbob", "", f"function_indices:{functions} instance_indices:{instances} "
-        f"dimensions:{dimensions}"
+        "bbob",
+        "",
+        f"function_indices:{functions} instance_indices:{instances} dimensions:{dimensions}",
     )
     folder = root / "exdata"  # cocoex writes to ./exdata/<result_folder>
     root.mkdir(parents=True, exist_ok=True)
@@ -63,7 +63,11 @@ def run_cocoex(
 
 
 def _observed(
-    suite: cocoex.Suite, observer: cocoex.Observer, budget_per_dim: int, seed: int, nelder_mead: bool
+    suite: cocoex.Suite,
+    observer: cocoex.Observer,
+    budget_per_dim: int,
+    seed: int,
+    nelder_mead: bool,
 ) -> list[SeenRun]:
     rng = np.random.default_rng(seed)
     seen = []
@@ -71,7 +75,9 @@ def _observed(
         problem.observe_with(observer)
         values: list[float] = []
 
-        def f(x: np.ndarray, problem: cocoex.Problem = problem, values: list[float] = values) -> float:
+        def f(
+            x: np.ndarray, problem: cocoex.Problem = problem, values: list[float] = values
+        ) -> float:
             y = float(problem(x))
             values.append(y)
             return y
@@ -79,7 +85,9 @@ def _observed(
         budget = budget_per_dim * problem.dimension
         if nelder_mead:
             minimize(
-                f, rng.uniform(-4, 4, problem.dimension), method="Nelder-Mead",
+                f,
+                rng.uniform(-4, 4, problem.dimension),
+                method="Nelder-Mead",
                 options={"maxfev": budget, "xatol": 1e-12, "fatol": 1e-14},
             )
         else:

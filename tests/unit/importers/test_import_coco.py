@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import re
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +33,9 @@ def check_against_optimizer(result: ImportedResults, seen: list[SeenRun]) -> Non
             run = got[(function_id, k)]
             assert run.budget == len(want.values)
             # the .dat prints f - Fopt with 10 significant digits
-            np.testing.assert_allclose(run.value, want.best_after(run.budget), rtol=1e-9, atol=1e-14)
+            np.testing.assert_allclose(
+                run.value, want.best_after(run.budget), rtol=1e-9, atol=1e-14
+            )
             assert run.trajectory is not None
             assert run.trajectory.evaluations[-1] == run.budget
             for e, b in zip(run.trajectory.evaluations, run.trajectory.best, strict=True):
@@ -50,7 +54,11 @@ def test_cocoex_observer_output(cocoex_experiment: tuple[Path, list[SeenRun]], p
 
 def test_nelder_mead_reaches_small_errors(tmp_path: Path) -> None:
     folder, seen = run_cocoex(
-        tmp_path, functions="1", instances="1,2", dimensions="2", budget_per_dim=150,
+        tmp_path,
+        functions="1",
+        instances="1,2",
+        dimensions="2",
+        budget_per_dim=150,
         nelder_mead=True,
     )
     result = read_upload("coco", "nm.zip", zip_folder(folder), limits=LIMITS)
@@ -60,7 +68,9 @@ def test_nelder_mead_reaches_small_errors(tmp_path: Path) -> None:
 
 def test_repeated_instances_get_run_ids_in_file_order(tmp_path: Path) -> None:
     folder, seen = run_cocoex(tmp_path, functions="2", instances="1", dimensions="3")
-    second, seen2 = run_cocoex(tmp_path / "again", functions="2", instances="1", dimensions="3", seed=9)
+    second, seen2 = run_cocoex(
+        tmp_path / "again", functions="2", instances="1", dimensions="3", seed=9
+    )
     info = folder / "bbobexp_f2.info"
     # append the second experiment's run as a second entry pointing at a copied data file
     data = folder / "data_f2"
@@ -128,7 +138,10 @@ def legacy_files(dat: str | None = None, info: str | None = None, tdat: str | No
         "% a comment\n"
         "data_f1\\bbobexp_f1_DIM2.dat, 1:30|1.5e-01, 2:25|3.0e+00\n"
     )
-    head = "% function evaluation | noise-free fitness - Fopt ({}) | best noise-free fitness - Fopt | measured fitness | best measured fitness | x1 | x2\n"
+    head = (
+        "% function evaluation | noise-free fitness - Fopt ({}) | best noise-free fitness - "
+        "Fopt | measured fitness | best measured fitness | x1 | x2\n"
+    )
     dat = dat or (
         head.format(FOPT_F1_I1)
         + "1 +2.000000000e+00 +2.000000000e+00 +8.148000000e+01 +8.148000000e+01 0.1 0.2\n"
@@ -151,9 +164,6 @@ def legacy_files(dat: str | None = None, info: str | None = None, tdat: str | No
 
 
 def zipped(files: dict[str, str]) -> bytes:
-    import io
-    import zipfile
-
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, text in files.items():
@@ -224,11 +234,21 @@ def edit(path: str, old: str, new: str, files: dict[str, str] | None = None) -> 
     [
         (edit(DAT, TRUNCATED, "7 +5.0"), DAT, 3, "truncated"),
         (edit(DAT, "+5.000000000e-01 +5.000000000e-01", "+5.0e-01 abc"), DAT, 3, "not a number"),
-        (edit(DAT, "% function evaluation", "1 2 3\n% function evaluation"), DAT, 1, "missing header"),
+        (
+            edit(DAT, "% function evaluation", "1 2 3\n% function evaluation"),
+            DAT,
+            1,
+            "missing header",
+        ),
         (edit(DAT, "(7.948000000000e+01)", "(7.8e+01)"), DAT, 1, "disagrees with f*"),
         (edit(DAT, "(7.948000000000e+01)", "(79.49)"), DAT, 1, "disagrees with f*"),
         (edit(DAT, "(7.948000000000e+01)", "(unknown)"), DAT, 1, "Fopt"),
-        (edit(DAT, "| noise-free fitness - Fopt (7.948000000000e+01)", "| nothing"), DAT, 1, "Fopt"),
+        (
+            edit(DAT, "| noise-free fitness - Fopt (7.948000000000e+01)", "| nothing"),
+            DAT,
+            1,
+            "Fopt",
+        ),
         (edit(DAT, "30 +9.000000000e-01 +1.5", "30 +9.000000000e-01 -1.5"), DAT, 4, "negative"),
         (edit(INFO, "funcId = 1,", "funcId = 25,"), INFO, 1, "not hosted"),
         (edit(INFO, "funcId = 1,", "funcId = 101,"), INFO, 1, "bbob-noisy"),
@@ -271,8 +291,10 @@ def test_duplicate_runs_listed_twice() -> None:
 
 def test_two_algorithms_are_refused() -> None:
     files = legacy_files()
-    files["exp/bbobexp_f1_other.info"] = files[INFO].replace("'hand'", "'other'").replace(
-        "bbobexp_f1_DIM2.dat", "bbobexp_f1_DIM2_o.dat"
+    files["exp/bbobexp_f1_other.info"] = (
+        files[INFO]
+        .replace("'hand'", "'other'")
+        .replace("bbobexp_f1_DIM2.dat", "bbobexp_f1_DIM2_o.dat")
     )
     files["exp/data_f1/bbobexp_f1_DIM2_o.dat"] = files[DAT]
     error = refused(files)
