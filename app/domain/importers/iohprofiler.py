@@ -154,16 +154,21 @@ def read(
     )
 
 
-def _problem(fid: object, name: object, suite: object, maximization: bool, file: str) -> _Problem:
+def _problem(
+    fid: object, name: object, suite: object, maximization: bool, file: str, line: int | None = None
+) -> _Problem:
     if not _is_int(fid):
-        raise MalformedFile(f"function_id {fid!r} is not an integer", file=file)
+        raise MalformedFile(f"function_id {fid!r} is not an integer", file=file, line=line)
     if maximization:
-        raise MalformedFile("is a maximization problem; absrank ranks minimisation only", file=file)
+        raise MalformedFile(
+            "is a maximization problem; absrank ranks minimisation only", file=file, line=line
+        )
     if suite not in _SUITES or BBOB_NAMES.get(fid) != name:
         raise MalformedFile(
             f"function {fid} {name!r} of suite {suite!r} is not one of ioh's BBOB problems "
             f"(the suite absrank hosts)",
             file=file,
+            line=line,
         )
     return _Problem(fid=fid, maximization=False, suite=str(suite), name=str(name))
 
@@ -431,11 +436,8 @@ def _legacy_entry(
             raise MalformedFile(f"an index header without {key}", file=info, line=line)
     fid = parse_int(header["funcId"], file=info, line=line, what="funcId")
     maximization = header.get("maximization", "F").strip().upper() in ("T", "TRUE", "1")
-    try:
-        _problem(fid, header.get("funcName", BBOB_NAMES.get(fid)), _legacy_suite(header),
-                 maximization, info)  # fmt: skip
-    except MalformedFile as exc:
-        raise MalformedFile(str(exc).split(": ", 1)[1], file=info, line=line) from None
+    name = header.get("funcName", BBOB_NAMES.get(fid))
+    _problem(fid, name, _legacy_suite(header), maximization, info, line)
     dim = parse_int(header["DIM"], file=info, line=line, what="DIM")
     items = [p.strip() for p in data.split(",") if p.strip()]
     names = [p for p in items if p.lower().endswith(".dat")]
