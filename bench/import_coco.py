@@ -67,9 +67,7 @@ def generate(root: Path, megabytes: float, seed: int = 20261202) -> tuple[bytes,
     while True:
         instance = instances_done + 1
         suite = cocoex.Suite(
-            "bbob",
-            "",
-            f"instance_indices:{instance} dimensions:{','.join(map(str, DIMS))}",
+            "bbob", f"instances:{instance}", f"dimensions:{','.join(map(str, DIMS))}"
         )
         with contextlib.chdir(root):
             observer = cocoex.Observer(
@@ -81,7 +79,7 @@ def generate(root: Path, megabytes: float, seed: int = 20261202) -> tuple[bytes,
                 problem.free()
         instances_done += 1
         data = zip_tree(root / "exdata")
-        if len(data) >= megabytes * 1e6 or instances_done >= 200:
+        if len(data) >= megabytes * 1e6 or instances_done >= 100:
             return data, folder.parent, instances_done
 
 
