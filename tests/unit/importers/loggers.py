@@ -10,6 +10,7 @@ import contextlib
 import io
 import tarfile
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from app.domain.functions import get_function
+from app.domain.results import ImportedResults, RunResult
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,21 @@ class SeenRun:
 
     def best_after(self, evaluations: int) -> float:
         return float(np.min(self.errors[:evaluations]))
+
+
+def pair_runs(result: ImportedResults, seen: list[SeenRun]) -> Iterator[tuple[RunResult, SeenRun]]:
+    """Each imported run with the optimizer's run it must be: k-th seen on an id = run k."""
+    got = {(r.function_id, r.run): r for r in result.runs}
+    assert len(got) == len(result.runs) == len(seen)
+    counts: dict[str, int] = {}
+    for want in seen:
+        k = counts.get(want.function_id, 0)
+        counts[want.function_id] = k + 1
+        run = got[(want.function_id, k)]
+        assert run.budget == len(want.values)
+        assert run.trajectory is not None
+        assert run.trajectory.evaluations[-1] == run.budget
+        yield run, want
 
 
 def run_cocoex(

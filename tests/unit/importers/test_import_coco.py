@@ -14,7 +14,7 @@ from app.domain.errors import InvalidInput, UploadTooLarge
 from app.domain.functions import get_function
 from app.domain.importers import UploadLimits, read_upload
 from app.domain.results import ImportedResults, MalformedFile
-from tests.unit.importers.loggers import SeenRun, run_cocoex, tgz_folder, zip_folder
+from tests.unit.importers.loggers import SeenRun, pair_runs, run_cocoex, tgz_folder, zip_folder
 
 LIMITS = UploadLimits()
 
@@ -23,24 +23,13 @@ def check_against_optimizer(result: ImportedResults, seen: list[SeenRun]) -> Non
     """Every run's value, budget and trajectory equal what the optimizer saw (to print digits)."""
     assert result.format == "coco"
     assert result.values_are == "error"
-    expected: dict[str, list[SeenRun]] = {}
-    for run in seen:
-        expected.setdefault(run.function_id, []).append(run)
-    got = {(r.function_id, r.run): r for r in result.runs}
-    assert len(got) == len(seen)
-    for function_id, runs in expected.items():
-        for k, want in enumerate(runs):
-            run = got[(function_id, k)]
-            assert run.budget == len(want.values)
-            # the .dat prints f - Fopt with 10 significant digits
-            np.testing.assert_allclose(
-                run.value, want.best_after(run.budget), rtol=1e-9, atol=1e-14
-            )
-            assert run.trajectory is not None
-            assert run.trajectory.evaluations[-1] == run.budget
-            for e, b in zip(run.trajectory.evaluations, run.trajectory.best, strict=True):
-                np.testing.assert_allclose(b, want.best_after(e), rtol=1e-9, atol=1e-14)
-    assert [(r.function_id, r.run) for r in result.runs] == sorted(got)
+    for run, want in pair_runs(result, seen):
+        # the .dat prints f - Fopt with 10 significant digits
+        np.testing.assert_allclose(run.value, want.best_after(run.budget), rtol=1e-9, atol=1e-14)
+        for e, b in zip(run.trajectory.evaluations, run.trajectory.best, strict=True):
+            np.testing.assert_allclose(b, want.best_after(e), rtol=1e-9, atol=1e-14)
+    keys = [(r.function_id, r.run) for r in result.runs]
+    assert keys == sorted(keys)
 
 
 @pytest.mark.parametrize("pack", [zip_folder, tgz_folder])

@@ -17,7 +17,7 @@ from app.domain.functions.bbob import MAX_INSTANCE
 from app.domain.importers import UploadLimits, read_upload
 from app.domain.importers.iohprofiler import BBOB_NAMES
 from app.domain.results import MalformedFile
-from tests.unit.importers.loggers import SeenRun, run_ioh, tgz_folder, zip_folder
+from tests.unit.importers.loggers import SeenRun, pair_runs, run_ioh, tgz_folder, zip_folder
 
 LIMITS = UploadLimits()
 
@@ -63,20 +63,11 @@ def test_analyzer_output(ioh_experiment: tuple[Path, list[SeenRun]], pack) -> No
         "seeded-rs",
     )
     assert [n.code for n in result.notes] == ["ioh-suite-assumed-bbob"] * 3
-    expected: dict[str, list[SeenRun]] = {}
-    for run in seen:
-        expected.setdefault(run.function_id, []).append(run)
-    got = {(r.function_id, r.run): r for r in result.runs}
-    assert len(got) == len(seen)
-    for function_id, runs in expected.items():
-        for k, want in enumerate(runs):
-            run = got[(function_id, k)]
-            assert run.budget == len(want.values)
-            assert run.value == pytest.approx(want.best_after(run.budget), rel=1e-12, abs=1e-12)
-            assert run.trajectory.evaluations[-1] == run.budget
-            assert run.trajectory.best[-1] == run.value
-            for e, b in zip(run.trajectory.evaluations, run.trajectory.best, strict=True):
-                assert b == pytest.approx(want.best_after(e), abs=1e-9)  # raw_y: 10 decimals
+    for run, want in pair_runs(result, seen):
+        assert run.value == pytest.approx(want.best_after(run.budget), rel=1e-12, abs=1e-12)
+        assert run.trajectory.best[-1] == run.value
+        for e, b in zip(run.trajectory.evaluations, run.trajectory.best, strict=True):
+            assert b == pytest.approx(want.best_after(e), abs=1e-9)  # raw_y: 10 decimals
 
 
 def test_suite_bbob_gives_no_note(tmp_path: Path) -> None:
