@@ -187,6 +187,13 @@ def _entries(info: str, data: bytes, by_path: dict[str, UploadedFile]) -> list[_
 
 
 def _entry(info: str, header: dict[str, str], line: int, data: str, data_line: int) -> _Entry:
+    suite = header.get("suite", "bbob")
+    if suite != "bbob":
+        raise MalformedFile(
+            f"suite {suite!r} is not hosted: absrank ranks the noiseless bbob suite only",
+            file=info,
+            line=line,
+        )
     if "funcId" not in header or "DIM" not in header:
         raise MalformedFile(
             'an index header needs funcId and DIM (e.g. "funcId = 1, DIM = 10, ..."), got '
@@ -194,10 +201,9 @@ def _entry(info: str, header: dict[str, str], line: int, data: str, data_line: i
             file=info,
             line=line,
         )
-    suite = header.get("suite", "bbob")
     fid = parse_int(header["funcId"], file=info, line=line, what="funcId")
-    if suite != "bbob" or fid not in BBOB_FUNCTIONS:
-        name = suite if suite != "bbob" else "bbob-noisy" if 101 <= fid <= 130 else "bbob"
+    if fid not in BBOB_FUNCTIONS:
+        name = "bbob-noisy" if 101 <= fid <= 130 else "bbob"
         raise MalformedFile(
             f"suite {name!r} funcId {fid} is not hosted: absrank ranks the noiseless bbob suite "
             f"(funcId 1..24) only",

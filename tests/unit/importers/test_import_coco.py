@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import zipfile
 from pathlib import Path
 
+import cocoex
 import numpy as np
 import pytest
 
@@ -39,6 +41,32 @@ def test_cocoex_observer_output(cocoex_experiment: tuple[Path, list[SeenRun]], p
     check_against_optimizer(result, seen)
     assert result.algorithm == "seeded-rs"
     assert {r.function_id for r in result.runs} == {s.function_id for s in seen}
+
+
+@pytest.mark.parametrize(
+    ("suite", "observer", "options"),
+    [
+        ("bbob-biobj", "bbob-biobj", "dimensions:2 function_indices:1 instance_indices:1"),
+        ("bbob-noisy", "bbob", "dimensions:2 function_indices:1 instance_indices:1"),
+        ("bbob-largescale", "bbob", "dimensions:20 function_indices:1 instance_indices:1"),
+        ("bbob-mixint", "bbob", "dimensions:5 function_indices:1 instance_indices:1"),
+    ],
+)
+def test_other_coco_suites_are_refused(
+    tmp_path: Path, suite: str, observer: str, options: str
+) -> None:
+    with contextlib.chdir(tmp_path):
+        problems = cocoex.Suite(suite, "", options)
+        logger = cocoex.Observer(observer, "result_folder:other algorithm_name:x")
+        for problem in problems:
+            problem.observe_with(logger)
+            for _ in range(5):
+                problem(np.zeros(problem.dimension))
+            problem.free()
+    with pytest.raises(MalformedFile, match=f"suite '{suite}' is not hosted") as info:
+        read_upload("coco", "o.zip", zip_folder(tmp_path / "exdata" / "other"), limits=LIMITS)
+    assert info.value.line == 1
+    assert info.value.file.endswith(".info")
 
 
 def test_nelder_mead_reaches_small_errors(tmp_path: Path) -> None:
@@ -241,7 +269,7 @@ def edit(path: str, old: str, new: str, files: dict[str, str] | None = None) -> 
         (edit(DAT, "30 +9.000000000e-01 +1.5", "30 +9.000000000e-01 -1.5"), DAT, 4, "negative"),
         (edit(INFO, "funcId = 1,", "funcId = 25,"), INFO, 1, "not hosted"),
         (edit(INFO, "funcId = 1,", "funcId = 101,"), INFO, 1, "bbob-noisy"),
-        (edit(INFO, "funcId = 1,", "suite = 'bbob-biobj', funcId = 1,"), INFO, 1, "bbob-biobj"),
+        (edit(INFO, "funcId = 1,", "suite = 'bbob-boxed', funcId = 1,"), INFO, 1, "bbob-boxed"),
         (edit(INFO, "DIM = 2,", "DIM = 5,"), INFO, 3, "named for dimension 2"),
         (edit(INFO, "DIM = 2,", "DIM = 7,"), INFO, 3, "named for dimension 2"),
         (edit(INFO, ", 2:25|3.0e+00", ""), INFO, 3, "lists 1 runs"),
