@@ -48,6 +48,7 @@ from app.domain.importers import UploadedFile, UploadLimits
 from app.domain.importers.common import (
     RowBudget,
     Step,
+    check_dimension_in_name,
     check_optimum,
     declared_or,
     lines_of,
@@ -69,7 +70,6 @@ _NEGATIVE_SLACK = 1e-12
 """An error ``f - Fopt`` below ``-_NEGATIVE_SLACK * max(1, |Fopt|)`` means a wrong optimum."""
 
 _FOPT = re.compile(r"Fopt\s*\(\s*([^)\s]+)\s*\)")
-_DIM_IN_NAME = re.compile(r"_DIM(\d+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -236,14 +236,7 @@ def _entry(info: str, header: dict[str, str], line: int, data: str, data_line: i
     if not names:
         raise MalformedFile("the data line names no .dat file", file=info, line=data_line)
     for name in names:
-        in_name = _DIM_IN_NAME.search(name)
-        if in_name is not None and int(in_name[1]) != dim:
-            raise MalformedFile(
-                f"data file {name!r} is named for dimension {in_name[1]} but the entry says "
-                f"DIM = {dim}",
-                file=info,
-                line=data_line,
-            )
+        check_dimension_in_name(name, dim, file=info, line=data_line)
     return _Entry(
         info=info,
         line=data_line,

@@ -21,6 +21,7 @@ from app.domain.results import MalformedFile, RunResult, Trajectory, ValuesAre
 __all__ = [
     "RowBudget",
     "Step",
+    "check_dimension_in_name",
     "check_optimum",
     "declared_or",
     "f_star",
@@ -139,6 +140,21 @@ def resolve(base: str, relative: str, paths: Iterable[str]) -> str | None:
     name = posixpath.basename(wanted)
     named = [p for p in known if posixpath.basename(p) == name]
     return named[0] if len(named) == 1 else None
+
+
+_DIM_IN_NAME = re.compile(r"_DIM(\d+)", re.IGNORECASE)
+
+
+def check_dimension_in_name(name: str, dim: int, *, file: str, line: int | None) -> None:
+    """Refuse a data file named for another dimension (``..._DIM5.dat`` under ``DIM = 10``)."""
+    in_name = _DIM_IN_NAME.search(posixpath.basename(name.replace("\\", "/")))
+    if in_name is not None and int(in_name[1]) != dim:
+        raise MalformedFile(
+            f"data file {name!r} is named for dimension {in_name[1]} but the index says "
+            f"dimension {dim}: mixed dimensions",
+            file=file,
+            line=line,
+        )
 
 
 def printed_tolerance(text: str) -> float:

@@ -52,6 +52,7 @@ from app.domain.importers import UploadedFile, UploadLimits
 from app.domain.importers.common import (
     RowBudget,
     Step,
+    check_dimension_in_name,
     declared_or,
     f_star,
     lines_of,
@@ -241,6 +242,7 @@ def _scenario(
             f"upload",
             file=index,
         )
+    check_dimension_in_name(path, dim, file=index, line=None)
     if path in used:
         raise MalformedFile(f"{path} is listed twice: duplicate runs", file=index)
     used.add(path)
@@ -444,6 +446,7 @@ def _legacy_entry(
     entries = [p for p in items if not p.lower().endswith(".dat")]
     if len(names) != 1:
         raise MalformedFile("the data line must name one .dat file", file=info, line=data_line)
+    check_dimension_in_name(names[0], dim, file=info, line=data_line)
     path = resolve(posixpath.dirname(info), names[0], by_path)
     if path is None:
         raise MalformedFile(f"names {names[0]!r}, not in the upload", file=info, line=data_line)

@@ -19,8 +19,9 @@ Mapping to absrank ids, only where unambiguous:
 Anything else is refused naming the file and line. ``loss`` is the final value (nevergrad's
 noise-free loss of the recommendation; ``values_are`` defaults to ``"f"``, the user may declare
 ``"error"``), the budget is ``elapsed_budget`` when present, else ``budget``. No trajectory.
-One set holds one algorithm: rows of several ``optimizer_name`` values are refused (filter the
-CSV first), naming the column and the first row of the second optimizer.
+One set holds one algorithm in one setting: rows whose ``optimizer_name``, ``num_workers`` or
+``batch_mode`` differ are refused (filter the CSV first), naming the column and the row; two
+rows with the same function, ``seed`` and ``budget`` are duplicate runs and refused too.
 
 References
 ----------
@@ -39,7 +40,7 @@ from app.domain.importers import UploadedFile, UploadLimits
 from app.domain.importers.common import RowBudget, f_star, number_runs, parse_float, parse_int
 from app.domain.results import ImportedResults, MalformedFile, RunResult, ValuesAre
 
-__all__ = ["CLASSIC_NAMES", "read"]
+__all__ = ["ALGORITHM_COLUMNS", "CLASSIC_NAMES", "read"]
 
 CLASSIC_NAMES = ("sphere", "rastrigin", "rosenbrock", "griewank")
 """nevergrad ``ArtificialFunction`` names whose definitions are absrank's ``classic`` ones."""
@@ -81,30 +82,56 @@ def read(
     csvs = [f for f in files if f.path.lower().endswith(".csv")] or list(files[:1])
     budget = RowBudget(limits.max_rows)
     runs: list[RunResult] = []
-    optimizer: tuple[str, str, int] | None = None
+    settings: dict[str, tuple[str, str, int]] = {}
+    seeds: dict[tuple[str, str, str], tuple[str, int]] = {}
     for upload in csvs:
         for line, row in _rows(upload):
             budget.take(1, file=upload.path)
-            name = (row.get("optimizer_name") or "").strip()
-            if optimizer is None:
-                optimizer = (name, upload.path, line)
-            elif name != optimizer[0]:
-                raise MalformedFile(
-                    f"column optimizer_name holds {name!r} here and {optimizer[0]!r} at "
-                    f"{optimizer[1]}, line {optimizer[2]}: one result set holds one algorithm; "
-                    f"upload one optimizer's rows",
-                    file=upload.path,
-                    line=line,
-                )
-            runs.append(_run(row, upload.path, line))
+            _same_algorithm(row, settings, upload.path, line)
+            run = _run(row, upload.path, line)
+            seed = (row.get("seed") or "").strip()
+            if seed:
+                key = (run.function_id, seed, (row.get("budget") or "").strip())
+                if key in seeds:
+                    where = seeds[key]
+                    raise MalformedFile(
+                        f"the same run as {where[0]}, line {where[1]} ({run.function_id}, seed "
+                        f"{seed}, same budget): duplicate runs",
+                        file=upload.path,
+                        line=line,
+                    )
+                seeds[key] = (upload.path, line)
+            runs.append(run)
     if not runs:
         raise MalformedFile("holds no rows", file=csvs[0].path if csvs else "the upload")
     return ImportedResults(
         format="nevergrad",
         values_are=values_are or "f",
         runs=number_runs(runs),
-        algorithm=optimizer[0] if optimizer and optimizer[0] else None,
+        algorithm=settings.get("optimizer_name", ("",))[0] or None,
     )
+
+
+ALGORITHM_COLUMNS = ("optimizer_name", "num_workers", "batch_mode")
+"""Columns that define the algorithm: constant within one result set."""
+
+
+def _same_algorithm(
+    row: dict[str, str], settings: dict[str, tuple[str, str, int]], path: str, line: int
+) -> None:
+    for column in ALGORITHM_COLUMNS:
+        if column not in row:
+            continue
+        value = row[column].strip()
+        first = settings.setdefault(column, (value, path, line))
+        if value != first[0]:
+            raise MalformedFile(
+                f"column {column} holds {value!r} here and {first[0]!r} at {first[1]}, line "
+                f"{first[2]}: one result set holds one algorithm in one setting; upload each "
+                f"separately",
+                file=path,
+                line=line,
+            )
 
 
 def _rows(upload: UploadedFile) -> list[tuple[int, dict[str, str]]]:

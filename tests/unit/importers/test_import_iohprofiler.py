@@ -118,7 +118,8 @@ def zipped(files: dict[str, bytes | str]) -> bytes:
         (lambda m: m["scenarios"][0]["runs"][0].pop("instance"), "without integer"),
         (lambda m: m["scenarios"].append(dict(m["scenarios"][0])), "listed twice"),
         (lambda m: m["algorithm"].update(name="other"), "one algorithm"),
-        (lambda m: m["scenarios"][0].update(dimension=7), "not available in dimension 7"),
+        (lambda m: m["scenarios"][0].update(dimension=5), "mixed dimensions"),
+        (lambda m: m["scenarios"][0].update(dimension=7), "mixed dimensions"),
     ],
 )
 def test_malformed_json(ioh_experiment: tuple[Path, list[SeenRun]], change, words: str) -> None:
@@ -232,6 +233,7 @@ def test_legacy_without_af_column_needs_values_are() -> None:
         ("suite = 'BBOB'", "suite = 'PBO'", "not one of ioh's BBOB"),
         ("funcName = 'Sphere'", "funcName = 'OneMax'", "not one of ioh's BBOB"),
         (", 2:10|1.5", "", "lists 1 runs"),
+        ("DIM = 2", "DIM = 3", "mixed dimensions"),
         ("1:12|", "1:11|", "records go to 12"),
     ],
 )

@@ -23,9 +23,9 @@ HEADER = (
 
 
 def row(loss="0.5", optimizer="CMA", name="sphere", dim="2", rotation="False", translation="0.0",
-        noise="0", elapsed="100", error="", budget="100") -> str:  # fmt: skip
-    values = [loss, optimizer, budget, "1", "True", elapsed, "0.01", "100", error, "3", name, dim,
-              dim, "0", translation, "1", rotation, noise, "False", "False", "max", "False",
+        noise="0", elapsed="100", error="", budget="100", seed="", workers="1") -> str:  # fmt: skip
+    values = [loss, optimizer, budget, workers, "True", elapsed, "0.01", "100", error, seed, name,
+              dim, dim, "0", translation, "1", rotation, noise, "False", "False", "max", "False",
               "False", "1.0", dim, "ArtificialFunction"]  # fmt: skip
     return ",".join(values)
 
@@ -93,6 +93,8 @@ def test_explicit_function_id_column() -> None:
         (row(name="ellipsoid"), 3, "no absrank counterpart"),
         (row(name="hm"), 3, "no absrank counterpart"),
         (row(optimizer="DE"), 3, "column optimizer_name"),
+        (row(workers="4"), 3, "column num_workers"),
+        (row(seed="7", loss="0.1"), 3, "duplicate runs"),
         (row(loss="abc"), 3, "not a number"),
         (row(loss="nan"), 3, "not finite"),
         (row(error="ValueError"), 3, "experiment failed"),
@@ -103,7 +105,7 @@ def test_explicit_function_id_column() -> None:
 )
 def test_refusals_name_file_and_line(bad: str, line: int, words: str) -> None:
     with pytest.raises(MalformedFile, match=words) as info:
-        read_upload("nevergrad", "ng.csv", csv(row(), bad), limits=LIMITS)
+        read_upload("nevergrad", "ng.csv", csv(row(seed="7"), bad), limits=LIMITS)
     assert (info.value.file, info.value.line) == ("ng.csv", line)
 
 
