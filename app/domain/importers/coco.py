@@ -48,6 +48,7 @@ from app.domain.importers import UploadedFile, UploadLimits
 from app.domain.importers.common import (
     RowBudget,
     Step,
+    UploadIndex,
     check_dimension_in_name,
     check_optimum,
     declared_or,
@@ -56,7 +57,6 @@ from app.domain.importers.common import (
     parse_float,
     parse_int,
     parse_key_values,
-    resolve,
     step_trajectory,
 )
 from app.domain.results import ImportedResults, ImportNote, MalformedFile, RunResult, ValuesAre
@@ -125,7 +125,7 @@ def read(
         ``field="values_are"`` for ``"f"``.
     """
     declared_or(values_are, "error", format_name="COCO")
-    by_path = {f.path: f for f in files}
+    by_path = UploadIndex(files)
     infos = sorted(p for p in by_path if p.lower().endswith(".info"))
     if not infos:
         raise MalformedFile(
@@ -160,7 +160,7 @@ def read(
     )
 
 
-def _entries(info: str, data: bytes, by_path: dict[str, UploadedFile]) -> list[_Entry]:
+def _entries(info: str, data: bytes, by_path: UploadIndex) -> list[_Entry]:
     lines = lines_of(data, info)
     entries = []
     i = 0
@@ -251,7 +251,7 @@ def _entry(info: str, header: dict[str, str], line: int, data: str, data_line: i
 
 def _entry_runs(
     entry: _Entry,
-    by_path: dict[str, UploadedFile],
+    by_path: UploadIndex,
     used: dict[str, tuple[str, int]],
     cache: dict[str, list[_Block]],
     budget: RowBudget,
@@ -262,7 +262,7 @@ def _entry_runs(
     tdat_blocks: list[_Block] | None = []
     for name in entry.data_files:
         stem = re.sub(r"\.[a-z]?dat$", "", name.replace("\\", "/"), flags=re.IGNORECASE)
-        dat = resolve(base, stem + ".dat", by_path)
+        dat = by_path.resolve(base, stem + ".dat")
         if dat is None:
             raise MalformedFile(
                 f"names {name!r}, which is not in the upload", file=entry.info, line=entry.line
@@ -276,7 +276,7 @@ def _entry_runs(
             )
         used[dat] = (entry.info, entry.line)
         dat_blocks += _blocks(dat, by_path, cache, budget)
-        tdat = resolve(base, stem + ".tdat", by_path)
+        tdat = by_path.resolve(base, stem + ".tdat")
         if tdat is None:
             tdat_blocks = None
             notes.append(
@@ -330,7 +330,7 @@ def _run(
 
 
 def _blocks(
-    path: str, by_path: dict[str, UploadedFile], cache: dict[str, list[_Block]], budget: RowBudget
+    path: str, by_path: UploadIndex, cache: dict[str, list[_Block]], budget: RowBudget
 ) -> list[_Block]:
     if path not in cache:
         cache[path] = _read_blocks(path, by_path[path].data, budget)

@@ -16,11 +16,13 @@ from decimal import Decimal, InvalidOperation
 
 from app.domain.errors import DomainError, InvalidInput, UploadTooLarge
 from app.domain.functions import get_function
+from app.domain.importers import UploadedFile
 from app.domain.results import MalformedFile, RunResult, Trajectory, ValuesAre
 
 __all__ = [
     "RowBudget",
     "Step",
+    "UploadIndex",
     "check_dimension_in_name",
     "check_optimum",
     "declared_or",
@@ -31,7 +33,6 @@ __all__ = [
     "parse_int",
     "parse_key_values",
     "printed_tolerance",
-    "resolve",
     "step_trajectory",
 ]
 
@@ -124,22 +125,34 @@ def parse_key_values(text: str, *, file: str, line: int) -> dict[str, str]:
     return pairs
 
 
-def resolve(base: str, relative: str, paths: Iterable[str]) -> str | None:
-    """Find the file an index names, relative to the index's folder (Windows separators allowed).
+class UploadIndex(dict[str, UploadedFile]):
+    """The upload's files by path, and where to find the file an index names.
 
-    Exact path first; else a unique case-insensitive match; else a unique file with that name
-    anywhere in the upload (archives re-packed by hand). None when absent or ambiguous.
+    :meth:`resolve` tries the exact path (relative to the index's folder, Windows separators
+    allowed); else a unique case-insensitive match; else a unique file with that name anywhere
+    in the upload (archives re-packed by hand). None when absent or ambiguous.
     """
-    wanted = posixpath.normpath(posixpath.join(base, relative.strip().replace("\\", "/")))
-    known = list(paths)
-    if wanted in known:
-        return wanted
-    folded = [p for p in known if p.lower() == wanted.lower()]
-    if len(folded) == 1:
-        return folded[0]
-    name = posixpath.basename(wanted)
-    named = [p for p in known if posixpath.basename(p) == name]
-    return named[0] if len(named) == 1 else None
+
+    def __init__(self, files: Iterable[UploadedFile]) -> None:
+        super().__init__((f.path, f) for f in files)
+        self._folded: dict[str, list[str]] = {}
+        self._named: dict[str, list[str]] = {}
+        for path in sorted(self):
+            self._folded.setdefault(path.lower(), []).append(path)
+            self._named.setdefault(posixpath.basename(path), []).append(path)
+
+    def resolve(self, base: str, relative: str) -> str | None:
+        """The path that ``relative``, written in an index in folder ``base``, names."""
+        wanted = posixpath.normpath(posixpath.join(base, relative.strip().replace("\\", "/")))
+        if wanted in self:
+            return wanted
+        for found in (
+            self._folded.get(wanted.lower()),
+            self._named.get(posixpath.basename(wanted)),
+        ):
+            if found is not None and len(found) == 1:
+                return found[0]
+        return None
 
 
 _DIM_IN_NAME = re.compile(r"_DIM(\d+)", re.IGNORECASE)

@@ -52,6 +52,7 @@ from app.domain.importers import UploadedFile, UploadLimits
 from app.domain.importers.common import (
     RowBudget,
     Step,
+    UploadIndex,
     check_dimension_in_name,
     declared_or,
     f_star,
@@ -60,7 +61,6 @@ from app.domain.importers.common import (
     parse_float,
     parse_int,
     parse_key_values,
-    resolve,
     step_trajectory,
 )
 from app.domain.results import (
@@ -122,7 +122,7 @@ def read(
     InvalidInput
         ``field="values_are"`` when contradicted or needed.
     """
-    by_path = {f.path: f for f in files}
+    by_path = UploadIndex(files)
     budget = RowBudget(limits.max_rows)
     notes: list[ImportNote] = []
     indexes = sorted(p for p in by_path if p.lower().endswith(".json"))
@@ -176,7 +176,7 @@ def _problem(
 
 def _read_json(
     indexes: list[str],
-    by_path: dict[str, UploadedFile],
+    by_path: UploadIndex,
     budget: RowBudget,
     notes: list[ImportNote],
 ) -> tuple[list[RunResult], list[tuple[str, str]]]:
@@ -228,14 +228,14 @@ def _scenario(
     index: str,
     problem: _Problem,
     scenario: object,
-    by_path: dict[str, UploadedFile],
+    by_path: UploadIndex,
     used: set[str],
     budget: RowBudget,
 ) -> list[RunResult]:
     if not isinstance(scenario, dict) or not isinstance(scenario.get("runs"), list):
         raise MalformedFile("a scenario without 'dimension', 'path' and 'runs'", file=index)
     dim, entries = scenario.get("dimension"), scenario["runs"]
-    path = resolve(posixpath.dirname(index), str(scenario.get("path", "")), by_path)
+    path = by_path.resolve(posixpath.dirname(index), str(scenario.get("path", "")))
     if not isinstance(dim, int) or path is None:
         raise MalformedFile(
             f"scenario of dimension {dim!r}: data file {scenario.get('path')!r} is not in the "
@@ -398,7 +398,7 @@ _LEGACY_RAW = "best af(x)+b"
 
 def _read_legacy(
     infos: list[str],
-    by_path: dict[str, UploadedFile],
+    by_path: UploadIndex,
     budget: RowBudget,
     values_are: ValuesAre | None,
 ) -> tuple[list[RunResult], list[tuple[str, str]], ValuesAre]:
@@ -430,7 +430,7 @@ def _legacy_entry(
     header: dict[str, str],
     data: str,
     data_line: int,
-    by_path: dict[str, UploadedFile],
+    by_path: UploadIndex,
     budget: RowBudget,
 ) -> list[tuple[str, int, RunResult, _Block]]:
     for key in ("funcId", "DIM"):
@@ -447,7 +447,7 @@ def _legacy_entry(
     if len(names) != 1:
         raise MalformedFile("the data line must name one .dat file", file=info, line=data_line)
     check_dimension_in_name(names[0], dim, file=info, line=data_line)
-    path = resolve(posixpath.dirname(info), names[0], by_path)
+    path = by_path.resolve(posixpath.dirname(info), names[0])
     if path is None:
         raise MalformedFile(f"names {names[0]!r}, not in the upload", file=info, line=data_line)
     blocks = _blocks(path, by_path[path].data, budget, _LEGACY, _LEGACY_RAW)

@@ -221,6 +221,18 @@ def test_fopt_equal_within_printed_digits() -> None:
     assert len(read_upload("coco", "h.zip", zipped(files), limits=LIMITS).runs) == 2
 
 
+def test_moved_data_files_found_by_a_unique_name() -> None:
+    files = {
+        (name.replace("exp/data_f1/", "exp/moved/") if name != INFO else name): text
+        for name, text in legacy_files().items()
+    }
+    assert len(read_upload("coco", "h.zip", zipped(files), limits=LIMITS).runs) == 2
+    files["other/bbobexp_f1_DIM2.dat"] = files["exp/moved/bbobexp_f1_DIM2.dat"]
+    error = refused(files)  # two candidates: ambiguous
+    assert (error.file, error.line) == (INFO, 3)
+    assert "not in the upload" in str(error)
+
+
 def test_evals_mismatch_with_info_gives_a_note() -> None:
     files = legacy_files()
     files["exp/bbobexp_f1.info"] = files["exp/bbobexp_f1.info"].replace("1:30|", "1:31|")
