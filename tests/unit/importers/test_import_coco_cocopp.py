@@ -7,12 +7,15 @@ import io
 import warnings
 from pathlib import Path
 
+import matplotlib as mpl
 import pytest
 
 from app.domain.importers import UploadLimits, read_upload
 from tests.unit.importers.loggers import SeenRun, zip_folder
 
-with warnings.catch_warnings():  # cocopp warns about its online archive list on import
+# cocopp warns about its online archive list on import and sets matplotlib's pdf/ps font types:
+# keep both to this import
+with warnings.catch_warnings(), mpl.rc_context():
     warnings.simplefilter("ignore")
     import cocopp.pproc
 
