@@ -26,8 +26,9 @@ Reading:
   ``.dat`` and ``.tdat`` rows; value and budget come from the last record. A budget that
   differs from the ``.info`` item's evaluations gives a note (cocopp warns likewise);
 - tolerant where the meaning is clear (missing ``.tdat``, missing ``%`` comment line, extra
-  files, moved data files found by a unique name, CRLF); strict where not (run counts that
-  disagree, a data file listed twice, a file named ``DIM5`` under ``DIM = 10``, unreadable
+  files, moved data files found by a unique name, a later batch's entry taking the next runs
+  of the same data file, CRLF); strict where not (run counts that disagree, a data file
+  indexed for more runs than it holds, a file named ``DIM5`` under ``DIM = 10``, unreadable
   numbers, several ``algId``).
 
 References
@@ -144,11 +145,11 @@ def read(
             file=second.info,
             line=second.line,
         )
-    used: dict[str, tuple[str, int]] = {}
+    data = _DataFiles(by_path, budget)
     runs: list[RunResult] = []
-    cache: dict[str, list[_Block]] = {}
     for entry in entries:
-        runs.extend(_entry_runs(entry, by_path, used, cache, budget, notes))
+        runs.extend(_entry_runs(entry, data, notes))
+    data.check_all_taken()
     if not runs:
         raise MalformedFile("the .info files list no runs", file=infos[0])
     return ImportedResults(
@@ -249,50 +250,89 @@ def _entry(info: str, header: dict[str, str], line: int, data: str, data_line: i
     )
 
 
-def _entry_runs(
-    entry: _Entry,
-    by_path: UploadIndex,
-    used: dict[str, tuple[str, int]],
-    cache: dict[str, list[_Block]],
-    budget: RowBudget,
-    notes: list[ImportNote],
-) -> list[RunResult]:
+@dataclass
+class _Cursor:
+    """A data file's runs and how many index entries have taken so far."""
+
+    blocks: list[_Block]
+    taken: int
+    first: tuple[str, int]
+
+
+class _DataFiles:
+    """Data files read once each; index entries take their runs in order.
+
+    An entry naming one data file takes the next runs of that file (the legacy loggers append
+    the runs of a later batch to the same file under a new ``.info`` entry); an entry naming
+    several files takes all their remaining runs. Every run must be taken exactly once.
+    """
+
+    def __init__(self, by_path: UploadIndex, budget: RowBudget) -> None:
+        self.by_path = by_path
+        self.budget = budget
+        self.cursors: dict[str, _Cursor] = {}
+
+    def take(self, path: str, want: int | None, entry: _Entry) -> list[_Block]:
+        cursor = self.cursors.get(path)
+        if cursor is None:
+            blocks = _read_blocks(path, self.by_path[path].data, self.budget)
+            cursor = self.cursors[path] = _Cursor(blocks, 0, (entry.info, entry.line))
+        left = len(cursor.blocks) - cursor.taken
+        want = left if want is None else want
+        if want > left:
+            if cursor.taken:
+                raise MalformedFile(
+                    f"{path} is indexed again (first at {cursor.first[0]}, line "
+                    f"{cursor.first[1]}) but holds no further {want} runs: duplicate runs",
+                    file=entry.info,
+                    line=entry.line,
+                )
+            raise MalformedFile(
+                f"lists {want} runs but {path} holds {left}", file=entry.info, line=entry.line
+            )
+        cursor.taken += want
+        return cursor.blocks[cursor.taken - want : cursor.taken]
+
+    def check_all_taken(self) -> None:
+        for path, cursor in self.cursors.items():
+            if cursor.taken != len(cursor.blocks):
+                raise MalformedFile(
+                    f"the index lists {cursor.taken} runs but {path} holds {len(cursor.blocks)}",
+                    file=cursor.first[0],
+                    line=cursor.first[1],
+                )
+
+
+def _entry_runs(entry: _Entry, data: _DataFiles, notes: list[ImportNote]) -> list[RunResult]:
     base = posixpath.dirname(entry.info)
+    n = len(entry.instances)
+    single = len(entry.data_files) == 1
     dat_blocks: list[_Block] = []
     tdat_blocks: list[_Block] | None = []
     for name in entry.data_files:
         stem = re.sub(r"\.[a-z]?dat$", "", name.replace("\\", "/"), flags=re.IGNORECASE)
-        dat = by_path.resolve(base, stem + ".dat")
+        dat = data.by_path.resolve(base, stem + ".dat")
         if dat is None:
             raise MalformedFile(
                 f"names {name!r}, which is not in the upload", file=entry.info, line=entry.line
             )
-        if dat in used:
-            other = used[dat]
-            raise MalformedFile(
-                f"{dat} is listed twice (also at {other[0]}, line {other[1]}): duplicate runs",
-                file=entry.info,
-                line=entry.line,
-            )
-        used[dat] = (entry.info, entry.line)
-        dat_blocks += _blocks(dat, by_path, cache, budget)
-        tdat = by_path.resolve(base, stem + ".tdat")
+        dat_blocks += data.take(dat, n if single else None, entry)
+        tdat = data.by_path.resolve(base, stem + ".tdat")
         if tdat is None:
             tdat_blocks = None
             notes.append(
                 ImportNote("coco-no-tdat", f"{dat} has no .tdat beside it; read the .dat only", dat)
             )
         elif tdat_blocks is not None:
-            tdat_blocks += _blocks(tdat, by_path, cache, budget)
-    n = len(entry.instances)
+            tdat_blocks += data.take(tdat, n if single else None, entry)
     for blocks, kind in ((dat_blocks, ".dat"), (tdat_blocks, ".tdat")):
         if blocks is not None and len(blocks) != n:
             raise MalformedFile(
-                f"lists {n} runs but the {kind} file(s) hold {len(blocks)}",
+                f"lists {n} runs but the {kind} files hold {len(blocks)}",
                 file=entry.info,
                 line=entry.line,
             )
-    budget.take(n, file=entry.info)
+    data.budget.take(n, file=entry.info)
     runs = []
     for k, instance in enumerate(entry.instances):
         blocks = [dat_blocks[k]] + ([tdat_blocks[k]] if tdat_blocks is not None else [])
@@ -327,14 +367,6 @@ def _run(
         budget=used,
         trajectory=trajectory,
     )
-
-
-def _blocks(
-    path: str, by_path: UploadIndex, cache: dict[str, list[_Block]], budget: RowBudget
-) -> list[_Block]:
-    if path not in cache:
-        cache[path] = _read_blocks(path, by_path[path].data, budget)
-    return cache[path]
 
 
 def _read_blocks(path: str, data: bytes, budget: RowBudget) -> list[_Block]:

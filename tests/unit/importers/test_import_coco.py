@@ -315,7 +315,25 @@ def test_duplicate_runs_listed_twice() -> None:
     files[INFO] = entry + entry
     error = refused(files)
     assert (error.file, error.line) == (INFO, 6)
-    assert "listed twice" in str(error)
+    assert "indexed again" in str(error)
+    assert "duplicate runs" in str(error)
+
+
+def test_later_batch_appended_to_the_same_data_file() -> None:
+    # the legacy loggers append a later batch's runs to the same file under a new entry
+    files = legacy_files()
+    header = "funcId = 1, DIM = 2, Precision = 1.000e-08, algId = 'hand'\n% batch {}\n"
+    files[INFO] = (
+        header.format(1)
+        + "data_f1\\bbobexp_f1_DIM2.dat, 1:30|1.5e-01\n"
+        + header.format(2)
+        + "data_f1/bbobexp_f1_DIM2.dat, 2:25|3.0e+00\n"
+    )
+    result = read_upload("coco", "h.zip", zipped(files), limits=LIMITS)
+    assert [(r.function_id, r.value, r.budget) for r in result.runs] == [
+        ("bbob/f1/i1/d2", 0.15, 30),
+        ("bbob/f1/i2/d2", 3.0, 25),
+    ]
 
 
 def test_two_algorithms_are_refused() -> None:
