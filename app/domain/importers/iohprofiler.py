@@ -369,6 +369,7 @@ def _run(function_id: str, block: _Block, evals: int, best: float) -> RunResult:
         raise MalformedFile(
             f"best {best!r} is negative: not an error f - f*", file=block.file, line=block.line
         )
+    best = max(best, 0.0)  # within the printed slack of 0
     last = max(s.evaluations for s in block.steps)
     if last > evals:
         raise MalformedFile(
@@ -421,7 +422,15 @@ def _read_legacy(
                 algorithms.append((info, header["algId"]))
             runs += _legacy_entry(info, i + 1, header, lines[j], j + 1, by_path, budget)
             i = j + 1
-    return [run for _, _, run, _ in runs], algorithms, _legacy_kind(runs, values_are)
+    kind = _legacy_kind(runs, values_are)
+    for _, _, run, block in runs:
+        if kind == "error" and run.value < -_PRINTED_SLACK * max(1.0, abs(run.value)):
+            raise MalformedFile(
+                f"best-so-far f(x) {run.value!r} is negative: not an error f - f*",
+                file=block.file,
+                line=block.line,
+            )
+    return [run for _, _, run, _ in runs], algorithms, kind
 
 
 def _legacy_entry(

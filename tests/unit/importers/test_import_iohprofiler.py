@@ -224,6 +224,13 @@ def test_legacy_without_af_column_needs_values_are() -> None:
     assert result.values_are == "f"
     with pytest.raises(InvalidInput):
         read_upload("iohprofiler", "old.zip", zipped(legacy()), limits=LIMITS, values_are="f")
+    files = legacy(af=False)
+    dat = "data_f1_Sphere/IOHprofiler_f1_DIM2.dat"
+    files[dat] = files[dat].replace("0.250000", "-0.250000")
+    negative = zipped(files)
+    with pytest.raises(MalformedFile, match="negative") as info:
+        read_upload("iohprofiler", "old.zip", negative, limits=LIMITS, values_are="error")
+    assert info.value.line == 1
 
 
 @pytest.mark.parametrize(
