@@ -36,6 +36,7 @@ __all__ = ["is_archive", "unpack"]
 
 _CHUNK = 1 << 16
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+_ZIP_ENTRY = b"PK\x01\x02"
 _GZIP_MAGIC = b"\x1f\x8b"
 _BZ2_MAGIC = b"BZh"
 _XZ_MAGIC = b"\xfd7zXZ\x00"
@@ -184,6 +185,9 @@ def _tar_member_path(member: tarfile.TarInfo) -> str | None:
 
 
 def _unpack_zip(filename: str, data: bytes, limits: UploadLimits) -> tuple[UploadedFile, ...]:
+    # zipfile parses the whole central directory into objects before any count can be checked:
+    # bound it first by its entries' signatures (never fewer than the entries)
+    _check_count(data.count(_ZIP_ENTRY), filename, limits)
     counter = _Counter(filename, limits)
     files: list[UploadedFile] = []
     seen: set[str] = set()
