@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from app.domain.functions import format_id
 from app.domain.importers import UploadedFile, UploadLimits
@@ -45,17 +45,29 @@ __all__ = ["ALGORITHM_COLUMNS", "CLASSIC_NAMES", "read"]
 CLASSIC_NAMES = ("sphere", "rastrigin", "rosenbrock", "griewank")
 """nevergrad ``ArtificialFunction`` names whose definitions are absrank's ``classic`` ones."""
 
-_UNTRANSFORMED = {
-    "rotation": ("false", "0", ""),
-    "translation_factor": ("0", "0.0", ""),
-    "noise_level": ("0", "0.0", ""),
-    "hashing": ("false", "0", ""),
-    "useless_variables": ("0", ""),
-    "num_blocks": ("1", ""),
-    "expo": ("1", "1.0", ""),
-    "split": ("false", ""),
+_UNTRANSFORMED: dict[str, bool | float] = {
+    "rotation": False,
+    "hashing": False,
+    "split": False,
+    "translation_factor": 0.0,
+    "noise_level": 0.0,
+    "useless_variables": 0.0,
+    "num_blocks": 1.0,
+    "expo": 1.0,
 }
-"""Descriptor -> the values (lower case) meaning "no transformation"."""
+"""Descriptor -> its value when the function is not transformed (an empty cell counts as it)."""
+
+
+def _plain(text: str, plain: bool | float) -> bool:
+    value = text.strip().lower()
+    if not value:
+        return True
+    if isinstance(plain, bool):
+        return value in (("false", "0") if not plain else ("true", "1"))
+    try:
+        return float(value) == plain
+    except ValueError:
+        return False
 
 
 def read(
@@ -134,7 +146,7 @@ def _same_algorithm(
             )
 
 
-def _rows(upload: UploadedFile) -> list[tuple[int, dict[str, str]]]:
+def _rows(upload: UploadedFile) -> Iterator[tuple[int, dict[str, str]]]:
     try:
         text = upload.data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -155,7 +167,6 @@ def _rows(upload: UploadedFile) -> list[tuple[int, dict[str, str]]]:
             file=upload.path,
             line=1,
         )
-    rows = []
     try:
         for values in reader:
             line = reader.line_num
@@ -167,10 +178,9 @@ def _rows(upload: UploadedFile) -> list[tuple[int, dict[str, str]]]:
                     file=upload.path,
                     line=line,
                 )
-            rows.append((line, dict(zip(header, values, strict=True))))
+            yield line, dict(zip(header, values, strict=True))
     except csv.Error as exc:
         raise MalformedFile(f"is not CSV: {exc}", file=upload.path, line=reader.line_num) from exc
-    return rows
 
 
 def _run(row: dict[str, str], path: str, line: int) -> RunResult:
@@ -206,7 +216,7 @@ def _function_id(row: dict[str, str], path: str, line: int) -> str:
         )
     for column, plain in _UNTRANSFORMED.items():
         value = (row.get(column) or "").strip().lower()
-        if value not in plain:
+        if not _plain(value, plain):
             raise MalformedFile(
                 f"{name} with {column}={value!r} is a transformed function absrank does not "
                 f"host (only untransformed ones map to classic/{name})",

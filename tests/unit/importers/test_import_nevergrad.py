@@ -63,7 +63,11 @@ def test_nevergrads_ellipsoid_is_not_absranks() -> None:
 
 
 def test_untransformed_artificial_functions() -> None:
-    data = csv(row("0.5"), row("0.25", elapsed="80"), row("3.5", name="rastrigin", dim="5"))
+    data = csv(
+        row("0.5"),
+        row("0.25", elapsed="80", translation="0.00"),
+        row("3.5", name="rastrigin", dim="5", rotation="false"),
+    )
     result = read_upload("nevergrad", "ng.csv", data, limits=LIMITS)
     assert (result.format, result.values_are, result.algorithm) == ("nevergrad", "f", "CMA")
     assert [(r.function_id, r.run, r.value, r.budget) for r in result.runs] == [
@@ -89,6 +93,7 @@ def test_explicit_function_id_column() -> None:
     [
         (row(rotation="True"), 3, "rotation='true'"),
         (row(translation="1.0"), 3, "translation_factor='1.0'"),
+        (row(translation="x"), 3, "translation_factor='x'"),
         (row(noise="0.9"), 3, "noise_level"),
         (row(name="ellipsoid"), 3, "no absrank counterpart"),
         (row(name="hm"), 3, "no absrank counterpart"),
