@@ -13,8 +13,9 @@ Mapping to absrank ids, only where unambiguous:
   one whose nevergrad definition is absrank's (:data:`CLASSIC_NAMES`: sphere, rastrigin,
   rosenbrock, griewank; nevergrad's ``ellipsoid`` weights start at ``10^(-6/(d-1))`` and
   differ) and it is untransformed: no rotation, ``translation_factor`` 0, no noise, no hashing,
-  no useless variables, one block, ``expo`` 1. nevergrad searches all of R^d, absrank's box
-  is the function's documented domain; a loss is a value of the same ``f`` either way.
+  no useless variables, one block, ``expo`` 1, no ``zero_pen``, not ``discrete`` (``bounded``
+  only bounds the search space). nevergrad searches all of R^d (or its bounded box), absrank's
+  box is the function's documented domain; a loss is a value of the same ``f`` either way.
 
 Anything else is refused naming the file and line. ``loss`` is the final value (nevergrad's
 noise-free loss of the recommendation; ``values_are`` defaults to ``"f"``, the user may declare
@@ -49,6 +50,8 @@ _UNTRANSFORMED: dict[str, bool | float] = {
     "rotation": False,
     "hashing": False,
     "split": False,
+    "zero_pen": False,
+    "discrete": False,
     "translation_factor": 0.0,
     "noise_level": 0.0,
     "useless_variables": 0.0,

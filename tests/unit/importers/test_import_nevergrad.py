@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,6 +15,7 @@ from app.domain.importers.nevergrad import CLASSIC_NAMES
 from app.domain.results import MalformedFile
 
 LIMITS = UploadLimits()
+DATA = Path(__file__).parent / "data"
 
 # the columns nevergrad.benchmark writes for ArtificialFunction experiments (docs/benchmarking)
 HEADER = (
@@ -78,6 +82,39 @@ def test_untransformed_artificial_functions() -> None:
     assert all(r.trajectory is None for r in result.runs)
     declared = read_upload("nevergrad", "ng.csv", data, limits=LIMITS, values_are="error")
     assert declared.values_are == "error"
+
+
+def test_csv_written_by_nevergrad() -> None:
+    """Rows of nevergrad 1.0.12's Experiment (data/make_nevergrad_csv.py): loss = absrank's f."""
+    data = (DATA / "nevergrad-1.0.12-randomsearch.csv").read_bytes()
+    points = json.loads((DATA / "nevergrad-1.0.12-randomsearch.json").read_text())
+    result = read_upload("nevergrad", "ng.csv", data, limits=LIMITS)
+    assert result.algorithm == "RandomSearch"
+    expected = {}
+    for line, x in zip(data.decode().splitlines()[1:], points, strict=True):
+        name = line.split(",")[7]
+        function_id = f"classic/{name}/d{len(x)}"
+        value = get_function(function_id).evaluate(np.array([x]))[0]
+        expected.setdefault(function_id, []).append((float(line.split(",")[0]), value))
+    got = {(r.function_id, r.run): r for r in result.runs}
+    assert len(got) == len(points) == 5
+    for function_id, pairs in expected.items():
+        for k, (loss, value) in enumerate(pairs):
+            run = got[(function_id, k)]
+            assert run.value == loss
+            assert loss == pytest.approx(value, rel=1e-12, abs=1e-15)
+            assert run.budget == 30
+
+
+def test_transformed_rows_written_by_nevergrad_are_refused() -> None:
+    data = (DATA / "nevergrad-1.0.12-transformed.csv").read_bytes()
+    with pytest.raises(MalformedFile, match="rotation='true'") as info:
+        read_upload("nevergrad", "t.csv", data, limits=LIMITS)
+    assert info.value.line == 2
+    second = b"\n".join(data.split(b"\n")[:1] + data.split(b"\n")[2:])
+    with pytest.raises(MalformedFile, match=r"translation_factor='1.0'") as info:
+        read_upload("nevergrad", "t.csv", second, limits=LIMITS)
+    assert info.value.line == 2
 
 
 def test_explicit_function_id_column() -> None:
