@@ -122,31 +122,35 @@ def _csv_metadata(request: Request) -> ResultSetMetadata:
 
 
 async def _form(request: Request) -> tuple[UploadMetadata, str, str, bytes]:
+    """The metadata, format, file name and bytes of a multipart upload (its temp files closed)."""
     try:
         form = await request.form(max_files=1, max_fields=len(META) + 2)
     except HTTPException as exc:  # python-multipart could not parse the body
         raise InvalidInput(f"multipart body: {exc.detail}", field="body") from None
-    upload = form.get("file")
-    if not isinstance(upload, UploadFile):
-        raise InvalidInput("send the results as a file in the form field 'file'", field="file")
-    fmt = form.get("format")
-    if not isinstance(fmt, str) or fmt not in FORMATS:
-        raise InvalidInput(
-            f"format must be one of {', '.join(FORMATS)}"
-            + (f", got {fmt[:40]!r}" if isinstance(fmt, str) else ""),
-            field="format",
-        )
-    data: dict[str, Any] = {}
-    for name, value in form.multi_items():
-        if name in ("file", "format"):
-            continue
-        if name not in META or not isinstance(value, str):
-            raise InvalidInput(f"unknown form field {name[:40]!r}", field=name[:40])
-        if value != "":
-            data[name] = value
-    meta = _validated(UploadMetadata, data, "body")
-    content = await upload.read()
-    return meta, fmt, upload.filename or "upload", content
+    try:
+        upload = form.get("file")
+        if not isinstance(upload, UploadFile):
+            raise InvalidInput("send the results as a file in the form field 'file'", field="file")
+        fmt = form.get("format")
+        if not isinstance(fmt, str) or fmt not in FORMATS:
+            raise InvalidInput(
+                f"format must be one of {', '.join(FORMATS)}"
+                + (f", got {fmt[:40]!r}" if isinstance(fmt, str) else ""),
+                field="format",
+            )
+        data: dict[str, Any] = {}
+        for name, value in form.multi_items():
+            if name in ("file", "format"):
+                continue
+            if name not in META or not isinstance(value, str):
+                raise InvalidInput(f"unknown form field {name[:40]!r}", field=name[:40])
+            if value != "":
+                data[name] = value
+        meta = _validated(UploadMetadata, data, "body")
+        content = await upload.read()
+        return meta, fmt, upload.filename or "upload", content
+    finally:
+        await form.close()
 
 
 _UNKNOWN_FUNCTION = refused(

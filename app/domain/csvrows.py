@@ -26,6 +26,7 @@ def read_rows(
     max_rows: int,
     fail: Fail,
     comments: bool = False,
+    overflow: Fail | None = None,
 ) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(line, fields)`` per data row, ``fields`` in ``columns + optional present`` order.
 
@@ -44,6 +45,8 @@ def read_rows(
         Builds the exception of a fault from its message and line.
     comments : bool
         Skip lines whose first character is ``#`` (before and after the header).
+    overflow : callable, optional
+        Builds the exception of too many rows (default ``fail``).
 
     Raises
     ------
@@ -84,7 +87,7 @@ def read_rows(
             if len(fields) != len(wanted):
                 raise fail(f"expected {len(wanted)} fields, got {len(fields)}", line)
             if n_rows >= max_rows:
-                raise fail(f"more than {max_rows} rows", line)
+                raise (overflow or fail)(f"more than {max_rows} rows", line)
             n_rows += 1
             yield line, [fields[i] for i in pos]
     except csv.Error as exc:

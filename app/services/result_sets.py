@@ -26,8 +26,8 @@ from app.domain import archive, importers
 from app.domain.errors import DomainError
 from app.domain.functions import BenchmarkFunction, get_function
 from app.domain.importers import UploadedFile, UploadLimits, longcsv
-from app.domain.results import ImportedResults, MalformedFile, RunResult, Trajectory
-from app.errors import Conflict, InvalidInput, NotApplicable, NotFound
+from app.domain.results import ImportedResults, RunResult, Trajectory
+from app.errors import Conflict, InvalidInput, NotApplicable, NotFound, PayloadTooLarge
 from app.models.result_sets import ResultSet
 from app.models.tables import Table
 from app.repositories.cpus import CpuRepository
@@ -123,8 +123,9 @@ def create_from_csv(
                 limits=upload_limits(settings),
                 values_are=meta.values_are,
             )
-        except MalformedFile as exc:  # the body is the file
-            exc.field = "body"
+        except DomainError as exc:  # the body is the file
+            if exc.field == "file":
+                exc.field = "body"
             raise
     return _store_imported(sm, settings, dispatcher, meta, imported, "csv", field="body")
 
@@ -187,7 +188,7 @@ def _check_size(runs: Sequence[RunResult], settings: Settings, field: str) -> No
     """Runs plus trajectory points within ``max_upload_rows``."""
     n_rows = sum(1 + (len(r.trajectory.evaluations) if r.trajectory else 0) for r in runs)
     if n_rows > settings.max_upload_rows:
-        raise InvalidInput(
+        raise PayloadTooLarge(
             f"{n_rows} runs and trajectory points exceed max_upload_rows = "
             f"{settings.max_upload_rows}",
             field=field,

@@ -300,12 +300,12 @@ def test_too_many_rows_are_refused_before_anything_is_stored(
     many = [_row(run=i) for i in range(6)]
     assert (
         "max_upload_rows = 5"
-        in problem(client.post("/v1/result-sets", json=body(results=many)), 422, "results")[
+        in problem(client.post("/v1/result-sets", json=body(results=many)), 413, "results")[
             "detail"
         ]
     )
     points = [_row(trajectory={"evaluations": [1, 2, 3, 4, 5], "best": [1.0] * 5})]
-    problem(client.post("/v1/result-sets", json=body(results=points)), 422, "results")
+    problem(client.post("/v1/result-sets", json=body(results=points)), 413, "results")
     csv = "function_id,run,value,budget\n" + "".join(
         f"classic/sphere/d2,{i},1,10\n" for i in range(100_000)
     )
@@ -315,7 +315,7 @@ def test_too_many_rows_are_refused_before_anything_is_stored(
         content=csv,
         headers={"content-type": "text/csv"},
     )
-    assert "line 7: more than 5 rows" in problem(r, 422, "body")["detail"]
+    assert "body, line 7: more than 5 rows" in problem(r, 413, "body")["detail"]
     assert total(client) == 0
 
 
@@ -524,3 +524,104 @@ def test_errors_are_compared_with_the_samples_as_f(make_client: Callable[..., Te
         "/v1/result-sets", json=body(name="B", values_are="error", results=just_above)
     )
     assert out.json()["queued"]["ladders"] == []
+
+
+# ---------------------------------------------------------------------------- uploads
+
+
+def test_a_csv_upload_is_the_same_set_as_the_csv_body(client: TestClient) -> None:
+    csv = (
+        "function_id,run,evaluations,value,budget\n"
+        f"{SPHERE},0,,0.5,100\n{SPHERE},1,1,2.0,100\n{SPHERE},1,10,0.25,100\n"
+    )
+    meta = {"name": "PSO", "values_are": "f", "version": "2"}
+    body_id = client.post(
+        "/v1/result-sets", params=meta, content=csv, headers={"content-type": "text/csv"}
+    ).json()["id"]
+    r = client.post(
+        "/v1/result-sets", data={**meta, "format": "csv"}, files={"file": ("runs.csv", csv)}
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["id"] == body_id
+
+
+def test_a_cocoex_archive_is_imported_and_round_trips(client: TestClient, tmp_path: Path) -> None:
+    from tests.unit.importers.loggers import run_cocoex, zip_folder
+
+    folder, seen = run_cocoex(tmp_path, functions="1,8", instances="1", dimensions="2")
+    data = zip_folder(folder)
+    r = client.post(
+        "/v1/result-sets",
+        data={"format": "coco", "version": "1"},
+        files={"file": ("exdata.zip", data, "application/zip")},
+    )
+    assert r.status_code == 201, r.text
+    out = r.json()
+    assert (out["name"], out["values_are"], out["source_format"]) == ("seeded-rs", "error", "coco")
+    assert sorted(f["function_id"] for f in out["functions"]) == ["bbob/f1/i1/d2", "bbob/f8/i1/d2"]
+    runs = client.get(f"/v1/result-sets/{out['id']}", params={"include": "runs"}).json()["runs"]
+    for run, want in zip(sorted(runs, key=lambda r: r["function_id"]), seen, strict=True):
+        assert run["function_id"] == want.function_id
+        assert run["budget"] == len(want.values)
+        assert run["value"] == pytest.approx(want.best_after(len(want.values)), rel=1e-9, abs=1e-12)
+    csv = client.get(f"/v1/result-sets/{out['id']}.csv")
+    again = client.post(
+        "/v1/result-sets",
+        params={"name": "seeded-rs", "values_are": "error", "version": "1"},
+        content=csv.content,
+        headers={"content-type": "text/csv"},
+    )
+    assert again.status_code == 200, again.text
+    assert again.json()["id"] == out["id"]
+
+
+def test_bad_uploads_are_refused_and_store_nothing(client: TestClient) -> None:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("../../etc/evil.info", "x")
+    r = client.post(
+        "/v1/result-sets",
+        data={"format": "coco", "name": "X"},
+        files={"file": ("evil.zip", buffer.getvalue())},
+    )
+    problem(r, 422, "file")
+    csv = f"function_id,run,value,budget\n{SPHERE},0,1,10\n"
+    problem(
+        client.post("/v1/result-sets", data={"format": "xls"}, files={"file": ("a.csv", csv)}),
+        422,
+        "format",
+    )
+    no_file = {"format": (None, "csv"), "name": (None, "X")}  # multipart without a file
+    problem(client.post("/v1/result-sets", files=no_file), 422, "file")
+    problem(
+        client.post(
+            "/v1/result-sets",
+            data={"format": "csv", "name": "X", "values_are": "f", "colour": "red"},
+            files={"file": ("a.csv", csv)},
+        ),
+        422,
+        "colour",
+    )
+    problem(
+        client.post(
+            "/v1/result-sets", data={"format": "csv", "name": "X"}, files={"file": ("a.csv", csv)}
+        ),
+        422,
+        "values_are",
+    )
+    assert total(client) == 0
+
+
+def test_an_upload_over_max_upload_bytes_is_413(make_client: Callable[..., TestClient]) -> None:
+    client = make_client(max_upload_bytes=4096)
+    big = "function_id,run,value,budget\n" + "".join(f"{SPHERE},{i},1.5,10\n" for i in range(400))
+    r = client.post(
+        "/v1/result-sets",
+        data={"format": "csv", "name": "X", "values_are": "f"},
+        files={"file": ("a.csv", big)},
+    )
+    assert problem(r, 413, "body")["detail"] == "request body exceeds max_upload_bytes = 4096"
+    assert total(client) == 0

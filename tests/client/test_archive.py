@@ -52,11 +52,6 @@ def test_rows_a_csv_file_and_a_frame_are_the_same_set(client: Client, tmp_path: 
 
 
 def test_an_upload_with_a_format_is_multipart(client: Client, tmp_path: Path) -> None:
-    pytest.importorskip("app.domain.importers", reason="read_upload comes with the importers")
-    from app.domain import importers
-
-    if not hasattr(importers, "read_upload"):
-        pytest.skip("read_upload is not merged yet")
     path = tmp_path / "runs.csv"
     path.write_text(LONG_CSV)
     up = client.create_result_set(path, format="csv", name="DE", values_are="f", version="1")
@@ -121,3 +116,23 @@ def test_cli_upload_lists_and_shows(cli_app: object, tmp_path: Path) -> None:
     bad = runner.invoke(cli_app, ["upload", str(path), "--name", "DE"])  # type: ignore[arg-type]
     assert bad.exit_code == 2
     assert "values_are" in bad.stderr
+
+
+def test_cli_uploads_a_cocoex_archive(cli_app: object, tmp_path: Path) -> None:
+    from tests.unit.importers.loggers import run_cocoex, zip_folder
+
+    folder, _ = run_cocoex(tmp_path / "coco", functions="1", instances="1", dimensions="2")
+    archive = tmp_path / "exdata.zip"
+    archive.write_bytes(zip_folder(folder))
+    r = runner.invoke(
+        cli_app,  # type: ignore[arg-type]
+        ["upload", str(archive), "--format", "coco", "--version", "1", "-o", "json"],
+    )
+    assert r.exit_code == 0, r.output
+    made = json.loads(r.stdout)
+    assert (made["name"], made["values_are"], made["source_format"]) == (
+        "seeded-rs",
+        "error",
+        "coco",
+    )
+    assert [f["function_id"] for f in made["functions"]] == ["bbob/f1/i1/d2"]

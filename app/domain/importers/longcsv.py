@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from app.domain import csvrows
 from app.domain.archive import run_problem
-from app.domain.errors import DomainError
+from app.domain.errors import DomainError, InvalidInput, UploadTooLarge
 from app.domain.functions import BenchmarkFunction, get_function
 from app.domain.importers import UploadedFile, UploadLimits
 from app.domain.results import ImportedResults, MalformedFile, RunResult, Trajectory, ValuesAre
@@ -56,7 +56,7 @@ class _Run:
 
 
 def read(
-    files: Sequence[UploadedFile], *, limits: UploadLimits, values_are: ValuesAre
+    files: Sequence[UploadedFile], *, limits: UploadLimits, values_are: ValuesAre | None
 ) -> ImportedResults:
     """Read long CSV files into runs (all files form one set).
 
@@ -68,7 +68,8 @@ def read(
         ``max_rows`` bounds the rows of all files together (reading stops at the first row
         beyond it).
     values_are : {"f", "error"}
-        What the values are; checked against each function's ``f*``.
+        What the values are; checked against each function's ``f*``. Required: a long CSV
+        does not say (``None`` is refused with ``field="values_are"``).
 
     Returns
     -------
@@ -83,13 +84,22 @@ def read(
         budget outside ``[1, 10^15]``, evaluations outside ``[1, budget]``, a non-finite
         value, an error below 0 or an ``f`` below ``f*``, a duplicate run or point, a run with
         both a final row and points or different budgets on its rows, best-so-far values that
-        increase, too many rows, a file without rows.
+        increase, a file without rows.
+    UploadTooLarge
+        More than ``limits.max_rows`` rows (HTTP 413; nothing after that row is read).
+    InvalidInput
+        ``values_are`` not given (``field="values_are"``).
     """
+    if values_are is None:
+        raise InvalidInput(
+            "a long CSV does not say whether its values are f or f - f*: send values_are",
+            field="values_are",
+        )
     runs: dict[tuple[str, int], _Run] = {}
     where: dict[tuple[str, int], str] = {}
     budget_left = limits.max_rows
     for upload in files:
-        budget_left -= _read_file(upload, runs, where, budget_left, values_are)
+        budget_left -= _read_file(upload, runs, where, (budget_left, limits.max_rows), values_are)
     out = []
     for key in sorted(runs):
         out.append(_finish(key, runs[key], where[key], values_are))
@@ -100,10 +110,14 @@ def _read_file(
     upload: UploadedFile,
     runs: dict[tuple[str, int], _Run],
     where: dict[tuple[str, int], str],
-    max_rows: int,
+    rows: tuple[int, int],
     values_are: ValuesAre,
 ) -> int:
-    """Add one file's rows to ``runs``; return how many rows it had."""
+    """Add one file's rows to ``runs``; return how many rows it had.
+
+    ``rows`` is (rows this file may still have, the limit of all files together).
+    """
+    max_rows, limit = rows
     name = upload.path
     try:
         text = upload.data.decode("utf-8")
@@ -112,14 +126,25 @@ def _read_file(
         raise MalformedFile(f"not UTF-8 (byte {exc.start})", file=name, line=line) from None
 
     def fail(message: str, line: int | None) -> MalformedFile:
-        if message.startswith("more than"):
-            message = f"{message} (all files together; max_upload_rows)"
         return MalformedFile(message, file=name, line=line)
+
+    def overflow(_: str, line: int | None) -> UploadTooLarge:
+        return UploadTooLarge(
+            f"{name}, line {line}: more than {limit} rows (runs plus trajectory points of all "
+            "files; max_upload_rows)",
+            field="file",
+        )
 
     functions: dict[str, BenchmarkFunction] = {}
     n = 0
     for line, fields in csvrows.read_rows(
-        text, COLUMNS, optional=OPTIONAL, max_rows=max_rows, fail=fail, comments=True
+        text,
+        COLUMNS,
+        optional=OPTIONAL,
+        max_rows=max_rows,
+        fail=fail,
+        comments=True,
+        overflow=overflow,
     ):
         n += 1
         fid, run_text, value_text, budget_text = (f.strip() for f in fields[:4])

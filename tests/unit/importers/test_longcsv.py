@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 
+from app.domain.errors import InvalidInput, UploadTooLarge
 from app.domain.importers import UploadedFile, UploadLimits, longcsv
 from app.domain.results import MalformedFile, RunResult, Trajectory
 
@@ -149,10 +150,12 @@ def test_reading_stops_at_the_first_row_beyond_max_rows() -> None:
 
     # 100,000 rows follow the limit; the last one is malformed and would be a different fault
     body = HEADER + "".join(itertools.islice(rows(), 100_010)) + "garbage\n"
-    err = fault(body, max_rows=10)
-    assert err.line == 12  # header + 10 rows, then the refused 11th
-    assert "more than 10 rows" in str(err)
-    assert "max_upload_rows" in str(err)
+    with pytest.raises(UploadTooLarge) as info:
+        read(body, max_rows=10)
+    # header + 10 rows, then the refused 11th
+    assert str(info.value).startswith("runs.csv, line 12: more than 10 rows")
+    assert "max_upload_rows" in str(info.value)
+    assert info.value.field == "file"
 
 
 def test_max_rows_counts_all_files_together() -> None:
@@ -160,6 +163,12 @@ def test_max_rows_counts_all_files_together() -> None:
     two = UploadedFile(
         "b.csv", (HEADER + "classic/sphere/d2,1,1,10\nclassic/sphere/d2,2,1,10\n").encode()
     )
-    with pytest.raises(MalformedFile) as info:
+    with pytest.raises(UploadTooLarge) as info:
         longcsv.read([one, two], limits=UploadLimits(max_rows=2), values_are="f")
-    assert (info.value.file, info.value.line) == ("b.csv", 3)
+    assert str(info.value).startswith("b.csv, line 3: more than 2 rows")
+
+
+def test_values_are_must_be_declared() -> None:
+    with pytest.raises(InvalidInput) as info:
+        longcsv.read([UploadedFile("a.csv", b"x")], limits=LIMITS, values_are=None)
+    assert info.value.field == "values_are"
