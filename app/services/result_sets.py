@@ -95,11 +95,7 @@ def _json_runs(body: ResultSetCreate) -> list[RunResult]:
         traj = None
         if row.trajectory is not None:
             with domain_errors_as_problems(f"results.{i}.trajectory"):
-                try:
-                    traj = Trajectory(tuple(row.trajectory.evaluations), tuple(row.trajectory.best))
-                except DomainError as exc:
-                    exc.field = f"results.{i}.trajectory"
-                    raise
+                traj = Trajectory(tuple(row.trajectory.evaluations), tuple(row.trajectory.best))
         runs.append(RunResult(row.function_id, row.run, row.value, row.budget, traj))
     return runs
 
@@ -291,6 +287,9 @@ def _store(
                     _points(set_id, runs),
                 )
     except IntegrityError:  # the same content stored concurrently: that set is this one
+        with session_scope(sm) as session:
+            if ResultSetRepository(session).by_content(sha) is None:
+                raise
         created = False
     read = get_result_set(sm, set_id)
     if not created:  # its builds were queued when it was stored

@@ -19,6 +19,7 @@ from app.repositories import result_sets as repo_module
 from app.repositories.result_sets import NewRun, PointRow, ResultSetRepository
 from app.schemas.result_sets import ResultSetCreate
 from app.services import result_sets as service
+from workers.inline import InlineDispatcher
 
 pytestmark = pytest.mark.db
 
@@ -157,3 +158,30 @@ def test_reads_filter_and_order(sm: sessionmaker[Session], clean: None) -> None:
             ("3", 1, 199.0),
             ("3", 5, 195.0),
         ]
+
+
+def test_a_concurrent_store_of_the_same_content_answers_that_set(
+    sm: sessionmaker[Session], clean: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two requests pass the existence check together: the second insert fails on the unique
+    content hash and answers the set the first stored (nothing else is left behind)."""
+    body = ResultSetCreate.model_validate(
+        {
+            "name": "DE",
+            "values_are": "f",
+            "results": [{"function_id": "classic/sphere/d2", "run": 0, "value": 1.0, "budget": 9}],
+        }
+    )
+    settings = Settings(environment="test", table_default_log2n=12)
+    held = InlineDispatcher(settings)
+    held.hold = True
+    first = service.create_from_json(sm, settings, held, body)
+    assert first.created
+    real = ResultSetRepository.by_content
+    calls = iter([None])
+    monkeypatch.setattr(
+        ResultSetRepository, "by_content", lambda self, sha: next(calls, real(self, sha))
+    )
+    again = service.create_from_json(sm, settings, held, body)
+    assert (again.created, again.read.id) == (False, first.read.id)
+    assert counts(sm) == (1, 1, 0)
