@@ -56,7 +56,7 @@ NOT_BUILT = ProblemExample(
 )
 NO_LADDER = refused(
     InvalidInput,
-    "classic/step/d2 has a plateau at f* (atom 0.0625): its registered mass gives v1 near f*, "
+    "classic/step/d2 has a plateau at f* (atom 2.5e-05): its registered mass gives v1 near f*, "
     "nested regions serve a continuous lower tail",
     "function_id",
     description="The function has no ladder (no x*/f*, or a plateau at f*), or a bad option",

@@ -556,5 +556,5 @@ def ladder_plot(
 
 
 #: Ids quoted in the documented examples (the docs test provokes them under its settings).
-NOT_READY_EXAMPLE_ID = "t000000000000000000000000"
-LADDER_EXAMPLE_ID = "t000000000000000000000000"
+NOT_READY_EXAMPLE_ID = "t0ba6e9ae13860a88ec4d24c"
+LADDER_EXAMPLE_ID = "td7188be36b2710e8e3e7174"

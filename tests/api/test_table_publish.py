@@ -273,9 +273,10 @@ def test_quantiles_invert_the_curve(app: App, name: str) -> None:
     levels = [1e-9, 1e-6, 1e-4, 1e-3, 0.01, 0.02, 0.05, 0.1, 0.3, 0.5, 0.9, 0.99]
     answer = app.client.get(f"/v1/tables/{table_id}/quantiles", params={"v": levels})
     assert answer.status_code == 200, answer.text
-    assert answer.headers["etag"] == app.client.get(f"/v1/tables/{table_id}/curve.json").headers[
-        "etag"
-    ]
+    assert (
+        answer.headers["etag"]
+        == app.client.get(f"/v1/tables/{table_id}/curve.json").headers["etag"]
+    )
     items = answer.json()["items"]
     assert [i["v"] for i in items] == levels
     t = [i["t"] for i in items]
@@ -375,7 +376,8 @@ def test_ladder_curve_recomputed_offline_equals_the_nested_ranks(app: App) -> No
     t += [deepest["lower_tail"]["limit"], -1.0, 0.0]
     offline = [offline_ladder_ln_v1(csv.text, x) / math.log(10.0) for x in t]
     ranks = app.client.post(
-        "/v1/absolute-ranks", json={
+        "/v1/absolute-ranks",
+        json={
             "function_id": LADDER,
             "values": t,
             "regions": "nested",
