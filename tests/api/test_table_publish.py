@@ -185,7 +185,8 @@ def test_v1_recomputed_offline_from_the_csv_equals_the_service(app: App, name: s
     assert csv.status_code == 200
     assert csv.headers["content-type"].startswith("text/csv")
     h, values, counts = read_csv(csv.text)
-    assert values.size == h["n_knots"] and counts[-1] == h["n"]
+    assert values.size == h["n_knots"]
+    assert counts[-1] == h["n"]
     t = probe_points(h, values)
     offline = [offline_ln_v1(h, values, counts, x) / math.log(10.0) for x in t]
     assert_same(offline, service_log10(app.client, table_id, t), t)
@@ -198,7 +199,8 @@ def test_the_tables_cover_each_tail(app: App) -> None:
         kinds[name] = (body["lower_tail"]["kind"], body["upper_tail"]["kind"], body["relative_to"])
     assert kinds["power"][0] == kinds["power-fmax"][0] == "power"
     assert kinds["power-fmax"][1] == "linear-to-f_max"
-    assert kinds["linear"][0] == "linear" and kinds["atom"][0] == "linear"
+    assert kinds["linear"][0] == "linear"
+    assert kinds["atom"][0] == "linear"
     assert kinds["box"] == ("power", "flat", "box")
 
 
@@ -213,21 +215,27 @@ def test_curve_json_has_the_stored_representation(app: App) -> None:
     )
     assert body["data_sha256"] == table["data_sha256"]
     assert body["max_interp_error"] == table["max_interp_error"]
-    assert body["n"] == 4096 and body["k_exact"] == 512
+    assert body["n"] == 4096
+    assert body["k_exact"] == 512
     knots = body["knots"]
     assert len(knots["value"]) == len(knots["count"]) == body["n_knots"]
-    assert np.all(np.diff(knots["value"]) > 0) and np.all(np.diff(knots["count"]) > 0)
-    assert knots["count"][-1] == 4096 and body["y_1"] == knots["value"][0]
+    assert np.all(np.diff(knots["value"]) > 0)
+    assert np.all(np.diff(knots["count"]) > 0)
+    assert knots["count"][-1] == 4096
+    assert body["y_1"] == knots["value"][0]
     # the 512 lowest samples are all knots: counts 1..512 one by one (no ties on f1)
     assert knots["count"][:512] == list(range(1, 513))
     low = body["lower_tail"]
     assert (low["beta"], low["beta_source"], low["beta_se"]) == (1.0, "registered", 0.0)
-    assert low["k"] == 100 and low["anchor_count"] == 100
+    assert low["k"] == 100
+    assert low["anchor_count"] == 100
     assert low["limit"] == knots["value"][99]
     assert low["v_top"] == pytest.approx(100 / 4097, rel=1e-15)
-    assert low["validity"]["ok"] is True and low["obtained"].startswith("tail='auto'")
+    assert low["validity"]["ok"] is True
+    assert low["obtained"].startswith("tail='auto'")
     assert body["options"] == {"tail": "auto", "k_anchor": 100, "confidence": 0.95}
-    assert body["f_opt"] == 79.48 and body["low_points"] == 512
+    assert body["f_opt"] == 79.48
+    assert body["low_points"] == 512
 
 
 def test_etag_cache_control_and_304(app: App) -> None:
@@ -241,15 +249,18 @@ def test_etag_cache_control_and_304(app: App) -> None:
         again = app.client.get(
             f"/v1/tables/{table_id}/{suffix}", headers={"If-None-Match": first.headers["etag"]}
         )
-        assert again.status_code == 304 and again.content == b""
+        assert again.status_code == 304
+        assert again.content == b""
         assert again.headers["etag"] == first.headers["etag"]
         other = app.client.get(f"/v1/tables/{table_id}/{suffix}", headers={"If-None-Match": '"x"'})
-        assert other.status_code == 200 and other.content == first.content
+        assert other.status_code == 200
+        assert other.content == first.content
 
 
 def test_unknown_table_is_404_and_a_building_one_409_with_location(app: App) -> None:
     missing = app.client.get("/v1/tables/t3f1c0d9a8b7e6f5a4b3c2d1/curve.json")
-    assert missing.status_code == 404 and missing.json()["field"] == "table_id"
+    assert missing.status_code == 404
+    assert missing.json()["field"] == "table_id"
     app.dispatcher.hold = True
     try:
         made = app.client.post("/v1/tables", json={"function_id": "classic/sphere/d3", "seed": 3})
@@ -284,7 +295,8 @@ def test_quantiles_invert_the_curve(app: App, name: str) -> None:
     ranked = service_log10(app.client, table_id, t)
     for item, got in zip(items, ranked, strict=True):
         if item["method"] == "atom":  # the jump at f*: q(v) = f*, v1(f*) = atom >= v
-            assert got is not None and 10**got >= item["v"]
+            assert got is not None
+            assert 10**got >= item["v"]
         else:  # t = f* + error is rounded to float: log v1 moves by about beta·ulp(t)/error
             tol = 1e-9 + 10.0 * float(np.spacing(abs(item["t"]))) / item["error"]
             assert got == pytest.approx(math.log10(item["v"]), abs=tol), item
@@ -309,7 +321,8 @@ def test_quantile_levels_are_checked(app: App, query: str, field: str) -> None:
 def test_quantile_count_is_bounded(app: App) -> None:
     query = "&".join(["v=0.5"] * (table_publish.MAX_QUANTILES + 1))
     answer = app.client.get(f"/v1/tables/{app.ids['power']}/quantiles?{query}")
-    assert answer.status_code == 422 and "at most" in answer.json()["detail"]
+    assert answer.status_code == 422
+    assert "at most" in answer.json()["detail"]
 
 
 # ---------------------------------------------------------------- plots ----
@@ -318,14 +331,18 @@ def test_quantile_count_is_bounded(app: App) -> None:
 def test_plots_are_deterministic_and_keep_text(app: App) -> None:
     table_id = app.ids["power"]
     svg = app.client.get(f"/v1/tables/{table_id}/plot.svg")
-    assert svg.status_code == 200 and svg.headers["content-type"] == "image/svg+xml"
-    assert b"<text" in svg.content and b"log10 v1(t)" in svg.content
-    assert b"lower tail" in svg.content and b"samples [y_1, y_N]" in svg.content
+    assert svg.status_code == 200
+    assert svg.headers["content-type"] == "image/svg+xml"
+    assert b"<text" in svg.content
+    assert b"log10 v1(t)" in svg.content
+    assert b"lower tail" in svg.content
+    assert b"samples [y_1, y_N]" in svg.content
     assert b"<dc:date>" not in svg.content
     table_publish._CACHE._items.clear()  # draw again from scratch
     assert app.client.get(f"/v1/tables/{table_id}/plot.svg").content == svg.content
     png = app.client.get(f"/v1/tables/{table_id}/plot.png?dpi=60")
-    assert png.content.startswith(b"\x89PNG") and png.headers["etag"].endswith('-60"')
+    assert png.content.startswith(b"\x89PNG")
+    assert png.headers["etag"].endswith('-60"')
     table_publish._CACHE._items.clear()
     assert app.client.get(f"/v1/tables/{table_id}/plot.png?dpi=60").content == png.content
     big = app.client.get(f"/v1/tables/{table_id}/plot.png")  # 300 dpi by default
@@ -366,7 +383,8 @@ def test_ladder_curve_recomputed_offline_equals_the_nested_ranks(app: App) -> No
     assert made.status_code == 200, made.text
     body = app.client.get(url).json()
     assert [lv["table_id"] for lv in body["levels"]] == [lv["id"] for lv in made.json()["levels"]]
-    assert body["pieces"][0]["level"] == 0 and body["pieces"][0]["t_below"] is None
+    assert body["pieces"][0]["level"] == 0
+    assert body["pieces"][0]["t_below"] is None
     assert len(body["pieces"]) >= 2  # deeper levels serve the low t
     csv = app.client.get(f"/v1/ladders/{LADDER}/curve.csv")
     assert csv.status_code == 200
@@ -391,14 +409,16 @@ def test_ladder_curve_recomputed_offline_equals_the_nested_ranks(app: App) -> No
     etag = app.client.get(url).headers["etag"]
     assert app.client.get(url, headers={"If-None-Match": etag}).status_code == 304
     svg = app.client.get(f"/v1/ladders/{LADDER}/plot.svg")
-    assert svg.status_code == 200 and b"level 1" in svg.content
+    assert svg.status_code == 200
+    assert b"level 1" in svg.content
     assert app.client.get(f"/v1/ladders/{LADDER}/plot.png?dpi=50").content.startswith(b"\x89PNG")
 
 
 def test_ladder_errors(app: App) -> None:
     assert app.client.get("/v1/ladders/bbob/f25/i1/d10/curve.json").status_code == 404
     plateau = app.client.get("/v1/ladders/classic/step/d2/curve.json")
-    assert plateau.status_code == 422 and plateau.json()["field"] == "function_id"
+    assert plateau.status_code == 422
+    assert plateau.json()["field"] == "function_id"
     missing = app.client.get("/v1/ladders/classic/ellipsoid/d2/curve.csv")
     assert missing.status_code == 409
     assert missing.json()["type"].endswith("/table-not-built")
@@ -426,4 +446,5 @@ def test_a_16384_knot_curve_is_served_fast(tmp_path: Path) -> None:
         warm = time.perf_counter() - t0
     assert answer.status_code == 200
     assert answer.json()["n_knots"] > 16384
-    assert first < 2.0 and warm < 0.5, (first, warm)
+    assert first < 2.0, first
+    assert warm < 0.5, warm

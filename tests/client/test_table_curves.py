@@ -23,7 +23,8 @@ def test_table_curve_v1_offline_equals_the_service(client: Client) -> None:
     table_id = _table(client)
     curve = client.table_curve(table_id)
     assert isinstance(curve, TableCurve)
-    assert curve.lower_tail.kind == "power" and curve.n == 4096
+    assert curve.lower_tail.kind == "power"
+    assert curve.n == 4096
     assert len(curve.values) == curve.n_knots == len(curve.rows())
     t = [curve.f_opt + e for e in (1e-4, 0.01, 0.5, 3.0, 30.0, 300.0)]  # type: ignore[operator]
     t += [curve.values[7], curve.values[-1]]
@@ -36,18 +37,21 @@ def test_table_curve_v1_offline_equals_the_service(client: Client) -> None:
 def test_table_curve_csv_quantiles_and_plots(client: Client, tmp_path: Path) -> None:
     table_id = _table(client)
     text = client.table_curve_csv(table_id, path=tmp_path / "c.csv")
-    assert text.startswith("# absrank table curve") and "\nvalue,count\n" in text
+    assert text.startswith("# absrank table curve")
+    assert "\nvalue,count\n" in text
     assert (tmp_path / "c.csv").read_text() == text
     q = client.table_quantiles(table_id, [0.02, 0.05])
     assert [i.v for i in q.items] == [0.02, 0.05]
-    assert q.items[0].t is not None and q.items[1].t is not None
+    assert q.items[0].t is not None
+    assert q.items[1].t is not None
     assert q.items[0].t < q.items[1].t
     assert client.table_quantiles(table_id, 0.5).items[0].method == "interpolated"
     svg = client.table_plot(table_id, path=tmp_path / "p.svg")
-    assert svg.startswith(b"<?xml") and (tmp_path / "p.svg").read_bytes() == svg
+    assert svg.startswith(b"<?xml")
+    assert (tmp_path / "p.svg").read_bytes() == svg
     png = client.table_plot(table_id, format="png", dpi=50)
     assert png.startswith(b"\x89PNG")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="svg"):
         client.table_plot(table_id, format="gif")  # type: ignore[arg-type]
 
 
@@ -63,7 +67,8 @@ def test_curve_errors_are_typed(client: Client, dispatcher: Dispatcher) -> None:
 def test_ladder_curve_and_plot(client: Client, tmp_path: Path) -> None:
     client.create_ladder("classic/sphere/d2")  # the default ladder, which ranks use
     curve = client.ladder_curve("classic/sphere/d2")
-    assert isinstance(curve, LadderCurve) and curve.pieces[0].level == 0
+    assert isinstance(curve, LadderCurve)
+    assert curve.pieces[0].level == 0
     ranks = client.ranks(
         "classic/sphere/d2", [1e-6, 0.01, 1.0], regions="nested", use_analytic=False
     )
@@ -86,7 +91,8 @@ def test_cli_table_curve_plot_and_quantiles(
     assert r.exit_code == 0, r.output
     assert out.read_text().startswith("# absrank table curve")
     r = runner.invoke(cli_app, ["table-curve", table_id])  # type: ignore[arg-type]
-    assert r.exit_code == 0 and json.loads(r.stdout)["table_id"] == table_id
+    assert r.exit_code == 0
+    assert json.loads(r.stdout)["table_id"] == table_id
     svg = tmp_path / "f.svg"
     r = runner.invoke(cli_app, ["table-plot", table_id, "-o", str(svg)])  # type: ignore[arg-type]
     assert r.exit_code == 0, r.output
@@ -96,9 +102,11 @@ def test_cli_table_curve_plot_and_quantiles(
     )  # type: ignore[arg-type]
     assert r.exit_code == 0, r.output
     lines = r.stdout.strip().splitlines()
-    assert lines[0].startswith("v,t,error,method") and len(lines) == 3
+    assert lines[0].startswith("v,t,error,method")
+    assert len(lines) == 3
     r = runner.invoke(cli_app, ["quantiles", table_id, "-v", "0"])  # type: ignore[arg-type]
-    assert r.exit_code == 2 and "(0, 1]" in r.output
+    assert r.exit_code == 2
+    assert "(0, 1]" in r.output
 
 
 def test_cli_ladder_curve(cli_app: object, client: Client, tmp_path: Path) -> None:

@@ -89,7 +89,8 @@ def _v1(
             return atom
     if t < lower.limit:
         if lower.kind == "power":
-            assert lower.beta is not None and f_opt is not None
+            assert lower.beta is not None
+            assert f_opt is not None
             v = lower.v_top * ((t - f_opt) / (lower.limit - f_opt)) ** lower.beta
         elif lower.kind == "linear":
             assert f_opt is not None
