@@ -6,24 +6,32 @@ A ladder is named by its function (and the ``log2n``/``seed`` it was requested w
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Depends, Path, Query, Response
 
 from app.api.deps import SessionmakerDep, SettingsDep
 from app.api.tables import (
     CACHE_HEADERS,
+    CSV_TYPE,
+    JSON_TYPE,
     NOT_MODIFIED,
     PLOT_DOC,
+    PNG_TYPE,
+    SVG_TYPE,
     DpiQuery,
     IfNoneMatch,
     _ok,
     cached_answer,
 )
+from app.config import Settings
 from app.errors import InvalidInput, TableNotBuilt
 from app.schemas.common import ProblemExample, invalid, problem_responses, refused, unknown_function
 from app.schemas.table_curves import LadderCurveRead
 from app.services import table_publish as publish
+from app.services.table_publish import SM, PublishedLadder
 
 router = APIRouter(prefix="/v1/ladders", tags=["tables"])
 
@@ -65,6 +73,47 @@ PROBLEMS = (unknown_function(), NOT_BUILT, NO_LADDER)
 ETAG_DOC = 'The ETag is "<SHA-256 of the levels\' data_sha256, newline-joined>".'
 
 
+@dataclass(frozen=True)
+class LadderRef:
+    """Which ladder: the function and the ``log2n``/``seed`` it was requested with."""
+
+    function_id: str
+    log2n: int | None
+    seed: int
+
+
+def ladder_ref(
+    function_id: FunctionPath, log2n: Log2nQuery = None, seed: SeedQuery = 0
+) -> LadderRef:
+    """The ladder a request names."""
+    return LadderRef(function_id, log2n, seed)
+
+
+LadderDep = Annotated[LadderRef, Depends(ladder_ref)]
+Make = Callable[..., tuple[PublishedLadder, bytes]]
+
+
+def _answer(
+    ref: LadderRef,
+    sm: SM,
+    settings: Settings,
+    if_none_match: str | None,
+    make: Make,
+    media_type: str,
+    *args: object,
+    variant: str = "",
+) -> Response:
+    """A ready ladder's derived bytes under its ETag; 409 while a level is not ready."""
+    key = {"log2n": ref.log2n, "seed": ref.seed}
+    lad = publish.published_ladder(sm, settings, ref.function_id, **key)
+    return cached_answer(
+        publish.quoted(lad.digest + variant),
+        if_none_match,
+        lambda: make(sm, settings, ref.function_id, *args, **key)[1],
+        media_type,
+    )
+
+
 @router.get(
     "/{function_id:path}/curve.json",
     response_model=LadderCurveRead,
@@ -72,25 +121,14 @@ ETAG_DOC = 'The ETag is "<SHA-256 of the levels\' data_sha256, newline-joined>".
     responses={200: {"headers": CACHE_HEADERS}} | NOT_MODIFIED | problem_responses(*PROBLEMS),
 )
 def ladder_curve_json(
-    function_id: FunctionPath,
-    sm: SessionmakerDep,
-    settings: SettingsDep,
-    log2n: Log2nQuery = None,
-    seed: SeedQuery = 0,
-    if_none_match: IfNoneMatch = None,
+    ref: LadderDep, sm: SessionmakerDep, settings: SettingsDep, if_none_match: IfNoneMatch = None
 ) -> Response:
     """The v1 curve ``regions="nested"`` ranks with: each level's table (id, region, the URL of
     its own curve), and the pieces of the combination, level 0 (highest t) first: piece j
     serves ``t_from <= t < t_below`` with ``v1(t) = exp(ln_volume_fraction)·v1_j(t)``, v1_j
     given by the piece's knots (its served range and one neighbour each side) and tails, the
     same formula as a table's curve.json. 409 while a level builds."""
-    lad = publish.published_ladder(sm, settings, function_id, log2n=log2n, seed=seed)
-    return cached_answer(
-        lad.etag,
-        if_none_match,
-        lambda: publish.ladder_curve_json(sm, settings, function_id, log2n=log2n, seed=seed)[1],
-        "application/json",
-    )
+    return _answer(ref, sm, settings, if_none_match, publish.ladder_curve_json, JSON_TYPE)
 
 
 ladder_curve_json.__doc__ = (ladder_curve_json.__doc__ or "") + " " + ETAG_DOC
@@ -104,22 +142,11 @@ ladder_curve_json.__doc__ = (ladder_curve_json.__doc__ or "") + " " + ETAG_DOC
     | problem_responses(*PROBLEMS),
 )
 def ladder_curve_csv(
-    function_id: FunctionPath,
-    sm: SessionmakerDep,
-    settings: SettingsDep,
-    log2n: Log2nQuery = None,
-    seed: SeedQuery = 0,
-    if_none_match: IfNoneMatch = None,
+    ref: LadderDep, sm: SessionmakerDep, settings: SettingsDep, if_none_match: IfNoneMatch = None
 ) -> Response:
     """The ladder's curve.json as CSV: its fields as ``# key: value`` lines (each piece's as
     ``pieces.<i>.<field>``), then ``piece,value,count`` rows (each piece's knots)."""
-    lad = publish.published_ladder(sm, settings, function_id, log2n=log2n, seed=seed)
-    return cached_answer(
-        lad.etag,
-        if_none_match,
-        lambda: publish.ladder_curve_csv(sm, settings, function_id, log2n=log2n, seed=seed)[1],
-        "text/csv; charset=utf-8",
-    )
+    return _answer(ref, sm, settings, if_none_match, publish.ladder_curve_csv, CSV_TYPE)
 
 
 @router.get(
@@ -129,20 +156,9 @@ def ladder_curve_csv(
     responses=_ok("image/svg+xml", "The plot") | problem_responses(*PROBLEMS),
 )
 def ladder_plot_svg(
-    function_id: FunctionPath,
-    sm: SessionmakerDep,
-    settings: SettingsDep,
-    log2n: Log2nQuery = None,
-    seed: SeedQuery = 0,
-    if_none_match: IfNoneMatch = None,
+    ref: LadderDep, sm: SessionmakerDep, settings: SettingsDep, if_none_match: IfNoneMatch = None
 ) -> Response:
-    lad = publish.published_ladder(sm, settings, function_id, log2n=log2n, seed=seed)
-    return cached_answer(
-        lad.etag,
-        if_none_match,
-        lambda: publish.ladder_plot(sm, settings, function_id, "svg", log2n=log2n, seed=seed)[1],
-        "image/svg+xml",
-    )
+    return _answer(ref, sm, settings, if_none_match, publish.ladder_plot, SVG_TYPE, "svg")
 
 
 @router.get(
@@ -159,22 +175,22 @@ def ladder_plot_svg(
     ),
 )
 def ladder_plot_png(
-    function_id: FunctionPath,
+    ref: LadderDep,
     sm: SessionmakerDep,
     settings: SettingsDep,
-    log2n: Log2nQuery = None,
-    seed: SeedQuery = 0,
     dpi: DpiQuery = publish.DEFAULT_DPI,
     if_none_match: IfNoneMatch = None,
 ) -> Response:
-    lad = publish.published_ladder(sm, settings, function_id, log2n=log2n, seed=seed)
-    return cached_answer(
-        publish.quoted(f"{lad.digest}-{dpi}"),
+    return _answer(
+        ref,
+        sm,
+        settings,
         if_none_match,
-        lambda: publish.ladder_plot(sm, settings, function_id, "png", dpi, log2n=log2n, seed=seed)[
-            1
-        ],
-        "image/png",
+        publish.ladder_plot,
+        PNG_TYPE,
+        "png",
+        dpi,
+        variant=f"-{dpi}",
     )
 
 

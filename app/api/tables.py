@@ -241,6 +241,8 @@ DpiQuery = Annotated[
         examples=[publish.DEFAULT_DPI],
     ),
 ]
+JSON_TYPE, CSV_TYPE = "application/json", "text/csv; charset=utf-8"
+SVG_TYPE, PNG_TYPE = "image/svg+xml", "image/png"
 PLOT_DOC = (
     "log10 v1 against t - f* on a log axis (t on a linear axis when f* is unknown): the "
     "samples' range [y_1, y_N] shaded, the lower tail dashed, the upper tail dotted. Text stays "
@@ -256,6 +258,21 @@ def cached_answer(
     if publish.etag_matches(if_none_match, etag):
         return Response(status_code=304, headers=headers)
     return Response(make(), media_type=media_type, headers=headers)
+
+
+def _table_answer(
+    sm: service.SM,
+    table_id: str,
+    if_none_match: str | None,
+    make: Callable[[], tuple[object, bytes]],
+    media_type: str,
+    *,
+    variant: str = "",
+) -> Response:
+    """A ready table's derived bytes under its ETag (``variant`` tells PNG resolutions apart)."""
+    pub = publish.published_table(sm, table_id)
+    etag = publish.quoted(f"{pub.view.data_sha256}{variant}")
+    return cached_answer(etag, if_none_match, lambda: make()[1], media_type)
 
 
 def _ok(media_type: str, description: str) -> dict[int | str, dict[str, Any]]:
@@ -287,12 +304,8 @@ def table_curve_json(
     with its source and standard error, the anchor k, y_k and c_k, how it was chosen) and the
     upper tail. ``formula`` says how v1(t) follows; docs/METHODS.md states it in full.
     """
-    pub = publish.published_table(sm, table_id)
-    return cached_answer(
-        pub.etag,
-        if_none_match,
-        lambda: publish.table_curve_json(sm, table_id)[1],
-        "application/json",
+    return _table_answer(
+        sm, table_id, if_none_match, lambda: publish.table_curve_json(sm, table_id), JSON_TYPE
     )
 
 
@@ -309,12 +322,8 @@ def table_curve_csv(
     """The curve as CSV: every field of curve.json but the knots as ``# key: value`` (value as
     JSON, nested fields as ``lower_tail.beta``), then ``value,count`` rows: enough to recompute
     v1(t) offline."""
-    pub = publish.published_table(sm, table_id)
-    return cached_answer(
-        pub.etag,
-        if_none_match,
-        lambda: publish.table_curve_csv(sm, table_id)[1],
-        "text/csv; charset=utf-8",
+    return _table_answer(
+        sm, table_id, if_none_match, lambda: publish.table_curve_csv(sm, table_id), CSV_TYPE
     )
 
 
@@ -361,12 +370,8 @@ def table_quantiles(
 def table_plot_svg(
     table_id: TableIdPath, sm: SessionmakerDep, if_none_match: IfNoneMatch = None
 ) -> Response:
-    pub = publish.published_table(sm, table_id)
-    return cached_answer(
-        pub.etag,
-        if_none_match,
-        lambda: publish.table_plot(sm, table_id, "svg")[1],
-        "image/svg+xml",
+    return _table_answer(
+        sm, table_id, if_none_match, lambda: publish.table_plot(sm, table_id, "svg"), SVG_TYPE
     )
 
 
@@ -392,10 +397,13 @@ def table_plot_png(
     dpi: DpiQuery = publish.DEFAULT_DPI,
     if_none_match: IfNoneMatch = None,
 ) -> Response:
-    pub = publish.published_table(sm, table_id)
-    etag = publish.quoted(f"{pub.view.data_sha256}-{dpi}")
-    return cached_answer(
-        etag, if_none_match, lambda: publish.table_plot(sm, table_id, "png", dpi)[1], "image/png"
+    return _table_answer(
+        sm,
+        table_id,
+        if_none_match,
+        lambda: publish.table_plot(sm, table_id, "png", dpi),
+        PNG_TYPE,
+        variant=f"-{dpi}",
     )
 
 

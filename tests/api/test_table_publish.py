@@ -98,18 +98,22 @@ def app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 # ---------------------------------------------------------------- the offline reader ----
 
 
-def read_csv(text: str) -> tuple[dict[str, object], np.ndarray, np.ndarray]:
-    """The header fields (``# key: JSON``) and the knots of a curve.csv."""
+def split_csv(text: str) -> tuple[dict[str, object], list[list[str]]]:
+    """The header fields (``# key: JSON`` lines) and the data rows (after the column line)."""
     header: dict[str, object] = {}
-    rows = []
-    for line in text.splitlines():
-        if line.startswith("# ") and ": " in line:
-            key, _, value = line[2:].partition(": ")
-            if key.replace(".", "").replace("_", "").isalnum():
-                header[key] = json.loads(value)
-        elif line and not line.startswith("#") and line != "value,count":
-            value, count = line.split(",")
-            rows.append((float(value), int(count)))
+    lines = text.splitlines()
+    for line in lines:
+        key, _, value = line[2:].partition(": ")
+        if line.startswith("# ") and key.replace(".", "").replace("_", "").isalnum():
+            header[key] = json.loads(value)
+    data = [line.split(",") for line in lines if line and not line.startswith("#")]
+    return header, data[1:]
+
+
+def read_csv(text: str) -> tuple[dict[str, object], np.ndarray, np.ndarray]:
+    """The header fields and the knots of a table's curve.csv."""
+    header, data = split_csv(text)
+    rows = [(float(value), int(count)) for value, count in data]
     values = np.array([r[0] for r in rows])
     counts = np.array([r[1] for r in rows], dtype=np.int64)
     return header, values, counts
@@ -355,16 +359,10 @@ def test_plots_are_deterministic_and_keep_text(app: App) -> None:
 
 def offline_ladder_ln_v1(text: str, t: float) -> float:
     """``ln v1(t)`` of a ladder from its CSV alone: find the piece, evaluate it, scale."""
-    header: dict[str, object] = {}
+    header, data = split_csv(text)
     rows: dict[int, list[tuple[float, int]]] = {}
-    for line in text.splitlines():
-        if line.startswith("# ") and ": " in line:
-            key, _, value = line[2:].partition(": ")
-            if key.replace(".", "").replace("_", "").isalnum():
-                header[key] = json.loads(value)
-        elif line and not line.startswith("#") and line != "piece,value,count":
-            piece, value, count = line.split(",")
-            rows.setdefault(int(piece), []).append((float(value), int(count)))
+    for piece, value, count in data:
+        rows.setdefault(int(piece), []).append((float(value), int(count)))
     for i in sorted(rows):
         lo, hi = header[f"pieces.{i}.t_from"], header[f"pieces.{i}.t_below"]
         if (lo is None or t >= lo) and (hi is None or t < hi):  # type: ignore[operator]
