@@ -44,9 +44,16 @@ FunctionPath = Annotated[
 ]
 Log2nQuery = Annotated[
     int | None,
-    Query(ge=4, le=30, description="N = 2^log2n per level, as requested (default: the setting)"),
+    Query(
+        ge=4,
+        le=30,
+        description="N = 2^log2n per level, as requested (default: the setting)",
+        examples=[16],
+    ),
 ]
-SeedQuery = Annotated[int, Query(ge=0, le=2**63 - 1, description="Sobol seed, as requested")]
+SeedQuery = Annotated[
+    int, Query(ge=0, le=2**63 - 1, description="Sobol seed, as requested", examples=[0])
+]
 
 NOT_BUILT = ProblemExample(
     TableNotBuilt,

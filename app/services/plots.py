@@ -171,7 +171,14 @@ def v1_plot(
                 lo, hi = lo - f_opt, hi - f_opt
             if hi > 0 or f_opt is None:
                 left = lo if lo > 0 or f_opt is None else hi * 1e-300
-                ax.axvspan(left, hi, color="0.9", zorder=0, label="samples [y_1, y_N]")
+                ax.axvspan(
+                    left,
+                    hi,
+                    facecolor="0.9",
+                    edgecolor="0.75",
+                    zorder=0,
+                    label="samples [y_1, y_N]",
+                )
         else:
             ax.plot([], [], "--", color="black", lw=1.0, label="lower tail of the deepest level")
         if f_opt is not None:
