@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
+from pydantic import BaseModel
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
@@ -279,6 +280,12 @@ def table_curve_json(sm: SM, table_id: str) -> tuple[Published, bytes]:
     return pub, body.encode()
 
 
+def _as_json(model: BaseModel, exclude: set[str]) -> dict[str, Any]:
+    """The model's fields as its JSON form has them (the same serializer, so CSV = JSON)."""
+    out: dict[str, Any] = json.loads(model.model_dump_json(exclude=exclude))
+    return out
+
+
 def _scalars(prefix: str, obj: dict[str, Any]) -> Iterable[tuple[str, Any]]:
     for key, value in obj.items():
         name = f"{prefix}{key}"
@@ -307,7 +314,7 @@ def table_curve_csv(sm: SM, table_id: str) -> tuple[Published, bytes]:
     pub, read = table_curve(sm, table_id)
 
     def make() -> bytes:
-        fields = read.model_dump(mode="json", exclude={"knots"})
+        fields = _as_json(read, {"knots"})
         model = pub.model
         lines = _header(f"absrank table curve, format {CURVE_FORMAT_VERSION}", _scalars("", fields))
         lines += ["value,count", *_rows(model.values, model.counts)]
@@ -511,10 +518,10 @@ def ladder_curve_csv(
     lad, read = ladder_curve(sm, settings, function_id, log2n=log2n, seed=seed)
 
     def make() -> bytes:
-        fields = list(_scalars("", read.model_dump(mode="json", exclude={"pieces"})))
+        fields = list(_scalars("", _as_json(read, {"pieces"})))
         rows = ["piece,value,count"]
         for i, piece in enumerate(read.pieces):
-            fields += _scalars(f"pieces.{i}.", piece.model_dump(mode="json", exclude={"knots"}))
+            fields += _scalars(f"pieces.{i}.", _as_json(piece, {"knots"}))
             rows += _rows(np.asarray(piece.knots.value), np.asarray(piece.knots.count), f"{i},")
         title = f"absrank ladder curve, format {CURVE_FORMAT_VERSION}"
         return ("\n".join(_header(title, fields) + rows) + "\n").encode()

@@ -446,3 +446,18 @@ def test_a_16384_knot_curve_is_served_fast(tmp_path: Path) -> None:
     assert answer.json()["n_knots"] > 16384
     assert first < 2.0, first
     assert warm < 0.5, warm
+
+
+def test_the_csv_header_holds_every_field_of_the_json(app: App) -> None:
+    table_id = app.ids["power"]
+    body = app.client.get(f"/v1/tables/{table_id}/curve.json").json()
+    header, values, counts = read_csv(app.client.get(f"/v1/tables/{table_id}/curve.csv").text)
+    expected = {}
+    for key, value in body.items():
+        if key in ("options", "lower_tail", "upper_tail"):
+            expected |= {f"{key}.{k}": v for k, v in value.items()}
+        elif key != "knots":
+            expected[key] = value
+    assert header == expected
+    assert values.tolist() == body["knots"]["value"]  # repr round-trips every float exactly
+    assert counts.tolist() == body["knots"]["count"]
