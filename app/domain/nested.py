@@ -53,7 +53,7 @@ import numpy as np
 
 from app.domain import absrank, sampling
 from app.domain.absrank import RankContext, TableData
-from app.domain.curves import PowerLaw, V1Curve
+from app.domain.curves import NestedPiece, PowerLaw, V1Curve
 from app.domain.errors import InvalidInput, NotApplicable
 
 __all__ = [
@@ -1596,12 +1596,19 @@ def nested_curve(
         "levels": [_level_info(levels, plan, curves, j, confidence) for j in range(len(levels))],
     }
     warnings = _warnings(levels, plan, curves)
+    bounds = [*plan.thresholds, -math.inf]
+    pieces = []
+    for m, j in enumerate(plan.used):
+        model = curves[j].table
+        assert model is not None
+        pieces.append(NestedPiece(j, bounds[m + 1], bounds[m], ln_fracs[m], model))
     return V1Curve(
         evaluate=evaluate,
         info=info,
         warnings=warnings,
         f_opt=f_opt,
         power=_shifted_power(curves[deepest], ln_fracs[-1], plan.thresholds[-1]),
+        pieces=tuple(pieces),
     )
 
 
