@@ -1323,11 +1323,11 @@ def _plan(levels: Sequence[NestedLevel], f_opt: float, x_opt: np.ndarray) -> _Pl
             used.pop()
             thresholds.pop()
         if not cumulative[-1] > f_opt:
-            skipped[j] = f"its threshold {cumulative[-1]!r} is not above f* = {f_opt!r}"
+            skipped[j] = f"its threshold {cumulative[-1]:.6g} is not above f* = {f_opt:.6g}"
         elif counts[-1] < MIN_INNER_SAMPLES:
             skipped[j] = (
                 f"only {counts[-1]} of its samples lie below its threshold "
-                f"{cumulative[-1]!r} (at least {MIN_INNER_SAMPLES} needed): the box does not "
+                f"{cumulative[-1]:.6g} (at least {MIN_INNER_SAMPLES} needed): the box does not "
                 "see the sublevel sets it would serve"
             )
         else:
