@@ -21,6 +21,7 @@ from app.api import (
     cpus,
     functions,
     health,
+    ladders,
     machines,
     pareto,
     ranks,
@@ -250,6 +251,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         pareto,
         region_scans,
         result_sets,
+        ladders,
     ):
         app.include_router(module.router)
     install_openapi(app, lambda: stattests.response_examples(settings))

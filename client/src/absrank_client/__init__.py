@@ -11,6 +11,8 @@ See :class:`Client` for every method; results are the frozen dataclasses of
 
 from absrank_client.archive import ArchivedRun, QueuedBuilds, ResultSet, ResultSetList
 from absrank_client.client import DEFAULT_URL, Client
+from absrank_client.curves import *  # noqa: F403
+from absrank_client.curves import __all__ as _curves
 from absrank_client.errors import *  # noqa: F403
 from absrank_client.errors import __all__ as _errors
 from absrank_client.models import *  # noqa: F403
@@ -29,4 +31,5 @@ __all__ = [
     "ResultSetList",
     *_errors,
     *_models,
+    *_curves,
 ]
