@@ -21,6 +21,8 @@ from app.api.deps import (
     SettingsDep,
     stored_id_path,
 )
+from app.api.tables import CSV_TYPE as CSV_BODY_TYPE
+from app.api.tables import IfNoneMatch, cached_answer
 from app.domain.results import FORMATS
 from app.errors import Conflict, InvalidInput, PayloadTooLarge
 from app.schemas.common import (
@@ -43,6 +45,7 @@ from app.schemas.result_sets import (
     UploadMetadata,
 )
 from app.services import result_sets as service
+from app.services import table_publish as publish
 
 router = APIRouter(prefix="/v1/result-sets", tags=["result sets"])
 
@@ -54,7 +57,6 @@ _CSV_EXAMPLE = (
     "function_id,run,value,budget\nclassic/sphere/d2,0,0.0012,1000\n"
     "classic/sphere/d2,1,0.0031,1000\n"
 )
-IMMUTABLE = "public, max-age=31536000, immutable"
 
 
 def _meta_schema(name: str) -> dict[str, Any]:
@@ -300,11 +302,6 @@ def list_result_sets(
     )
 
 
-def _not_modified(request: Request, etag: str) -> bool:
-    given = request.headers.get("if-none-match", "")
-    return etag in {t.strip() for t in given.split(",")} or given.strip() == "*"
-
-
 @router.get(
     "/{set_id}.csv",
     response_class=Response,
@@ -319,13 +316,12 @@ def _not_modified(request: Request, etag: str) -> bool:
     }
     | problem_responses(_UNKNOWN),
 )
-def result_set_csv(set_id: SetIdPath, request: Request, sm: SessionmakerDep) -> Response:
+def result_set_csv(
+    set_id: SetIdPath, sm: SessionmakerDep, if_none_match: IfNoneMatch = None
+) -> Response:
     """Return a set's runs (and trajectory points) as the archive's long CSV."""
     text, sha = service.result_set_csv(sm, set_id)
-    headers = {"ETag": f'"{sha}"', "Cache-Control": IMMUTABLE}
-    if _not_modified(request, headers["ETag"]):
-        return Response(status_code=304, headers=headers)
-    return Response(text, media_type="text/csv; charset=utf-8", headers=headers)
+    return cached_answer(publish.quoted(sha), if_none_match, text.encode, CSV_BODY_TYPE)
 
 
 IncludeQuery = Annotated[
@@ -349,10 +345,10 @@ IncludeQuery = Annotated[
 )
 def get_result_set(
     set_id: SetIdPath,
-    request: Request,
     sm: SessionmakerDep,
     settings: SettingsDep,
     include: IncludeQuery = None,
+    if_none_match: IfNoneMatch = None,
 ) -> Response:
     """Show an archived set: metadata, per-function summary, and its runs on request."""
     read = service.get_result_set(
@@ -361,6 +357,6 @@ def get_result_set(
     # the content never changes; superseded_by appears once, when a correction is archived
     tag = read.content_sha256 + (f".{read.superseded_by}" if read.superseded_by else "")
     headers = {"ETag": f'"{tag}{"+runs" if include else ""}"', "Cache-Control": "no-cache"}
-    if _not_modified(request, headers["ETag"]):
+    if publish.etag_matches(if_none_match, headers["ETag"]):
         return Response(status_code=304, headers=headers)
     return Response(read.model_dump_json(), media_type="application/json", headers=headers)

@@ -18,6 +18,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from app.api.result_sets import EXAMPLE_CORRECTION, EXAMPLE_SET
 from app.main import create_app
 from tests.api.conftest import InlineDispatcher, api_settings
 from tests.support import migrate
@@ -143,8 +144,6 @@ def _get(url: str) -> Provoke:
 
 
 def _second_correction(c: Clients) -> httpx.Response:
-    from app.api.result_sets import EXAMPLE_CORRECTION, EXAMPLE_SET
-
     for body in (EXAMPLE_SET, EXAMPLE_CORRECTION):
         made = c.open.post(
             "/v1/result-sets",
