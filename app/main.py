@@ -20,6 +20,7 @@ from app.api import (
     cpus,
     functions,
     health,
+    leaderboards,
     machines,
     pareto,
     ranks,
@@ -217,6 +218,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         machines,
         pareto,
         region_scans,
+        leaderboards,
     ):
         app.include_router(module.router)
     install_openapi(app, lambda: stattests.response_examples(settings))

@@ -120,9 +120,7 @@ def view_of(request: Request) -> str:
         raise InvalidInput(f"query parameter 'view' is given {len(given)} times", field=VIEW)
     view = given[0] if given else "full"
     if view not in VIEWS:
-        raise InvalidInput(
-            f"view must be one of {', '.join(VIEWS)}, got {view[:40]!r}", field=VIEW
-        )
+        raise InvalidInput(f"view must be one of {', '.join(VIEWS)}, got {view[:40]!r}", field=VIEW)
     return view
 
 

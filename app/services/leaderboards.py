@@ -1,0 +1,818 @@
+"""Use cases of ``/v1/leaderboards``: archived result sets ranked by their absolute rank.
+
+Flow: one indexed query for the runs (of a function, or of a suite and dimension) → each set's
+values at the budget (final values, or best-so-far within ``budget`` from its trajectories) →
+its aggregate → absolute ranks by :func:`app.services.ranks.rank_values_warned`, one call per
+``(function, budget, runs, aggregate)`` group for all sets → the relative column and the
+pairwise rank-sum tests (function) or the Friedman family (suite).
+
+An entry's absolute rank depends on its own runs and the function's tables only, never on the
+other sets (docs/METHODS.md, leaderboards): adding a set changes no other set's rank.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sqlalchemy.orm import Session, sessionmaker
+
+from app import errors
+from app.config import Settings
+from app.db import session_scope
+from app.domain import ranktests, twosample
+from app.domain.functions import BenchmarkFunction
+from app.domain.ranking import midranks
+from app.domain.results import Trajectory
+from app.repositories.result_sets import PointRow, ResultSetRepository, RunRow
+from app.schemas.leaderboards import (
+    AbsoluteRankRead,
+    Awaited,
+    ExcludedSet,
+    LeaderboardEntry,
+    LeaderboardRead,
+    PairTest,
+    Significance,
+    SuiteEntry,
+    SuiteFamily,
+    SuiteLeaderboardRead,
+)
+from app.schemas.ranks import RankInterval, RankRequest
+from app.services import tables
+from app.services.errors import domain_errors_as_problems
+from app.services.functions import find_function, search_functions
+from app.services.provenance import provenance
+from app.services.ranks import AGGREGATE_VALUE, ladder_applies, numerical, rank_values_warned
+from app.services.serialize import jsonable
+from app.services.stattests import named_posthoc, value_based
+
+_VALUES_INDEX = re.compile(r"values\[(\d+)\]")
+
+
+@dataclass(frozen=True)
+class ArchivedSet:
+    """What a leaderboard needs of a stored set (read inside the session)."""
+
+    id: str
+    name: str
+    version: str | None
+    values_are: str
+    value_aggregate: str | None
+    value_runs: int | None
+    has_trajectories: bool
+
+
+@dataclass(frozen=True)
+class Archive:
+    """Sets, runs and trajectory points read for one leaderboard.
+
+    Attributes
+    ----------
+    sets : dict
+        Set id → :class:`ArchivedSet`, every set with a run read.
+    superseded : dict
+        Set id → id of the set that corrects it.
+    runs : dict
+        ``(function_id, set_id)`` → its runs, by run.
+    points : dict
+        ``(function_id, set_id, run)`` → the trajectory points of that run, by evaluations
+        (only read when a ``budget`` is asked for).
+    """
+
+    sets: dict[str, ArchivedSet]
+    superseded: dict[str, str]
+    runs: dict[tuple[str, str], list[RunRow]]
+    points: dict[tuple[str, str, int], list[PointRow]]
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """A typed refusal to rank a set (``reason`` is an ``ExclusionReason``)."""
+
+    reason: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A set to rank on one function: its values at the budget, in ``f`` units.
+
+    Attributes
+    ----------
+    set : ArchivedSet
+    budget : int
+        Budget ``c`` of its rank.
+    values : tuple of float
+        The runs' values at ``budget`` in the set's own units.
+    offset : float
+        Added to a value to get ``f`` (``f*`` for errors, else 0).
+    runs, aggregate
+        ``r`` and the aggregate its rank is of (``value_runs``/``value_aggregate`` for
+        published values).
+    """
+
+    set: ArchivedSet
+    budget: int
+    values: tuple[float, ...]
+    offset: float
+    runs: int
+    aggregate: str
+
+    @property
+    def published(self) -> bool:
+        """Its values are published reductions, not runs."""
+        return self.set.value_aggregate is not None
+
+    @property
+    def value(self) -> float:
+        """The aggregate in the set's units (as ``runs_by_algorithm`` computes it)."""
+        if self.published or len(self.values) == 1:
+            return self.values[0]
+        return float(AGGREGATE_VALUE[self.aggregate](list(self.values)))
+
+    @property
+    def value_f(self) -> float:
+        """The aggregate in ``f`` units (what is ranked)."""
+        return self.value + self.offset
+
+
+@dataclass
+class Board:
+    """One function's leaderboard before the pairwise tests."""
+
+    function_id: str
+    entries: list[LeaderboardEntry]
+    excluded: list[ExcludedSet]
+    candidates: dict[str, Candidate]
+    warnings: list[str] = field(default_factory=list)
+    pending: list[Awaited] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    sm: sessionmaker[Session]
+    settings: Settings
+    dispatcher: Any
+    may_queue_builds: bool
+
+
+# ---------------------------------------------------------------------------------------------
+# reading the archive
+
+
+def read_archive(
+    repo: ResultSetRepository,
+    runs: list[RunRow],
+    *,
+    with_points: bool,
+    function_ids: Sequence[str] | None = None,
+) -> Archive:
+    """Group ``runs`` and read their sets (and, ``with_points``, the trajectories)."""
+    by_key: dict[tuple[str, str], list[RunRow]] = defaultdict(list)
+    for row in runs:
+        by_key[(row.function_id, row.set_id)].append(row)
+    ids = sorted({row.set_id for row in runs})
+    sets = {
+        s.id: ArchivedSet(
+            s.id,
+            s.name,
+            s.version,
+            s.values_are,
+            s.value_aggregate,
+            s.value_runs,
+            bool(s.has_trajectories),
+        )
+        for s in repo.sets(ids)
+    }
+    points: dict[tuple[str, str, int], list[PointRow]] = defaultdict(list)
+    traj = [i for i in ids if sets[i].has_trajectories]
+    if with_points and traj:
+        only = function_ids[0] if function_ids is not None and len(function_ids) == 1 else None
+        wanted = None if function_ids is None else set(function_ids)
+        for p in repo.points(set_ids=traj, function_id=only):
+            if wanted is None or p.function_id in wanted:
+                points[(p.function_id, p.set_id, p.run)].append(p)
+    return Archive(sets, repo.superseded_by(ids), dict(by_key), dict(points))
+
+
+def labels(sets: Sequence[ArchivedSet]) -> dict[str, str]:
+    """``name version`` per set; with `` [id]`` appended where two sets share it."""
+    plain = {s.id: s.name if not s.version else f"{s.name} {s.version}" for s in sets}
+    count: dict[str, int] = defaultdict(int)
+    for text in plain.values():
+        count[text] += 1
+    return {i: t if count[t] == 1 else f"{t} [{i}]" for i, t in plain.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# one set on one function
+
+
+def values_at_budget(
+    s: ArchivedSet,
+    rows: list[RunRow],
+    points: dict[tuple[str, str, int], list[PointRow]],
+    budget: int | None,
+) -> tuple[int, tuple[float, ...]] | Exclusion:
+    """The budget of a set's rank and its runs' values there (the budget rules, METHODS).
+
+    Without ``budget``: its final budget (the most evaluations a run used) and final values.
+    With ``budget``: the final values when it equals the final budget; below it, each run's
+    best so far within ``budget`` (:meth:`Trajectory.best_at`) when the set has trajectories.
+    """
+    final = max(r.budget for r in rows)
+    if budget is None or budget == final:
+        return final, tuple(r.value for r in rows)
+    if budget > final:
+        return Exclusion(
+            "budget-above-final", f"budget {budget} exceeds the {final} evaluations it used"
+        )
+    if not s.has_trajectories:
+        return Exclusion(
+            "no-trajectories",
+            f"budget {budget} is below its final budget {final}, and it stored no trajectories",
+        )
+    out = []
+    for r in rows:
+        pts = points.get((r.function_id, r.set_id, r.run))
+        best = (
+            Trajectory(tuple(p.evaluations for p in pts), tuple(p.best for p in pts)).best_at(
+                budget
+            )
+            if pts
+            else (r.value if r.budget <= budget else None)
+        )
+        if best is None:
+            return Exclusion(
+                "no-record-within-budget",
+                f"run {r.run} has no record within {budget} evaluations",
+            )
+        out.append(best)
+    return budget, tuple(out)
+
+
+def candidate(
+    s: ArchivedSet,
+    fn: BenchmarkFunction,
+    rows: list[RunRow],
+    points: dict[tuple[str, str, int], list[PointRow]],
+    budget: int | None,
+    aggregate: str,
+) -> Candidate | Exclusion:
+    """A set ready to rank on ``fn``, or why not."""
+    picked = values_at_budget(s, rows, points, budget)
+    if isinstance(picked, Exclusion):
+        return picked
+    at, values = picked
+    if s.values_are == "error" and fn.f_opt is None:
+        return Exclusion(
+            "errors-without-f-star", f"{fn.id} has no known f*: errors cannot be ranked"
+        )
+    offset = float(fn.f_opt) if s.values_are == "error" and fn.f_opt is not None else 0.0
+    if s.value_aggregate is not None:
+        if len(values) > 1:
+            return Exclusion(
+                "several-published-values",
+                f"{len(values)} published {s.value_aggregate}s on {fn.id}; a published set "
+                "holds one reduced value per function",
+            )
+        r = s.value_runs or 1
+        return Candidate(s, at, values, offset, r, s.value_aggregate if r > 1 else "best")
+    r = len(values)
+    return Candidate(s, at, values, offset, r, aggregate if r > 1 else "best")
+
+
+# ---------------------------------------------------------------------------------------------
+# absolute ranks of one function's candidates
+
+
+def _awaited(exc: errors.AppError, kind: str) -> Awaited:
+    extra = exc.extra
+    built = isinstance(exc, errors.TableNotReady)
+    return Awaited(
+        kind=kind,  # type: ignore[arg-type]
+        status=str(extra.get("table_status", "building")) if built else "not-built",
+        table_id=extra.get("table_id"),
+        location=extra.get("location"),
+        table_request=extra.get("table_request"),
+        detail=exc.detail or "",
+    )
+
+
+def _absolute(
+    item: dict[str, Any], source: dict[str, Any], tail: dict[str, Any]
+) -> AbsoluteRankRead:
+    kind = source["kind"]
+    ids = source.get("table_ids") or ([source["table_id"]] if source.get("table_id") else [])
+    return AbsoluteRankRead(
+        v=item["v"],
+        log10_v=item["log10_v"],
+        interval=RankInterval(**item["interval"]),
+        method=item["method"],
+        source=kind,
+        tail=None if kind == "analytic" else (tail.get("lower") or tail.get("mode")),
+        tables=list(ids),
+    )
+
+
+@dataclass
+class _Ranked:
+    absolute: AbsoluteRankRead | None = None
+    awaiting: Awaited | None = None
+    note: str | None = None
+
+
+def _rank_group(
+    ctx: _Ctx,
+    fn: BenchmarkFunction,
+    group: list[Candidate],
+    regions: str,
+    names: dict[str, str],
+    warnings: list[str],
+) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    """One rank call for candidates of the same budget, runs and aggregate."""
+    first = group[0]
+    req = RankRequest(
+        function_id=fn.id,
+        values=[c.value_f for c in group],
+        runs=first.runs,
+        aggregate=None if first.runs == 1 else first.aggregate,  # type: ignore[arg-type]
+        budget=first.budget,
+        regions=regions,  # type: ignore[arg-type]
+    )
+    body, said = rank_values_warned(
+        ctx.sm,
+        ctx.settings,
+        ctx.dispatcher,
+        req,
+        may_queue_builds=ctx.may_queue_builds if regions == "domain" else False,
+    )
+
+    def named(m: re.Match[str]) -> str:
+        return f"set {names[group[int(m.group(1))].set.id]!r}"
+
+    for w in said:
+        text = w.general or _VALUES_INDEX.sub(named, w.message)
+        if text not in warnings:
+            warnings.append(text)
+    return body["results"], body["source"], body["tail"]
+
+
+def _lowest_sample(ctx: _Ctx, source: dict[str, Any]) -> float | None:
+    """``y_1`` of a whole-domain table source (values below it use a tail model)."""
+    if source["kind"] != "table" or source.get("relative_to") != "domain":
+        return None
+    _, data = tables.load_table_data(ctx.sm, source["table_id"])
+    return float(data.values[0])
+
+
+def _rank_candidates(
+    ctx: _Ctx,
+    fn: BenchmarkFunction,
+    cands: list[Candidate],
+    names: dict[str, str],
+    board: Board,
+) -> dict[str, _Ranked]:
+    """Absolute ranks: the domain table (or exact v1) first; the ladder for values below the
+    table's samples, provisional while it is not ready."""
+    groups: dict[tuple[int, int, str], list[Candidate]] = defaultdict(list)
+    for c in cands:
+        groups[(c.budget, c.runs, c.aggregate)].append(c)
+    out: dict[str, _Ranked] = {}
+    for key in sorted(groups):
+        group = groups[key]
+        try:
+            items, source, tail = _rank_group(ctx, fn, group, "domain", names, board.warnings)
+        except (errors.TableNotReady, errors.TableNotBuilt) as exc:
+            awaited = _awaited(exc, "default-table")
+            if all(a.table_id != awaited.table_id for a in board.pending):
+                board.pending.append(awaited)
+            out.update({c.set.id: _Ranked(awaiting=awaited) for c in group})
+            continue
+        except errors.NotApplicable as exc:
+            out.update({c.set.id: _Ranked(note=exc.detail) for c in group})
+            continue
+        y1 = _lowest_sample(ctx, source) if ladder_applies(fn) else None
+        deep = []
+        for c, item in zip(group, items, strict=True):
+            out[c.set.id] = _Ranked(absolute=_absolute(item, source, tail))
+            if y1 is not None and c.value_f < y1:
+                deep.append(c)
+        if deep:
+            _rank_on_ladder(ctx, fn, deep, names, board, out)
+    return out
+
+
+def _rank_on_ladder(
+    ctx: _Ctx,
+    fn: BenchmarkFunction,
+    deep: list[Candidate],
+    names: dict[str, str],
+    board: Board,
+    out: dict[str, _Ranked],
+) -> None:
+    """Values below the domain table's samples: the ladder's rank when it is ready; else the
+    domain table's tail-model rank stays, provisional, naming the ladder it waits for."""
+    try:
+        items, source, tail = _rank_group(ctx, fn, deep, "nested", names, board.warnings)
+    except (errors.TableNotReady, errors.TableNotBuilt) as exc:
+        awaited = _awaited(exc, "ladder")
+        for c in deep:
+            out[c.set.id].awaiting = awaited
+        return
+    except (errors.InvalidInput, errors.NotApplicable) as exc:
+        for c in deep:
+            out[c.set.id].note = f"no ladder applies: {exc.detail}"
+        return
+    for c, item in zip(deep, items, strict=True):
+        out[c.set.id].absolute = _absolute(item, source, tail)
+
+
+# ---------------------------------------------------------------------------------------------
+# one function's board
+
+
+def _sort_key(e: LeaderboardEntry) -> tuple[int, float, str]:
+    if e.absolute is None:
+        return (1, 0.0, e.set_id)
+    log10 = e.absolute.log10_v
+    return (0, -math.inf if log10 is None else log10, e.set_id)
+
+
+def _relative_ranks(cands: dict[str, Candidate], aggregate: str) -> dict[str, float]:
+    """Midranks of the aggregate values (f units) among the sets with the requested aggregate."""
+    comparable = [
+        c for c in cands.values() if not c.published or c.aggregate in (aggregate, "best")
+    ]
+    if not comparable:
+        return {}
+    ranks = midranks(np.array([c.value_f for c in comparable]))
+    return {c.set.id: float(r) for c, r in zip(comparable, ranks.tolist(), strict=True)}
+
+
+def _note(c: Candidate, aggregate: str) -> str | None:
+    if not c.published:
+        return None
+    s = c.set
+    text = (
+        f"published values: each is the {s.value_aggregate} of {s.value_runs} runs, ranked as "
+        "such; no runs, so it takes no part in the rank-sum tests"
+    )
+    if c.aggregate not in (aggregate, "best"):
+        text += f"; not comparable with the {aggregate}s of the other sets (no relative rank)"
+    return text
+
+
+def build_board(
+    ctx: _Ctx,
+    fn: BenchmarkFunction,
+    archive: Archive,
+    set_ids: Sequence[str],
+    names: dict[str, str],
+    *,
+    budget: int | None,
+    aggregate: str,
+) -> Board:
+    """Rank the sets ``set_ids`` (all with runs on ``fn``) on ``fn``."""
+    board = Board(fn.id, [], [], {})
+    for sid in sorted(set_ids):
+        s = archive.sets[sid]
+        if sid in archive.superseded:
+            board.excluded.append(
+                ExcludedSet(
+                    set_id=sid,
+                    name=s.name,
+                    function_id=fn.id,
+                    reason="superseded",
+                    detail=f"superseded by {archive.superseded[sid]}",
+                )
+            )
+            continue
+        got = candidate(s, fn, archive.runs[(fn.id, sid)], archive.points, budget, aggregate)
+        if isinstance(got, Exclusion):
+            board.excluded.append(
+                ExcludedSet(
+                    set_id=sid,
+                    name=s.name,
+                    function_id=fn.id,
+                    reason=got.reason,  # type: ignore[arg-type]
+                    detail=got.detail,
+                )
+            )
+        else:
+            board.candidates[sid] = got
+    ranked = _rank_candidates(ctx, fn, list(board.candidates.values()), names, board)
+    relative = _relative_ranks(board.candidates, aggregate)
+    for sid, c in board.candidates.items():
+        r = ranked[sid]
+        note = "; ".join(x for x in (_note(c, aggregate), r.note) if x) or None
+        board.entries.append(
+            LeaderboardEntry(
+                set_id=sid,
+                name=c.set.name,
+                version=c.set.version,
+                label=names[sid],
+                values_are=c.set.values_are,  # type: ignore[arg-type]
+                budget=c.budget,
+                runs=c.runs,
+                aggregate=c.aggregate,
+                published=c.published,
+                value=c.value,
+                status="provisional" if r.awaiting is not None else "final",
+                awaiting=r.awaiting,
+                absolute=r.absolute,
+                relative_rank=relative.get(sid),
+                tested=not c.published,
+                note=note,
+            )
+        )
+    board.entries.sort(key=_sort_key)
+    return board
+
+
+def _check_cost(boards_cands: int, aggregate: str, runs: Sequence[int], settings: Settings) -> None:
+    """Refuse before ranking when too many aggregates need a convolution or an integral."""
+    costly = sum(numerical(aggregate, r) for r in runs)
+    if costly > settings.max_numerical_aggregates:
+        raise errors.InvalidInput(
+            f"{costly} of the {boards_cands} sets' aggregates need a convolution or an integral "
+            f"(aggregate={aggregate!r} over several runs); at most "
+            f"{settings.max_numerical_aggregates} per leaderboard: use an order statistic "
+            "(best, median of an odd r, lower-median, worst)",
+            field="aggregate",
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# pairwise tests
+
+
+def significance(board: Board, settings: Settings, alpha: float) -> Significance:
+    """Rank-sum tests of every pair of tested sets, Holm-adjusted over the family."""
+    tested = [e for e in board.entries if e.tested]
+    limit = settings.leaderboard_max_tested_sets
+    if len(tested) > limit:
+        return Significance(
+            status="skipped",
+            reason=f"{len(tested)} sets with runs exceed leaderboard_max_tested_sets = {limit}",
+            alpha=alpha,
+            pairs=[],
+        )
+    runs = {
+        e.set_id: np.asarray(board.candidates[e.set_id].values) + board.candidates[e.set_id].offset
+        for e in tested
+    }
+    pairs = [(a, b) for i, a in enumerate(tested) for b in tested[i + 1 :]]
+    with domain_errors_as_problems("function_id"):
+        results = [twosample.rank_sum(runs[a.set_id], runs[b.set_id]) for a, b in pairs]
+        adjusted = (
+            ranktests.adjusted_family(
+                [r.p_value for r in results], [r.log10_p_value for r in results], method="holm"
+            )
+            if results
+            else None
+        )
+    out = []
+    for k, ((a, b), res) in enumerate(zip(pairs, results, strict=True)):
+        assert adjusted is not None
+        p_adj = float(adjusted.p[k])
+        out.append(
+            PairTest(
+                a=a.set_id,
+                b=b.set_id,
+                a_label=a.label,
+                b_label=b.label,
+                statistic=res.statistic,
+                a12=res.a12,
+                p_value=res.p_value,
+                log10_p_value=res.log10_p_value,
+                p_adjusted=p_adj,
+                log10_p_adjusted=float(adjusted.log10_p[k]),
+                method=res.method,
+                significant=p_adj < alpha,
+            )
+        )
+    return Significance(status="computed", alpha=alpha, pairs=out)
+
+
+# ---------------------------------------------------------------------------------------------
+# the use cases
+
+
+def function_leaderboard(
+    sm: sessionmaker[Session],
+    settings: Settings,
+    dispatcher: Any,
+    function_id: str,
+    *,
+    budget: int | None,
+    aggregate: str,
+    alpha: float = 0.05,
+    may_queue_builds: bool,
+) -> LeaderboardRead:
+    """Rank every archived, not superseded set with runs on ``function_id``.
+
+    Raises
+    ------
+    app.errors.NotFound
+        Unknown function.
+    app.errors.InvalidInput
+        Too many aggregates that need a convolution or an integral (``field="aggregate"``).
+    """
+    fn = find_function(function_id)
+    with session_scope(sm) as session:
+        repo = ResultSetRepository(session)
+        archive = read_archive(
+            repo,
+            repo.runs(function_id=fn.id),
+            with_points=budget is not None,
+            function_ids=(fn.id,),
+        )
+    ids = sorted({sid for _, sid in archive.runs})
+    _check_cost(len(ids), aggregate, [len(archive.runs[(fn.id, i)]) for i in ids], settings)
+    names = labels(list(archive.sets.values()))
+    ctx = _Ctx(sm, settings, dispatcher, may_queue_builds)
+    board = build_board(ctx, fn, archive, ids, names, budget=budget, aggregate=aggregate)
+    request = {"function_id": fn.id, "budget": budget, "aggregate": aggregate, "alpha": alpha}
+    return LeaderboardRead(
+        function_id=fn.id,
+        budget=budget,
+        aggregate=aggregate,  # type: ignore[arg-type]
+        entries=board.entries,
+        excluded=board.excluded,
+        significance=significance(board, settings, alpha),
+        warnings=board.warnings,
+        provenance=provenance(
+            request,
+            sets=ids,
+            tables=sorted({t for e in board.entries if e.absolute for t in e.absolute.tables}),
+        ),
+    )
+
+
+def _family(
+    matrix: np.ndarray, cols: list[str], names: dict[str, str], posthoc: str, alpha: float
+) -> SuiteFamily:
+    """Friedman, aligned ranks, Quade and the post-hoc on ``matrix`` (functions × sets)."""
+    shown = [names[c] for c in cols]
+    base = {"sets": cols, "labels": shown}
+    if len(cols) < 2 or matrix.shape[0] < 2:
+        return SuiteFamily(
+            status="skipped",
+            reason=f"{len(cols)} set(s) with full coverage on {matrix.shape[0]} function(s); "
+            "the Friedman family needs at least 2 of each",
+            **base,
+        )
+    with domain_errors_as_problems("suite"):
+        fried = ranktests.friedman(matrix)
+        post = ranktests.posthoc(matrix, method=posthoc, alpha=alpha)
+    return SuiteFamily(
+        status="computed",
+        average_ranks=[float(x) for x in fried.average_ranks],
+        friedman=jsonable(fried),
+        aligned_ranks=jsonable(value_based(ranktests.friedman_aligned_ranks, matrix, 0.0)),
+        quade=jsonable(value_based(ranktests.quade, matrix, 0.0)),
+        posthoc=named_posthoc(post, shown),  # type: ignore[arg-type]
+        **base,
+    )
+
+
+def suite_leaderboard(
+    sm: sessionmaker[Session],
+    settings: Settings,
+    dispatcher: Any,
+    *,
+    suite: str,
+    dim: int,
+    budget: int | None,
+    aggregate: str,
+    posthoc: str = "nemenyi",
+    alpha: float = 0.05,
+    may_queue_builds: bool,
+) -> SuiteLeaderboardRead:
+    """Mean log10 v per set over a suite's functions at ``dim``, coverage, Friedman family.
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        Unknown suite; too many sets for the tests or too many numerical aggregates.
+    """
+    search_functions(suite=suite, dim=None)
+    with session_scope(sm) as session:
+        repo = ResultSetRepository(session)
+        archive = read_archive(
+            repo, repo.runs(suite=suite, dim=dim), with_points=budget is not None
+        )
+    by_function: dict[str, list[str]] = defaultdict(list)
+    for fid, sid in archive.runs:
+        by_function[fid].append(sid)
+    _check_cost(
+        len(archive.sets), aggregate, [len(rows) for rows in archive.runs.values()], settings
+    )
+    names = labels(list(archive.sets.values()))
+    ctx = _Ctx(sm, settings, dispatcher, may_queue_builds)
+    boards = [
+        build_board(
+            ctx,
+            find_function(fid),
+            archive,
+            by_function[fid],
+            names,
+            budget=budget,
+            aggregate=aggregate,
+        )
+        for fid in sorted(by_function)
+    ]
+    return _suite_answer(
+        boards, archive, names, suite, dim, budget, aggregate, posthoc, alpha, settings
+    )
+
+
+def _suite_answer(
+    boards: list[Board],
+    archive: Archive,
+    names: dict[str, str],
+    suite: str,
+    dim: int,
+    budget: int | None,
+    aggregate: str,
+    posthoc: str,
+    alpha: float,
+    settings: Settings,
+) -> SuiteLeaderboardRead:
+    functions = [b.function_id for b in boards if any(not_super(b))]
+    logs: dict[str, dict[str, float]] = defaultdict(dict)
+    provisional: set[str] = set()
+    for b in boards:
+        for e in b.entries:
+            if e.status == "provisional":
+                provisional.add(e.set_id)
+            if e.absolute is not None:
+                lv = e.absolute.log10_v
+                logs[e.set_id][b.function_id] = -math.inf if lv is None else lv
+    total = len(functions)
+    listed = sorted({e.set_id for b in boards for e in b.entries})
+    entries = []
+    for sid in listed:
+        got = logs.get(sid, {})
+        mean = math.fsum(got.values()) / len(got) if got else math.nan
+        s = archive.sets[sid]
+        entries.append(
+            SuiteEntry(
+                set_id=sid,
+                name=s.name,
+                version=s.version,
+                label=names[sid],
+                functions_covered=len(got),
+                functions_total=total,
+                full_coverage=len(got) == total,
+                mean_log10_v=mean if math.isfinite(mean) else None,
+                provisional=sid in provisional,
+            )
+        )
+    entries.sort(
+        key=lambda e: (
+            not e.full_coverage,
+            -math.inf
+            if e.mean_log10_v is None and logs.get(e.set_id)
+            else (e.mean_log10_v or math.inf),
+            e.set_id,
+        )
+    )
+    full = [e.set_id for e in entries if e.full_coverage][: settings.max_algorithms]
+    matrix = np.array([[logs[s][f] for s in full] for f in functions], dtype=np.float64)
+    pending: list[Awaited] = []
+    for b in boards:
+        pending += [a for a in b.pending if all(p.table_id != a.table_id for p in pending)]
+    warnings = list(dict.fromkeys(w for b in boards for w in b.warnings))
+    request = {
+        "suite": suite,
+        "dim": dim,
+        "budget": budget,
+        "aggregate": aggregate,
+        "posthoc": posthoc,
+        "alpha": alpha,
+    }
+    return SuiteLeaderboardRead(
+        suite=suite,
+        dim=dim,
+        budget=budget,
+        aggregate=aggregate,  # type: ignore[arg-type]
+        functions=functions,
+        entries=entries,
+        excluded=[x for b in boards for x in b.excluded],
+        family=_family(matrix.reshape(len(functions), len(full)), full, names, posthoc, alpha),
+        pending=pending,
+        warnings=warnings,
+        provenance=provenance(request, sets=sorted(archive.sets)),
+    )
+
+
+def not_super(board: Board) -> list[bool]:
+    """Per entry or exclusion of ``board``: whether it is a set that is not superseded."""
+    return [True for _ in board.entries] + [x.reason != "superseded" for x in board.excluded]
