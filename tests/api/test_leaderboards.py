@@ -102,13 +102,18 @@ def test_median_of_three_runs_is_ranked_as_the_exact_order_statistic(
     sid = store_set(_sm(client), "DE", {F[0]: runs}, values_are="error", budget=100)
     board = _board(client, F[0])
     (entry,) = board["entries"]
-    assert entry["set_id"] == sid and entry["status"] == "final" and entry["runs"] == 3
-    assert entry["value"] == 2e-3 and entry["budget"] == 100
+    assert entry["set_id"] == sid
+    assert entry["status"] == "final"
+    assert entry["runs"] == 3
+    assert entry["value"] == 2e-3
+    assert entry["budget"] == 100
     p = _sphere_v(2e-3, 100)
     expected = 3 * p**2 * (1 - p) + p**3  # P(2nd smallest of 3 <= t)
     assert entry["absolute"]["log10_v"] == pytest.approx(math.log10(expected), rel=1e-9)
-    assert entry["absolute"]["source"] == "analytic" and entry["absolute"]["tables"] == []
-    assert entry["relative_rank"] == 1.0 and board["significance"]["pairs"] == []
+    assert entry["absolute"]["source"] == "analytic"
+    assert entry["absolute"]["tables"] == []
+    assert entry["relative_rank"] == 1.0
+    assert board["significance"]["pairs"] == []
 
 
 def test_pairs_match_scipy_mannwhitneyu_with_holm(lb: tuple[TestClient, InlineDispatcher]) -> None:
@@ -125,7 +130,8 @@ def test_pairs_match_scipy_mannwhitneyu_with_holm(lb: tuple[TestClient, InlineDi
     }
     board = _board(client, F[0])
     sig = board["significance"]
-    assert sig["status"] == "computed" and sig["adjustment"] == "holm"
+    assert sig["status"] == "computed"
+    assert sig["adjustment"] == "holm"
     f_opt = get_function(F[0]).f_opt
     raw = {}
     for pair in sig["pairs"]:
@@ -207,7 +213,7 @@ def test_adding_sets_never_changes_another_sets_absolute_rank_or_order(
     assert len(before) == 7
 
 
-def _trio(client: TestClient, with_c: bool) -> dict[str, Any]:
+def _trio(client: TestClient) -> dict[str, Any]:
     """A beats B on f1/i1..i3, B beats A on i4, i5; C sits above both on i1..i3 and between
     them on i4, i5: Friedman's average ranks put A ahead without C and B ahead with it."""
     sm = _sm(client)
@@ -225,7 +231,7 @@ def test_the_relative_column_flips_where_niia_predicts_the_absolute_does_not(
     lb: tuple[TestClient, InlineDispatcher],
 ) -> None:
     client, _ = lb
-    got = _trio(client, with_c=True)
+    got = _trio(client)
     a, b = got["ids"]
 
     def avg(suite: dict[str, Any]) -> dict[str, float]:
@@ -239,7 +245,8 @@ def test_the_relative_column_flips_where_niia_predicts_the_absolute_does_not(
         when: {e["set_id"]: e["mean_log10_v"] for e in got[when]["entries"]}
         for when in ("before", "after")
     }
-    assert mean["before"][a] == mean["after"][a] and mean["before"][b] == mean["after"][b]
+    assert mean["before"][a] == mean["after"][a]
+    assert mean["before"][b] == mean["after"][b]
     # the same Friedman statistic as scipy on the log10 v matrix (functions x sets)
     fam = got["after"]["family"]
     boards = [_by_id(_board(client, f)) for f in F]
@@ -280,10 +287,12 @@ def test_budget_rules_trajectories_and_exclusions(
 
     at50 = _board(client, F[0], budget=50)
     entries = _by_id(at50)
-    assert entries[traj]["budget"] == 50 and entries[traj]["value"] == 0.4  # best so far
+    assert entries[traj]["budget"] == 50
+    assert entries[traj]["value"] == 0.4
     assert short in entries
     reasons = {x["set_id"]: x["reason"] for x in at50["excluded"]}
-    assert reasons[plain] == "no-trajectories" and reasons[old] == "superseded"
+    assert reasons[plain] == "no-trajectories"
+    assert reasons[old] == "superseded"
 
     at2 = _board(client, F[0], budget=2)
     assert {x["set_id"]: x["reason"] for x in at2["excluded"]}[traj] == "no-record-within-budget"
@@ -301,9 +310,12 @@ def test_published_means_are_ranked_as_means_and_not_tested(
     )
     runs = store_set(sm, "R", {F[0]: [1e-3, 2e-3, 3e-3]}, values_are="error")
     entries = _by_id(_board(client, F[0]))
-    assert entries[pub]["published"] and entries[pub]["aggregate"] == "mean"
-    assert entries[pub]["runs"] == 25 and not entries[pub]["tested"]
-    assert entries[pub]["relative_rank"] is None and "not comparable" in entries[pub]["note"]
+    assert entries[pub]["published"]
+    assert entries[pub]["aggregate"] == "mean"
+    assert entries[pub]["runs"] == 25
+    assert not entries[pub]["tested"]
+    assert entries[pub]["relative_rank"] is None
+    assert "not comparable" in entries[pub]["note"]
     assert entries[runs]["relative_rank"] == 1.0
     # the same rank as POST /v1/absolute-ranks of a mean of 25 runs
     r = client.post(
@@ -319,7 +331,8 @@ def test_published_means_are_ranked_as_means_and_not_tested(
     )
     assert entries[pub]["absolute"]["log10_v"] == r.json()["results"][0]["log10_v"]
     means = _by_id(_board(client, F[0], aggregate="mean"))
-    assert means[pub]["relative_rank"] is not None and means[pub]["note"] is not None
+    assert means[pub]["relative_rank"] is not None
+    assert means[pub]["note"] is not None
 
 
 def test_provisional_while_the_default_table_builds_then_final(
@@ -331,7 +344,8 @@ def test_provisional_while_the_default_table_builds_then_final(
     dispatcher.hold = True
     board = _board(client, fid)
     (entry,) = board["entries"]
-    assert entry["status"] == "provisional" and entry["absolute"] is None
+    assert entry["status"] == "provisional"
+    assert entry["absolute"] is None
     assert entry["awaiting"]["kind"] == "default-table"
     assert entry["awaiting"]["location"].startswith("/v1/tables/t")
     table_id = entry["awaiting"]["table_id"]
@@ -340,8 +354,10 @@ def test_provisional_while_the_default_table_builds_then_final(
         client.app.state.dispatcher.enqueue_chunk(table_id, index)  # type: ignore[attr-defined]
     client.app.state.dispatcher.enqueue_merge(table_id)  # type: ignore[attr-defined]
     (entry,) = _board(client, fid)["entries"]
-    assert entry["set_id"] == sid and entry["status"] == "final"
-    assert entry["absolute"]["source"] == "table" and entry["absolute"]["tables"] == [table_id]
+    assert entry["set_id"] == sid
+    assert entry["status"] == "final"
+    assert entry["absolute"]["source"] == "table"
+    assert entry["absolute"]["tables"] == [table_id]
 
 
 def test_values_below_the_samples_wait_for_the_ladder(
