@@ -154,7 +154,9 @@ class Board:
 
 
 @dataclass(frozen=True)
-class _Ctx:
+class RankInputs:
+    """What ranking needs beyond the sets: database, configuration, task queue, permission."""
+
     sm: sessionmaker[Session]
     settings: Settings
     dispatcher: Any
@@ -328,7 +330,7 @@ class _Ranked:
 
 
 def _rank_group(
-    ctx: _Ctx,
+    ctx: RankInputs,
     fn: BenchmarkFunction,
     group: list[Candidate],
     regions: str,
@@ -363,7 +365,7 @@ def _rank_group(
     return body["results"], body["source"], body["tail"]
 
 
-def _lowest_sample(ctx: _Ctx, source: dict[str, Any]) -> float | None:
+def _lowest_sample(ctx: RankInputs, source: dict[str, Any]) -> float | None:
     """``y_1`` of a whole-domain table source (values below it use a tail model)."""
     if source["kind"] != "table" or source.get("relative_to") != "domain":
         return None
@@ -372,7 +374,7 @@ def _lowest_sample(ctx: _Ctx, source: dict[str, Any]) -> float | None:
 
 
 def _rank_candidates(
-    ctx: _Ctx,
+    ctx: RankInputs,
     fn: BenchmarkFunction,
     cands: list[Candidate],
     names: dict[str, str],
@@ -409,7 +411,7 @@ def _rank_candidates(
 
 
 def _rank_on_ladder(
-    ctx: _Ctx,
+    ctx: RankInputs,
     fn: BenchmarkFunction,
     deep: list[Candidate],
     names: dict[str, str],
@@ -469,7 +471,7 @@ def _note(c: Candidate, aggregate: str) -> str | None:
 
 
 def build_board(
-    ctx: _Ctx,
+    ctx: RankInputs,
     fn: BenchmarkFunction,
     archive: Archive,
     set_ids: Sequence[str],
@@ -636,7 +638,7 @@ def function_leaderboard(
     ids = sorted({sid for _, sid in archive.runs})
     _check_cost(len(ids), aggregate, [len(archive.runs[(fn.id, i)]) for i in ids], settings)
     names = labels(list(archive.sets.values()))
-    ctx = _Ctx(sm, settings, dispatcher, may_queue_builds)
+    ctx = RankInputs(sm, settings, dispatcher, may_queue_builds)
     board = build_board(ctx, fn, archive, ids, names, budget=budget, aggregate=aggregate)
     request = {"function_id": fn.id, "budget": budget, "aggregate": aggregate, "alpha": alpha}
     return LeaderboardRead(
@@ -715,7 +717,7 @@ def suite_leaderboard(
         len(archive.sets), aggregate, [len(rows) for rows in archive.runs.values()], settings
     )
     names = labels(list(archive.sets.values()))
-    ctx = _Ctx(sm, settings, dispatcher, may_queue_builds)
+    ctx = RankInputs(sm, settings, dispatcher, may_queue_builds)
     boards = [
         build_board(
             ctx,
