@@ -105,6 +105,14 @@ class Settings(BaseSettings):
         description="a function leaderboard runs the pairwise rank-sum tests (k(k-1)/2 pairs) "
         "up to this many sets with runs; above, it lists the ranks without the tests",
     )
+    leaderboard_cache_size: int = Field(
+        64,
+        ge=0,
+        le=10_000,
+        description="leaderboard answers kept per process, keyed by the request and the "
+        "archive's state (a stored set changes the key); answers with provisional entries are "
+        "never kept; 0 disables",
+    )
     max_niia_default_pairs: int = Field(
         1225,
         ge=1,

@@ -17,6 +17,7 @@ from app.schemas.leaderboards import (
 from app.schemas.ranks import MAX_BUDGET
 from app.schemas.stattests import PosthocMethod
 from app.services import leaderboards as service
+from app.services import suite_leaderboards
 
 router = APIRouter(prefix="/v1/leaderboards", tags=["leaderboards"])
 
@@ -65,7 +66,7 @@ def suite_leaderboard(
             f"posthoc {posthoc!r} compares against a control; use an all-pairs family",
             field="posthoc",
         )
-    return service.suite_leaderboard(
+    return suite_leaderboards.suite_leaderboard(
         sm,
         settings,
         dispatcher,

@@ -79,8 +79,9 @@ def archived_rows(
     problems = sorted({r[1] for r in rows})
     with session_scope(sm) as session:
         repo = ResultSetRepository(session)
-        runs = [r for r in repo.runs(set_ids=ids) if r.function_id in set(problems)]
-        archive = read_archive(repo, runs, with_points=True, function_ids=problems)
+        archive = read_archive(
+            repo, repo.run_columns(set_ids=ids), with_points=True, function_ids=problems
+        )
         known = {s.id for s in repo.sets(ids)}
     for i, sid in enumerate(ids):
         if sid not in known:
@@ -93,7 +94,7 @@ def archived_rows(
     out: list[Row] = []
     for i, sid in enumerate(ids):
         field = f"result_sets.{i}"
-        if sid not in archive.sets:
+        if not any((p, sid) in archive.runs for p in problems):
             raise errors.InvalidInput(
                 f"set {sid} has no run on the request's problems", field=field
             )
@@ -103,7 +104,7 @@ def archived_rows(
             got = archive.runs.get((problem, sid))
             if not got:
                 continue
-            picked = values_at_budget(s, got, archive.points, body.budget)
+            picked = values_at_budget(s, problem, got, archive.points, body.budget)
             if isinstance(picked, Exclusion):
                 raise errors.InvalidInput(
                     f"set {sid} on {problem}: {picked.detail} (budget is the comparison's)",
@@ -111,7 +112,7 @@ def archived_rows(
                 )
             offset = _offset(s, problem, body.values_are, field)
             out += [
-                (names[sid], problem, run.run, value + offset)
-                for run, value in zip(got, picked[1], strict=True)
+                (names[sid], problem, run, value + offset)
+                for run, value in zip(got.runs, picked[1], strict=True)
             ]
     return out

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import errors
@@ -29,7 +31,7 @@ from app.domain import ranktests, twosample
 from app.domain.functions import BenchmarkFunction
 from app.domain.ranking import midranks
 from app.domain.results import Trajectory
-from app.repositories.result_sets import PointRow, ResultSetRepository, RunRow
+from app.repositories.result_sets import PointRow, ResultSetRepository, RunColumns
 from app.schemas.leaderboards import (
     AbsoluteRankRead,
     Awaited,
@@ -38,18 +40,13 @@ from app.schemas.leaderboards import (
     LeaderboardRead,
     PairTest,
     Significance,
-    SuiteEntry,
-    SuiteFamily,
-    SuiteLeaderboardRead,
 )
 from app.schemas.ranks import RankInterval, RankRequest
 from app.services import tables
 from app.services.errors import domain_errors_as_problems
-from app.services.functions import find_function, search_functions
-from app.services.provenance import provenance
+from app.services.functions import find_function
+from app.services.provenance import canonical_sha256, provenance
 from app.services.ranks import AGGREGATE_VALUE, ladder_applies, numerical, rank_values_warned
-from app.services.serialize import jsonable
-from app.services.stattests import named_posthoc, value_based
 
 _VALUES_INDEX = re.compile(r"values\[(\d+)\]")
 
@@ -68,6 +65,15 @@ class ArchivedSet:
 
 
 @dataclass(frozen=True)
+class RunGroup:
+    """One set's runs on one function, by run: run numbers, final values, budgets used."""
+
+    runs: tuple[int, ...]
+    values: tuple[float, ...]
+    budgets: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Archive:
     """Sets, runs and trajectory points read for one leaderboard.
 
@@ -78,7 +84,7 @@ class Archive:
     superseded : dict
         Set id → id of the set that corrects it.
     runs : dict
-        ``(function_id, set_id)`` → its runs, by run.
+        ``(function_id, set_id)`` → :class:`RunGroup`, its runs there.
     points : dict
         ``(function_id, set_id, run)`` → the trajectory points of that run, by evaluations
         (only read when a ``budget`` is asked for).
@@ -86,7 +92,7 @@ class Archive:
 
     sets: dict[str, ArchivedSet]
     superseded: dict[str, str]
-    runs: dict[tuple[str, str], list[RunRow]]
+    runs: dict[tuple[str, str], RunGroup]
     points: dict[tuple[str, str, int], list[PointRow]]
 
 
@@ -114,6 +120,8 @@ class Candidate:
     runs, aggregate
         ``r`` and the aggregate its rank is of (``value_runs``/``value_aggregate`` for
         published values).
+    value : float
+        The aggregate in the set's units (computed).
     """
 
     set: ArchivedSet
@@ -122,18 +130,21 @@ class Candidate:
     offset: float
     runs: int
     aggregate: str
+    value: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        # the aggregate in the set's units, as ``runs_by_algorithm`` computes it
+        value = (
+            self.values[0]
+            if self.published or len(self.values) == 1
+            else float(AGGREGATE_VALUE[self.aggregate](list(self.values)))
+        )
+        object.__setattr__(self, "value", value)
 
     @property
     def published(self) -> bool:
         """Its values are published reductions, not runs."""
         return self.set.value_aggregate is not None
-
-    @property
-    def value(self) -> float:
-        """The aggregate in the set's units (as ``runs_by_algorithm`` computes it)."""
-        if self.published or len(self.values) == 1:
-            return self.values[0]
-        return float(AGGREGATE_VALUE[self.aggregate](list(self.values)))
 
     @property
     def value_f(self) -> float:
@@ -169,16 +180,27 @@ class RankInputs:
 
 def read_archive(
     repo: ResultSetRepository,
-    runs: list[RunRow],
+    cols: RunColumns,
     *,
     with_points: bool,
     function_ids: Sequence[str] | None = None,
 ) -> Archive:
-    """Group ``runs`` and read their sets (and, ``with_points``, the trajectories)."""
-    by_key: dict[tuple[str, str], list[RunRow]] = defaultdict(list)
-    for row in runs:
-        by_key[(row.function_id, row.set_id)].append(row)
-    ids = sorted({row.set_id for row in runs})
+    """Group the runs ``cols`` (ordered by set, function, run) and read their sets (and,
+    ``with_points``, the trajectories of ``function_ids``, or of all)."""
+    groups: dict[tuple[str, str], RunGroup] = {}
+    n = len(cols.run)
+    start = 0
+    for i in range(1, n + 1):
+        if (
+            i == n
+            or cols.set_id[i] != cols.set_id[i - 1]
+            or cols.function_id[i] != cols.function_id[i - 1]
+        ):
+            groups[(cols.function_id[start], cols.set_id[start])] = RunGroup(
+                cols.run[start:i], cols.value[start:i], cols.budget[start:i]
+            )
+            start = i
+    ids = sorted(set(cols.set_id))
     sets = {
         s.id: ArchivedSet(
             s.id,
@@ -199,7 +221,7 @@ def read_archive(
         for p in repo.points(set_ids=traj, function_id=only):
             if wanted is None or p.function_id in wanted:
                 points[(p.function_id, p.set_id, p.run)].append(p)
-    return Archive(sets, repo.superseded_by(ids), dict(by_key), dict(points))
+    return Archive(sets, repo.superseded_by(ids), groups, dict(points))
 
 
 def labels(sets: Sequence[ArchivedSet]) -> dict[str, str]:
@@ -217,7 +239,8 @@ def labels(sets: Sequence[ArchivedSet]) -> dict[str, str]:
 
 def values_at_budget(
     s: ArchivedSet,
-    rows: list[RunRow],
+    function_id: str,
+    group: RunGroup,
     points: dict[tuple[str, str, int], list[PointRow]],
     budget: int | None,
 ) -> tuple[int, tuple[float, ...]] | Exclusion:
@@ -225,11 +248,12 @@ def values_at_budget(
 
     Without ``budget``: its final budget (the most evaluations a run used) and final values.
     With ``budget``: the final values when it equals the final budget; below it, each run's
-    best so far within ``budget`` (:meth:`Trajectory.best_at`) when the set has trajectories.
+    best so far within ``budget`` (:meth:`Trajectory.best_at`) when the set has trajectories
+    (a run without points that stopped within ``budget`` keeps its final value).
     """
-    final = max(r.budget for r in rows)
+    final = max(group.budgets)
     if budget is None or budget == final:
-        return final, tuple(r.value for r in rows)
+        return final, group.values
     if budget > final:
         return Exclusion(
             "budget-above-final", f"budget {budget} exceeds the {final} evaluations it used"
@@ -240,19 +264,18 @@ def values_at_budget(
             f"budget {budget} is below its final budget {final}, and it stored no trajectories",
         )
     out = []
-    for r in rows:
-        pts = points.get((r.function_id, r.set_id, r.run))
+    for run, value, used in zip(group.runs, group.values, group.budgets, strict=True):
+        pts = points.get((function_id, s.id, run))
         best = (
             Trajectory(tuple(p.evaluations for p in pts), tuple(p.best for p in pts)).best_at(
                 budget
             )
             if pts
-            else (r.value if r.budget <= budget else None)
+            else (value if used <= budget else None)
         )
         if best is None:
             return Exclusion(
-                "no-record-within-budget",
-                f"run {r.run} has no record within {budget} evaluations",
+                "no-record-within-budget", f"run {run} has no record within {budget} evaluations"
             )
         out.append(best)
     return budget, tuple(out)
@@ -261,13 +284,13 @@ def values_at_budget(
 def candidate(
     s: ArchivedSet,
     fn: BenchmarkFunction,
-    rows: list[RunRow],
+    group: RunGroup,
     points: dict[tuple[str, str, int], list[PointRow]],
     budget: int | None,
     aggregate: str,
 ) -> Candidate | Exclusion:
     """A set ready to rank on ``fn``, or why not."""
-    picked = values_at_budget(s, rows, points, budget)
+    picked = values_at_budget(s, fn.id, group, points, budget)
     if isinstance(picked, Exclusion):
         return picked
     at, values = picked
@@ -311,10 +334,12 @@ def _absolute(
 ) -> AbsoluteRankRead:
     kind = source["kind"]
     ids = source.get("table_ids") or ([source["table_id"]] if source.get("table_id") else [])
-    return AbsoluteRankRead(
+    # model_construct: the rank service's values are already validated (and this runs per
+    # set and function of a suite leaderboard)
+    return AbsoluteRankRead.model_construct(
         v=item["v"],
         log10_v=item["log10_v"],
-        interval=RankInterval(**item["interval"]),
+        interval=RankInterval.model_construct(**item["interval"]),
         method=item["method"],
         source=kind,
         tail=None if kind == "analytic" else (tail.get("lower") or tail.get("mode")),
@@ -514,7 +539,7 @@ def build_board(
         r = ranked[sid]
         note = "; ".join(x for x in (_note(c, aggregate), r.note) if x) or None
         board.entries.append(
-            LeaderboardEntry(
+            LeaderboardEntry.model_construct(
                 set_id=sid,
                 name=c.set.name,
                 version=c.set.version,
@@ -537,7 +562,7 @@ def build_board(
     return board
 
 
-def _check_cost(boards_cands: int, aggregate: str, runs: Sequence[int], settings: Settings) -> None:
+def check_cost(boards_cands: int, aggregate: str, runs: Sequence[int], settings: Settings) -> None:
     """Refuse before ranking when too many aggregates need a convolution or an integral."""
     costly = sum(numerical(aggregate, r) for r in runs)
     if costly > settings.max_numerical_aggregates:
@@ -606,6 +631,50 @@ def significance(board: Board, settings: Settings, alpha: float) -> Significance
 # the use cases
 
 
+class AnswerCache:
+    """Leaderboard answers of this process (least recently used first out).
+
+    Keys come from :func:`answer_key`: the request, the settings and the archive's state, so a
+    stored set is never missed. Only answers whose every entry is final are kept (a table that
+    finishes would change a provisional one).
+    """
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[str, BaseModel] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> BaseModel | None:
+        with self._lock:
+            item = self._items.get(key)
+            if item is not None:
+                self._items.move_to_end(key)
+            return item
+
+    def put(self, key: str, value: BaseModel, maxsize: int) -> None:
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > maxsize:
+                self._items.popitem(last=False)
+
+
+ANSWERS = AnswerCache()
+
+
+def answer_key(sm: sessionmaker[Session], settings: Settings, request: dict[str, Any]) -> str:
+    """The cache key of a leaderboard request: database, settings, archive state, request."""
+    with session_scope(sm) as session:
+        state = ResultSetRepository(session).state()
+    bind = sm.kw.get("bind")
+    return canonical_sha256(
+        {
+            "database": str(getattr(bind, "url", id(sm))),
+            "settings": settings.model_dump(mode="json"),
+            "state": list(state),
+            "request": request,
+        }
+    )
+
+
 def function_leaderboard(
     sm: sessionmaker[Session],
     settings: Settings,
@@ -627,21 +696,25 @@ def function_leaderboard(
         Too many aggregates that need a convolution or an integral (``field="aggregate"``).
     """
     fn = find_function(function_id)
+    request = {"function_id": fn.id, "budget": budget, "aggregate": aggregate, "alpha": alpha}
+    key = answer_key(sm, settings, request) if settings.leaderboard_cache_size else ""
+    hit = ANSWERS.get(key) if key else None
+    if isinstance(hit, LeaderboardRead):
+        return hit
     with session_scope(sm) as session:
         repo = ResultSetRepository(session)
         archive = read_archive(
             repo,
-            repo.runs(function_id=fn.id),
+            repo.run_columns(function_id=fn.id),
             with_points=budget is not None,
             function_ids=(fn.id,),
         )
     ids = sorted({sid for _, sid in archive.runs})
-    _check_cost(len(ids), aggregate, [len(archive.runs[(fn.id, i)]) for i in ids], settings)
+    check_cost(len(ids), aggregate, [len(archive.runs[(fn.id, i)].runs) for i in ids], settings)
     names = labels(list(archive.sets.values()))
     ctx = RankInputs(sm, settings, dispatcher, may_queue_builds)
     board = build_board(ctx, fn, archive, ids, names, budget=budget, aggregate=aggregate)
-    request = {"function_id": fn.id, "budget": budget, "aggregate": aggregate, "alpha": alpha}
-    return LeaderboardRead(
+    answer = LeaderboardRead(
         function_id=fn.id,
         budget=budget,
         aggregate=aggregate,  # type: ignore[arg-type]
@@ -655,166 +728,6 @@ def function_leaderboard(
             tables=sorted({t for e in board.entries if e.absolute for t in e.absolute.tables}),
         ),
     )
-
-
-def _family(
-    matrix: np.ndarray, cols: list[str], names: dict[str, str], posthoc: str, alpha: float
-) -> SuiteFamily:
-    """Friedman, aligned ranks, Quade and the post-hoc on ``matrix`` (functions × sets)."""
-    shown = [names[c] for c in cols]
-    base = {"sets": cols, "labels": shown}
-    if len(cols) < 2 or matrix.shape[0] < 2:
-        return SuiteFamily(
-            status="skipped",
-            reason=f"{len(cols)} set(s) with full coverage on {matrix.shape[0]} function(s); "
-            "the Friedman family needs at least 2 of each",
-            **base,
-        )
-    with domain_errors_as_problems("suite"):
-        fried = ranktests.friedman(matrix)
-        post = ranktests.posthoc(matrix, method=posthoc, alpha=alpha)
-    return SuiteFamily(
-        status="computed",
-        average_ranks=[float(x) for x in fried.average_ranks],
-        friedman=jsonable(fried),
-        aligned_ranks=jsonable(value_based(ranktests.friedman_aligned_ranks, matrix, 0.0)),
-        quade=jsonable(value_based(ranktests.quade, matrix, 0.0)),
-        posthoc=named_posthoc(post, shown),  # type: ignore[arg-type]
-        **base,
-    )
-
-
-def suite_leaderboard(
-    sm: sessionmaker[Session],
-    settings: Settings,
-    dispatcher: Any,
-    *,
-    suite: str,
-    dim: int,
-    budget: int | None,
-    aggregate: str,
-    posthoc: str = "nemenyi",
-    alpha: float = 0.05,
-    may_queue_builds: bool,
-) -> SuiteLeaderboardRead:
-    """Mean log10 v per set over a suite's functions at ``dim``, coverage, Friedman family.
-
-    Raises
-    ------
-    app.errors.InvalidInput
-        Unknown suite; too many sets for the tests or too many numerical aggregates.
-    """
-    search_functions(suite=suite, dim=None)
-    with session_scope(sm) as session:
-        repo = ResultSetRepository(session)
-        archive = read_archive(
-            repo, repo.runs(suite=suite, dim=dim), with_points=budget is not None
-        )
-    by_function: dict[str, list[str]] = defaultdict(list)
-    for fid, sid in archive.runs:
-        by_function[fid].append(sid)
-    _check_cost(
-        len(archive.sets), aggregate, [len(rows) for rows in archive.runs.values()], settings
-    )
-    names = labels(list(archive.sets.values()))
-    ctx = RankInputs(sm, settings, dispatcher, may_queue_builds)
-    boards = [
-        build_board(
-            ctx,
-            find_function(fid),
-            archive,
-            by_function[fid],
-            names,
-            budget=budget,
-            aggregate=aggregate,
-        )
-        for fid in sorted(by_function)
-    ]
-    return _suite_answer(
-        boards, archive, names, suite, dim, budget, aggregate, posthoc, alpha, settings
-    )
-
-
-def _suite_answer(
-    boards: list[Board],
-    archive: Archive,
-    names: dict[str, str],
-    suite: str,
-    dim: int,
-    budget: int | None,
-    aggregate: str,
-    posthoc: str,
-    alpha: float,
-    settings: Settings,
-) -> SuiteLeaderboardRead:
-    functions = [b.function_id for b in boards if any(not_super(b))]
-    logs: dict[str, dict[str, float]] = defaultdict(dict)
-    provisional: set[str] = set()
-    for b in boards:
-        for e in b.entries:
-            if e.status == "provisional":
-                provisional.add(e.set_id)
-            if e.absolute is not None:
-                lv = e.absolute.log10_v
-                logs[e.set_id][b.function_id] = -math.inf if lv is None else lv
-    total = len(functions)
-    listed = sorted({e.set_id for b in boards for e in b.entries})
-    entries = []
-    for sid in listed:
-        got = logs.get(sid, {})
-        mean = math.fsum(got.values()) / len(got) if got else math.nan
-        s = archive.sets[sid]
-        entries.append(
-            SuiteEntry(
-                set_id=sid,
-                name=s.name,
-                version=s.version,
-                label=names[sid],
-                functions_covered=len(got),
-                functions_total=total,
-                full_coverage=len(got) == total,
-                mean_log10_v=mean if math.isfinite(mean) else None,
-                provisional=sid in provisional,
-            )
-        )
-    entries.sort(
-        key=lambda e: (
-            not e.full_coverage,
-            -math.inf
-            if e.mean_log10_v is None and logs.get(e.set_id)
-            else (e.mean_log10_v or math.inf),
-            e.set_id,
-        )
-    )
-    full = [e.set_id for e in entries if e.full_coverage][: settings.max_algorithms]
-    matrix = np.array([[logs[s][f] for s in full] for f in functions], dtype=np.float64)
-    pending: list[Awaited] = []
-    for b in boards:
-        pending += [a for a in b.pending if all(p.table_id != a.table_id for p in pending)]
-    warnings = list(dict.fromkeys(w for b in boards for w in b.warnings))
-    request = {
-        "suite": suite,
-        "dim": dim,
-        "budget": budget,
-        "aggregate": aggregate,
-        "posthoc": posthoc,
-        "alpha": alpha,
-    }
-    return SuiteLeaderboardRead(
-        suite=suite,
-        dim=dim,
-        budget=budget,
-        aggregate=aggregate,  # type: ignore[arg-type]
-        functions=functions,
-        entries=entries,
-        excluded=[x for b in boards for x in b.excluded],
-        family=_family(matrix.reshape(len(functions), len(full)), full, names, posthoc, alpha),
-        pending=pending,
-        warnings=warnings,
-        provenance=provenance(request, sets=sorted(archive.sets)),
-    )
-
-
-def not_super(board: Board) -> list[bool]:
-    """Per entry or exclusion of ``board``: whether it is a set that is not superseded."""
-    return [True for _ in board.entries] + [x.reason != "superseded" for x in board.excluded]
+    if key and all(e.status == "final" for e in board.entries):
+        ANSWERS.put(key, answer, settings.leaderboard_cache_size)
+    return answer

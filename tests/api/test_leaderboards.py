@@ -199,6 +199,7 @@ def test_adding_sets_never_changes_another_sets_absolute_rank_or_order(
             value_runs=25 if published else None,
         )
         after = _snapshot(client)
+        assert len(after) == k + 1  # the new set is never missed (answers are cached by state)
         for sid, ranks in before.items():
             for fid, rank in ranks.items():
                 assert after[sid][fid] == rank, (k, sid, fid)  # bit-identical JSON

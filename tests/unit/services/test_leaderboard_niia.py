@@ -15,8 +15,14 @@ from scipy import stats
 
 from app.config import Settings
 from app.domain.functions import get_function
-from app.repositories.result_sets import RunRow
-from app.services.leaderboards import Archive, ArchivedSet, RankInputs, build_board, labels
+from app.services.leaderboards import (
+    Archive,
+    ArchivedSet,
+    RankInputs,
+    RunGroup,
+    build_board,
+    labels,
+)
 
 FUNCTIONS = ("bbob/f1/i1/d2", "classic/sphere/d3")
 AGGREGATES = ("best", "median", "worst", "lower-median")
@@ -34,7 +40,8 @@ def _archive(sets: list[tuple[str, list[float], int]]) -> Archive:
     for k, (fid, values, budget) in enumerate(sets):
         sid = f"r{k:023d}"
         found[sid] = ArchivedSet(sid, f"S{k}", None, "error", None, None, False)
-        runs[(fid, sid)] = [RunRow(sid, fid, i, v, budget) for i, v in enumerate(values)]
+        n = len(values)
+        runs[(fid, sid)] = RunGroup(tuple(range(n)), tuple(values), (budget,) * n)
     return Archive(found, {}, runs, {})
 
 
