@@ -8,7 +8,7 @@ from fastapi import APIRouter, Path, Query
 
 from app.api.deps import DispatcherDep, MayQueueBuildsDep, SessionmakerDep, SettingsDep
 from app.errors import InvalidInput
-from app.schemas.common import WRONG_KEY, invalid, problem_responses, refused, unknown_function
+from app.schemas.common import WRONG_KEY, invalid, problem_responses, unknown_function
 from app.schemas.leaderboards import (
     LeaderboardAggregate,
     LeaderboardRead,
@@ -87,11 +87,7 @@ def suite_leaderboard(
     responses=problem_responses(
         WRONG_KEY,
         unknown_function(),
-        refused(
-            InvalidInput,
-            "budget: Input should be greater than or equal to 1",
-            "budget",
-        ),
+        invalid("budget", "Input should be greater than or equal to 1", "greater_than_equal"),
     ),
 )
 def function_leaderboard(

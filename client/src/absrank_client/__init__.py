@@ -12,10 +12,12 @@ See :class:`Client` for every method; results are the frozen dataclasses of
 from absrank_client.client import DEFAULT_URL, Client
 from absrank_client.errors import *  # noqa: F403
 from absrank_client.errors import __all__ as _errors
+from absrank_client.leaderboards import *  # noqa: F403
+from absrank_client.leaderboards import __all__ as _leaderboards
 from absrank_client.models import *  # noqa: F403
 from absrank_client.models import __all__ as _models
 from absrank_client.progress import JobStatus
 
 __version__ = "0.1.0"
 
-__all__ = ["DEFAULT_URL", "Client", "JobStatus", *_errors, *_models]
+__all__ = ["DEFAULT_URL", "Client", "JobStatus", *_errors, *_leaderboards, *_models]
