@@ -675,6 +675,22 @@ def answer_key(sm: sessionmaker[Session], settings: Settings, request: dict[str,
     )
 
 
+def cached_answer(
+    sm: sessionmaker[Session], settings: Settings, request: dict[str, Any]
+) -> tuple[str, BaseModel | None]:
+    """The cache key of ``request`` (``""`` when the cache is off) and the kept answer, if any."""
+    if not settings.leaderboard_cache_size:
+        return "", None
+    key = answer_key(sm, settings, request)
+    return key, ANSWERS.get(key)
+
+
+def keep_answer(key: str, answer: BaseModel, settings: Settings) -> None:
+    """Keep a final answer under ``key`` (from :func:`cached_answer`; nothing when off)."""
+    if key:
+        ANSWERS.put(key, answer, settings.leaderboard_cache_size)
+
+
 def function_leaderboard(
     sm: sessionmaker[Session],
     settings: Settings,
@@ -697,8 +713,7 @@ def function_leaderboard(
     """
     fn = find_function(function_id)
     request = {"function_id": fn.id, "budget": budget, "aggregate": aggregate, "alpha": alpha}
-    key = answer_key(sm, settings, request) if settings.leaderboard_cache_size else ""
-    hit = ANSWERS.get(key) if key else None
+    key, hit = cached_answer(sm, settings, request)
     if isinstance(hit, LeaderboardRead):
         return hit
     with session_scope(sm) as session:
@@ -728,6 +743,6 @@ def function_leaderboard(
             tables=sorted({t for e in board.entries if e.absolute for t in e.absolute.tables}),
         ),
     )
-    if key and all(e.status == "final" for e in board.entries):
-        ANSWERS.put(key, answer, settings.leaderboard_cache_size)
+    if all(e.status == "final" for e in board.entries):
+        keep_answer(key, answer, settings)
     return answer

@@ -23,13 +23,13 @@ from app.schemas.leaderboards import Awaited, SuiteEntry, SuiteFamily, SuiteLead
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function, search_functions
 from app.services.leaderboards import (
-    ANSWERS,
     Archive,
     Board,
     RankInputs,
-    answer_key,
     build_board,
+    cached_answer,
     check_cost,
+    keep_answer,
     labels,
     read_archive,
 )
@@ -108,8 +108,7 @@ def suite_leaderboard(
         "posthoc": posthoc,
         "alpha": alpha,
     }
-    key = answer_key(sm, settings, request) if settings.leaderboard_cache_size else ""
-    hit = ANSWERS.get(key) if key else None
+    key, hit = cached_answer(sm, settings, request)
     if isinstance(hit, SuiteLeaderboardRead):
         return hit
     with session_scope(sm) as session:
@@ -136,8 +135,8 @@ def suite_leaderboard(
         for fid in sorted(by_function)
     ]
     answer = _suite_answer(boards, archive, names, request, settings)
-    if key and not answer.pending and not any(e.provisional for e in answer.entries):
-        ANSWERS.put(key, answer, settings.leaderboard_cache_size)
+    if not answer.pending and not any(e.provisional for e in answer.entries):
+        keep_answer(key, answer, settings)
     return answer
 
 
