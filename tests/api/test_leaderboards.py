@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.domain.functions import get_function
 from app.main import create_app
+from app.services import leaderboards
 from tests.api.conftest import InlineDispatcher, api_settings
 from tests.archive_support import store_set
 from tests.support import migrate
@@ -395,3 +396,40 @@ def test_bad_requests_are_problems(url: str, status: int, field: str, tmp_path: 
     assert r.status_code == status, r.text
     assert r.headers["content-type"].startswith("application/problem+json")
     assert r.json()["field"] == field
+
+
+def test_anonymous_on_a_keyed_deployment_sees_what_is_awaited(tmp_path: Path) -> None:
+    settings = api_settings(tmp_path, api_keys=["s3cret"])
+    migrate(settings.database_url)
+    dispatcher = InlineDispatcher(settings)
+    app = create_app(settings, dispatcher=dispatcher)
+    dispatcher.app = app
+    with TestClient(app) as client:
+        fid = "bbob/f2/i1/d2"
+        store_set(_sm(client), "A", {fid: [1e4]})
+        (entry,) = _board(client, fid)["entries"]
+        assert entry["status"] == "provisional"
+        assert entry["awaiting"]["status"] == "not-built"
+        assert entry["awaiting"]["table_request"] == {"function_id": fid}
+        keyed = client.get(f"/v1/leaderboards/{fid}", headers={"X-API-Key": "s3cret"})
+        (entry,) = keyed.json()["entries"]  # a key holder queues it (built inline here)
+        assert entry["status"] == "final"
+        wrong = client.get(f"/v1/leaderboards/{fid}", headers={"X-API-Key": "nope"})
+        assert wrong.status_code == 401
+
+
+def test_storing_a_deep_set_queues_its_ladder_then_the_rank_is_final(
+    lb: tuple[TestClient, InlineDispatcher],
+) -> None:
+    client, dispatcher = lb
+    fid = "bbob/f2/i1/d2"
+    sm = _sm(client)
+    shallow = store_set(sm, "shallow", {fid: [1e6]}, values_are="error")
+    before = _by_id(_board(client, fid))[shallow]["absolute"]  # builds the default table
+    deep = store_set(sm, "deep", {fid: [1e-6]}, values_are="error")
+    assert leaderboards.queue_needed_ladders(sm, dispatcher.settings, dispatcher, shallow) == []
+    assert leaderboards.queue_needed_ladders(sm, dispatcher.settings, dispatcher, deep) == [fid]
+    entries = _by_id(_board(client, fid))
+    assert entries[deep]["status"] == "final"  # the inline dispatcher built the ladder
+    assert entries[deep]["absolute"]["source"] == "nested"
+    assert entries[shallow]["absolute"] == before  # the shallow set keeps its table rank
