@@ -18,7 +18,13 @@ from app.db import session_scope
 from app.repositories.result_sets import ResultSetRepository
 from app.schemas.comparisons import ComparisonCreate
 from app.services.functions import find_function
-from app.services.leaderboards import ArchivedSet, Exclusion, labels, read_archive, values_at_budget
+from app.services.leaderboard_inputs import (
+    ArchivedSet,
+    Exclusion,
+    labels,
+    read_archive,
+    values_at_budget,
+)
 from app.services.results_input import Row
 
 

@@ -22,17 +22,9 @@ from app.repositories.result_sets import ResultSetRepository
 from app.schemas.leaderboards import Awaited, SuiteEntry, SuiteFamily, SuiteLeaderboardRead
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function, search_functions
-from app.services.leaderboards import (
-    Archive,
-    Board,
-    RankInputs,
-    build_board,
-    cached_answer,
-    check_cost,
-    keep_answer,
-    labels,
-    read_archive,
-)
+from app.services.leaderboard_cache import cached_answer, keep_answer
+from app.services.leaderboard_inputs import Archive, labels, read_archive
+from app.services.leaderboards import Board, RankInputs, build_board, check_cost
 from app.services.provenance import provenance
 from app.services.serialize import jsonable
 from app.services.stattests import named_posthoc, value_based

@@ -15,14 +15,8 @@ from scipy import stats
 
 from app.config import Settings
 from app.domain.functions import get_function
-from app.services.leaderboards import (
-    Archive,
-    ArchivedSet,
-    RankInputs,
-    RunGroup,
-    build_board,
-    labels,
-)
+from app.services.leaderboard_inputs import Archive, ArchivedSet, RunGroup, labels
+from app.services.leaderboards import RankInputs, build_board
 
 FUNCTIONS = ("bbob/f1/i1/d2", "classic/sphere/d3")
 AGGREGATES = ("best", "median", "worst", "lower-median")
