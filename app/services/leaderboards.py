@@ -52,7 +52,7 @@ from app.services.leaderboard_inputs import (
     read_archive,
 )
 from app.services.provenance import provenance
-from app.services.ranks import ladder_applies, numerical, rank_values_warned
+from app.services.ranks import LADDER_HINT, ladder_applies, numerical, rank_values_warned
 
 _VALUES_INDEX = re.compile(r"values\[(\d+)\]")
 
@@ -151,6 +151,8 @@ def _rank_group(
         return f"set {names[group[int(m.group(1))].set.id]!r}"
 
     for w in said:
+        if w.general == LADDER_HINT:  # the entry's status and `awaiting` say it
+            continue
         text = w.general or _VALUES_INDEX.sub(named, w.message)
         if text not in warnings:
             warnings.append(text)

@@ -449,6 +449,15 @@ def rank_values_warned(
     return body, warnings
 
 
+LADDER_HINT = (
+    "values lie below the lowest sample of the function's domain table, where a tail model "
+    "extrapolates; its nested-region ladder ranks them without extrapolation: send "
+    "regions='nested' (queues the ladders)"
+)
+"""The general wording of the warning that a ladder would rank values without a tail model
+(leaderboards, which say so per entry with ``awaiting``, leave it out)."""
+
+
 def _ladder_hint(fn: BenchmarkFunction, source: _Source, req: RankRequest) -> list[RankWarning]:
     """Say so when values below the domain table's samples used a tail model."""
     if source.data is None or not source.whole_domain or req.function_id is None:
@@ -470,9 +479,7 @@ def _ladder_hint(fn: BenchmarkFunction, source: _Source, req: RankRequest) -> li
             f"(y_1 = {lowest!r}), where a tail model extrapolates; the function's nested-region "
             "ladder ranks them without extrapolation: send regions='nested' (queues "
             f'it) or POST /v1/tables {{"function_id": "{fn.id}", "ladder": true}}',
-            general="values lie below the lowest sample of the function's domain table, where "
-            "a tail model extrapolates; its nested-region ladder ranks them without "
-            "extrapolation: send regions='nested' (queues the ladders)",
+            general=LADDER_HINT,
         )
     ]
 

@@ -369,12 +369,14 @@ def test_values_below_the_samples_wait_for_the_ladder(
     fid = "bbob/f2/i1/d2"
     deep = store_set(_sm(client), "deep", {fid: [1e-6]}, values_are="error")
     shallow = store_set(_sm(client), "shallow", {fid: [1e6]}, values_are="error")
-    entries = _by_id(_board(client, fid))
+    board = _board(client, fid)
+    entries = _by_id(board)
     assert entries[shallow]["status"] == "final"
     assert entries[deep]["status"] == "provisional"
     assert entries[deep]["awaiting"]["kind"] == "ladder"
     assert entries[deep]["awaiting"]["table_request"]["ladder"] is True
     assert entries[deep]["absolute"]["method"].startswith("tail-")  # a bound meanwhile
+    assert not any("regions='nested'" in w for w in board["warnings"])
 
 
 @pytest.mark.parametrize(
