@@ -34,3 +34,7 @@ class InvalidInput(DomainError):
 
 class NotApplicable(DomainError):
     """A valid request that the available data cannot answer (HTTP 409)."""
+
+
+class UploadTooLarge(DomainError):
+    """An upload exceeds a size, member-count or row limit (HTTP 413); reading stops there."""

@@ -12,6 +12,7 @@ _MAP: dict[type[domain_errors.DomainError], type[errors.AppError]] = {
     domain_errors.UnknownFunction: errors.NotFound,
     domain_errors.InvalidInput: errors.InvalidInput,
     domain_errors.NotApplicable: errors.NotApplicable,
+    domain_errors.UploadTooLarge: errors.PayloadTooLarge,
 }
 
 

@@ -7,9 +7,17 @@ result model (:mod:`app.domain.results`), one safe reader of uploaded archives (
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-__all__ = ["UploadLimits", "UploadedFile"]
+from app.domain.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from app.domain.results import ImportedResults, ValuesAre
+
+__all__ = ["UploadLimits", "UploadedFile", "read_upload"]
 
 
 @dataclass(frozen=True)
@@ -40,3 +48,68 @@ class UploadLimits:
     max_decompressed_bytes: int = 256 * 1024 * 1024
     max_files: int = 10_000
     max_rows: int = 2_000_000
+
+
+_READERS = {
+    "coco": "coco",
+    "iohprofiler": "iohprofiler",
+    "nevergrad": "nevergrad",
+    "csv": "longcsv",
+}
+"""Upload format -> module of this package whose ``read(files, *, limits, values_are)`` reads it."""
+
+Reader = Callable[..., "ImportedResults"]
+
+
+def read_upload(
+    fmt: str,
+    filename: str,
+    data: bytes,
+    *,
+    limits: UploadLimits,
+    values_are: ValuesAre | None = None,
+) -> ImportedResults:
+    """Read one uploaded file (an archive or a single file) in a standard format.
+
+    Parameters
+    ----------
+    fmt : {"coco", "iohprofiler", "nevergrad", "csv"}
+        The upload's format (``multipart/form-data`` field ``format``).
+    filename : str
+        The upload's own name; a single file keeps it as its path.
+    data : bytes
+        The uploaded bytes. Archives (zip, tar, tar.gz/tgz, also bz2/xz) are recognised by
+        their magic bytes and unpacked in memory (:mod:`app.domain.importers.archive`).
+    limits : UploadLimits
+        Bounds on size, members, decompressed bytes and rows, checked while reading.
+    values_are : {"f", "error"}, optional
+        The user's declaration, for formats that do not say (``csv``, ``nevergrad``, legacy
+        IOHprofiler). A format that knows (COCO and IOHprofiler JSON: errors ``f - f*``)
+        refuses a contradicting declaration.
+
+    Returns
+    -------
+    ImportedResults
+        Runs ordered by ``(function_id, run)``, run ids 0-based per function in file order.
+
+    Raises
+    ------
+    InvalidInput
+        ``field="format"`` for an unknown format, ``field="values_are"`` for a declaration the
+        format contradicts or needs.
+    MalformedFile
+        A file cannot be read; the message names the file and the 1-based line.
+    UploadTooLarge
+        A limit is exceeded (HTTP 413).
+    """
+    module_name = _READERS.get(fmt)
+    if module_name is None:
+        raise InvalidInput(
+            f"unknown format {fmt!r}; formats: {', '.join(_READERS)}", field="format"
+        )
+    from app.domain.importers.archive import unpack
+
+    files = unpack(filename, data, limits=limits)
+    module = importlib.import_module(f"{__name__}.{module_name}")
+    reader: Reader = module.read
+    return reader(files, limits=limits, values_are=values_are)
