@@ -20,6 +20,7 @@ from app.api import (
     cpus,
     functions,
     health,
+    ladders,
     leaderboards,
     machines,
     pareto,
@@ -218,6 +219,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         machines,
         pareto,
         region_scans,
+        ladders,
         leaderboards,
     ):
         app.include_router(module.router)

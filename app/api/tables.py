@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Header, Query, Response
 
 from app.api.deps import (
     ApiKeyDep,
@@ -16,15 +17,20 @@ from app.api.deps import (
     TableIdPath,
 )
 from app.config import Settings
+from app.errors import InvalidInput, TableNotReady
 from app.schemas.common import (
     KEY_REQUIRED,
+    ProblemExample,
     body_problems,
     invalid,
     problem_responses,
+    refused,
     unknown_function,
     unknown_id,
 )
+from app.schemas.table_curves import QuantileList, TableCurveRead
 from app.schemas.tables import LadderRead, Progress, TableCreate, TableList, TableRead
+from app.services import table_publish as publish
 from app.services import tables as service
 from app.services.errors import domain_errors_as_problems
 
@@ -198,3 +204,207 @@ def list_tables(
         sm, function_id=function_id, status=status, limit=limit, offset=offset
     )
     return TableList(total=total, items=[_read(v) for v in views])
+
+
+# ---------------------------------------------------------------------------- published curves
+
+TABLE_EXAMPLE = "t3f1c0d9a8b7e6f5a4b3c2d1"
+UNKNOWN_TABLE = unknown_id("table_id", "table", TABLE_EXAMPLE)
+#: The 409 of a table still building (the docs test holds the build of this spec).
+NOT_READY = ProblemExample(
+    TableNotReady,
+    f"table {publish.NOT_READY_EXAMPLE_ID} is building (0/4 chunks done)",
+    "table_id",
+    description="The table is building, merging or failed: the Location header names it "
+    "(poll it for progress)",
+    extra=(
+        ("table_id", publish.NOT_READY_EXAMPLE_ID),
+        ("table_status", "building"),
+        ("location", f"/v1/tables/{publish.NOT_READY_EXAMPLE_ID}"),
+    ),
+)
+CACHE_HEADERS = {
+    "ETag": {"description": '"<data_sha256>" of the table', "schema": {"type": "string"}},
+    "Cache-Control": {"description": publish.IMMUTABLE, "schema": {"type": "string"}},
+}
+NOT_MODIFIED = {304: {"description": "If-None-Match names the ETag: nothing changed"}}
+IfNoneMatch = Annotated[
+    str | None,
+    Header(description="an ETag from an earlier answer: 304 if it still holds", examples=['"…"']),
+]
+DpiQuery = Annotated[
+    int,
+    Query(
+        ge=publish.MIN_DPI,
+        le=publish.MAX_DPI,
+        description="dots per inch of the PNG",
+        examples=[publish.DEFAULT_DPI],
+    ),
+]
+JSON_TYPE, CSV_TYPE = "application/json", "text/csv; charset=utf-8"
+SVG_TYPE, PNG_TYPE = "image/svg+xml", "image/png"
+PLOT_DOC = (
+    "log10 v1 against t - f* on a log axis (t on a linear axis when f* is unknown): the "
+    "samples' range [y_1, y_N] shaded, the lower tail dashed, the upper tail dotted. Text stays "
+    "text in the SVG; identical requests give identical bytes."
+)
+
+
+def cached_answer(
+    etag: str, if_none_match: str | None, make: Callable[[], bytes], media_type: str
+) -> Response:
+    """``make()`` with ``ETag`` and immutable ``Cache-Control``; 304 if ``If-None-Match`` holds."""
+    headers = {"ETag": etag, "Cache-Control": publish.IMMUTABLE}
+    if publish.etag_matches(if_none_match, etag):
+        return Response(status_code=304, headers=headers)
+    return Response(make(), media_type=media_type, headers=headers)
+
+
+def _table_answer(
+    sm: service.SM,
+    table_id: str,
+    if_none_match: str | None,
+    make: Callable[[], tuple[object, bytes]],
+    media_type: str,
+    *,
+    variant: str = "",
+) -> Response:
+    """A ready table's derived bytes under its ETag (``variant`` tells PNG resolutions apart)."""
+    pub = publish.published_table(sm, table_id)
+    etag = publish.quoted(f"{pub.view.data_sha256}{variant}")
+    return cached_answer(etag, if_none_match, lambda: make()[1], media_type)
+
+
+def _ok(media_type: str, description: str) -> dict[int | str, dict[str, Any]]:
+    return {
+        200: {
+            "description": description,
+            "headers": CACHE_HEADERS,
+            "content": {media_type: {"schema": {"type": "string"}}},
+        }
+    } | NOT_MODIFIED
+
+
+@router.get(
+    "/{table_id}/curve.json",
+    response_model=TableCurveRead,
+    summary="Download a ready table's curve: knots, counts, tail models (JSON)",
+    responses={200: {"headers": CACHE_HEADERS}}
+    | NOT_MODIFIED
+    | problem_responses(UNKNOWN_TABLE, NOT_READY),
+)
+def table_curve_json(
+    table_id: TableIdPath, sm: SessionmakerDep, if_none_match: IfNoneMatch = None
+) -> Response:
+    """The stored representation and the v1 model the service ranks with by default.
+
+    Knots with exact counts, N, k_exact, max_interp_error, region, spec, spec_hash,
+    data_sha256, f* and f_max, and the tail models of ``POST /v1/absolute-ranks`` with its
+    defaults (tail=auto, tail_k=100, confidence=0.95): the lower tail (power/linear/paper, beta
+    with its source and standard error, the anchor k, y_k and c_k, how it was chosen) and the
+    upper tail. ``formula`` says how v1(t) follows; docs/METHODS.md states it in full.
+    """
+    return _table_answer(
+        sm, table_id, if_none_match, lambda: publish.table_curve_json(sm, table_id), JSON_TYPE
+    )
+
+
+@router.get(
+    "/{table_id}/curve.csv",
+    response_class=Response,
+    summary="Download a ready table's curve as CSV (commented header, value,count)",
+    responses=_ok("text/csv", "'# key: value' lines (JSON values), then value,count rows")
+    | problem_responses(UNKNOWN_TABLE, NOT_READY),
+)
+def table_curve_csv(
+    table_id: TableIdPath, sm: SessionmakerDep, if_none_match: IfNoneMatch = None
+) -> Response:
+    """The curve as CSV: every field of curve.json but the knots as ``# key: value`` (value as
+    JSON, nested fields as ``lower_tail.beta``), then ``value,count`` rows: enough to recompute
+    v1(t) offline."""
+    return _table_answer(
+        sm, table_id, if_none_match, lambda: publish.table_curve_csv(sm, table_id), CSV_TYPE
+    )
+
+
+@router.get(
+    "/{table_id}/quantiles",
+    response_model=QuantileList,
+    summary="Quantiles t with v1(t) = v of a ready table's curve",
+    responses={200: {"headers": CACHE_HEADERS}}
+    | problem_responses(
+        UNKNOWN_TABLE,
+        NOT_READY,
+        refused(InvalidInput, "v.0: every v must be in (0, 1], got 0.0", "v"),
+    ),
+)
+def table_quantiles(
+    table_id: TableIdPath,
+    sm: SessionmakerDep,
+    response: Response,
+    v: Annotated[
+        list[float],
+        Query(
+            description=f"levels in (0, 1]; repeat the parameter (?v=0.02&v=0.05), at most "
+            f"{publish.MAX_QUANTILES}",
+            examples=[[0.02, 0.05]],
+        ),
+    ],
+) -> QuantileList:
+    """``q(v) = inf{t : v1(t) >= v}`` of the published curve (the inverse of curve.json's v1,
+    tails included; the power law inverted exactly in log space). Where v1 jumps or is flat the
+    left end is returned; ``t`` is null for a v the curve never reaches (above N/(N+1) with a
+    flat upper tail). ``error`` is t - f*, accurate in the tail."""
+    pub, answer = publish.table_quantiles(sm, table_id, v)
+    response.headers["ETag"] = pub.etag
+    response.headers["Cache-Control"] = publish.IMMUTABLE
+    return answer
+
+
+@router.get(
+    "/{table_id}/plot.svg",
+    response_class=Response,
+    summary="Plot log10 v1 of a ready table against t - f* (SVG)",
+    responses=_ok("image/svg+xml", "The plot") | problem_responses(UNKNOWN_TABLE, NOT_READY),
+)
+def table_plot_svg(
+    table_id: TableIdPath, sm: SessionmakerDep, if_none_match: IfNoneMatch = None
+) -> Response:
+    return _table_answer(
+        sm, table_id, if_none_match, lambda: publish.table_plot(sm, table_id, "svg"), SVG_TYPE
+    )
+
+
+table_plot_svg.__doc__ = PLOT_DOC
+
+
+@router.get(
+    "/{table_id}/plot.png",
+    response_class=Response,
+    summary="Plot log10 v1 of a ready table against t - f* (PNG)",
+    responses=_ok("image/png", "The plot")
+    | problem_responses(
+        UNKNOWN_TABLE,
+        NOT_READY,
+        invalid(
+            "dpi", f"Input should be less than or equal to {publish.MAX_DPI}", "less_than_equal"
+        ),
+    ),
+)
+def table_plot_png(
+    table_id: TableIdPath,
+    sm: SessionmakerDep,
+    dpi: DpiQuery = publish.DEFAULT_DPI,
+    if_none_match: IfNoneMatch = None,
+) -> Response:
+    return _table_answer(
+        sm,
+        table_id,
+        if_none_match,
+        lambda: publish.table_plot(sm, table_id, "png", dpi),
+        PNG_TYPE,
+        variant=f"-{dpi}",
+    )
+
+
+table_plot_png.__doc__ = PLOT_DOC + ' The ETag of a PNG is "<data_sha256>-<dpi>".'

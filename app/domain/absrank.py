@@ -44,7 +44,7 @@ import numpy as np
 from scipy import special, stats
 
 from app.domain import analytic
-from app.domain.curves import PowerLaw, V1Curve
+from app.domain.curves import LowerTail, PowerLaw, TableCurve, UpperTail, V1Curve
 from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.stattools import log10_of
 
@@ -1266,14 +1266,48 @@ def table_curve(
         est, method = _assemble(np.asarray(t, dtype=np.float64), eq, lower, upper, ctx)
         return est.ln_v, est.ln_lo, est.ln_hi, method
 
+    atom = ctx.atom if lower.uses_atom else 0.0
+    model = TableCurve(
+        n=table.n,
+        values=table.values,
+        counts=table.counts,
+        lower=_lower_model(lower, tail_info, eq),
+        upper=UpperTail(upper, eq.y_max, None if ctx.f_max is None else float(ctx.f_max)),
+        atom=atom,
+    )
     return V1Curve(
         evaluate=evaluate,
         info=tail_info,
         warnings=list(warnings),
         f_opt=None if isinstance(lower, _PaperTail) else ctx.f_opt,
         power=power,
-        atom=ctx.atom if lower.uses_atom else 0.0,
+        atom=atom,
+        table=model,
     )
+
+
+def _lower_model(lower: _LowerTail, info: dict[str, Any], eq: _Eq28) -> LowerTail:
+    """The published form of a lower tail (point estimate; see :class:`LowerTail`)."""
+    if isinstance(lower, _PowerTail):
+        lo, hi = info["beta_interval"]
+        return LowerTail(
+            kind="power",
+            limit=lower.limit,
+            f_opt=lower.f_opt,
+            v_top=math.exp(lower.ln_anchor),
+            beta=lower.beta,
+            beta_se=float(info["beta_se"]),
+            beta_interval=(float(lo), float(hi)),
+            beta_source=info["beta_source"],
+            beta_derivation=info["beta_derivation"],
+            k=int(info["k"]),
+            requested_k=int(info["requested_k"]),
+            anchor_count=int(info["anchor_count"]),
+        )
+    if isinstance(lower, _LinearTail):
+        top = max(lower.atom, eq.count_at(eq.y_min) / (eq.n + 1.0))
+        return LowerTail("linear", lower.limit, lower.f_opt, top, atom=lower.atom)
+    return LowerTail("paper", lower.limit, None, 1.0 / (eq.n + 1.0))
 
 
 def ranks_from_curve(

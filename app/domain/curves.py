@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PowerLaw", "V1Curve"]
+__all__ = ["LowerTail", "NestedPiece", "PowerLaw", "TableCurve", "UpperTail", "V1Curve"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,10 @@ class V1Curve:
         rely on it, SPEC §3.1).
     atom : float
         ``v1(f*)`` (plateau mass), 0.0 if none.
+    table : TableCurve or None
+        The published model of a table's curve (:func:`app.domain.absrank.table_curve`).
+    pieces : tuple of NestedPiece
+        A nested curve's serving levels, deepest last (:func:`app.domain.nested.nested_curve`).
     """
 
     evaluate: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
@@ -71,3 +75,128 @@ class V1Curve:
     f_opt: float | None
     power: PowerLaw | None = None
     atom: float = 0.0
+    table: TableCurve | None = None
+    pieces: tuple[NestedPiece, ...] = ()
+
+
+@dataclass(frozen=True)
+class LowerTail:
+    """The lower tail of a table curve: ``v1(t)`` for ``t < limit`` (point estimate).
+
+    Attributes
+    ----------
+    kind : {"power", "linear", "paper"}
+        ``power``: ``v1(t) = (c_k/(N+1))·((t − f*)/(y_k − f*))^β`` for ``t > f*``, 0 at and below
+        ``f*``. ``linear``: ``v1(t) = atom + (v_top − atom)·(t − f*)/(y_1 − f*)`` for
+        ``f* < t < y_1``, ``atom`` at ``f*``, 0 below, with ``v_top = max(atom, c_1/(N+1))``.
+        ``paper``: ``v1(t) = exp(t − y_1)/(N+1)`` (Eq. 28 as published; ``f*`` unknown).
+    limit : float
+        The tail serves ``t < limit``: ``y_k`` (power) or ``y_1``.
+    f_opt : float or None
+        ``f*`` (``None`` for the paper's tail).
+    v_top : float
+        ``v1`` just below ``limit`` (``c_k/(N+1)``, ``v_top`` of the linear tail, or
+        ``1/(N+1)``).
+    beta, beta_se : float or None
+        Power tail: the exponent and its standard error (0 when registered).
+    beta_interval : tuple of float or None
+        Power tail: the interval of ``β`` at the curve's confidence (Bonferroni-split).
+    beta_source : {"registered", "hill"} or None
+    beta_derivation : str or None
+        Why ``β`` has its value.
+    k, requested_k : int or None
+        Power tail: the anchor order statistic used, and the one asked for (capped by
+        ``k_exact`` and the stored lowest samples).
+    anchor_count : int or None
+        Power tail: ``c_k = #{y_i <= y_k}`` (exact: the anchor is a knot).
+    atom : float
+        Linear tail: the registered mass at ``f*`` (0 if none).
+    """
+
+    kind: str
+    limit: float
+    f_opt: float | None
+    v_top: float
+    beta: float | None = None
+    beta_se: float | None = None
+    beta_interval: tuple[float, float] | None = None
+    beta_source: str | None = None
+    beta_derivation: str | None = None
+    k: int | None = None
+    requested_k: int | None = None
+    anchor_count: int | None = None
+    atom: float = 0.0
+
+
+@dataclass(frozen=True)
+class UpperTail:
+    """The upper tail of a table curve: ``v1(t)`` for ``t > y_N``.
+
+    Attributes
+    ----------
+    kind : {"flat", "linear-to-f_max", "paper"}
+        ``flat``: ``N/(N+1)``. ``linear-to-f_max``: ``(N + min((t − y_N)/(f_max − y_N), 1))/(N+1)``
+        (1 beyond ``f_max``; 1 at once when ``f_max = y_N``). ``paper``:
+        ``1 − exp(−ln(N+1)·t/y_N)`` (only with ``tail="paper"``).
+    y_n : float
+        ``y_N``, the largest sample.
+    f_max : float or None
+        The registered maximum of ``f`` over the region (``linear-to-f_max`` only).
+    """
+
+    kind: str
+    y_n: float
+    f_max: float | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class TableCurve:
+    """The complete point-estimate model of ``v1`` on one table (what is published).
+
+    ``v1(t) = interp(t, values, counts)/(N+1)`` for ``lower.limit <= t <= y_N`` (paper Eq. 28 on
+    the stored knots: exact at every knot, linear between), ``lower`` below, ``upper`` above,
+    then ``max(v1, atom)`` for ``t > f*`` and ``atom`` at ``f*`` when ``atom > 0``.
+
+    Attributes
+    ----------
+    n : int
+        ``N``.
+    values : ndarray, shape (m,)
+        Knots (sorted, distinct).
+    counts : ndarray, shape (m,)
+        Exact ``#{y_i <= values[j]}``.
+    lower : LowerTail
+    upper : UpperTail
+    atom : float
+        Mass lifted at ``f*`` (0 unless the linear tail of a function with a plateau).
+    """
+
+    n: int
+    values: np.ndarray
+    counts: np.ndarray
+    lower: LowerTail
+    upper: UpperTail
+    atom: float = 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class NestedPiece:
+    """One serving level of a nested curve: ``v1(t) = exp(ln_volume_fraction)·v1_level(t)``.
+
+    Attributes
+    ----------
+    level : int
+        The ladder level ``j``.
+    t_from, t_below : float
+        It serves ``t_from <= t < t_below`` (``-inf`` for the deepest, ``+inf`` for level 0).
+    ln_volume_fraction : float
+        ``ln(Leb(R_j)/Leb(Ω))``.
+    curve : TableCurve
+        The level's own curve on ``R_j``.
+    """
+
+    level: int
+    t_from: float
+    t_below: float
+    ln_volume_fraction: float
+    curve: TableCurve

@@ -53,7 +53,7 @@ import numpy as np
 
 from app.domain import absrank, sampling
 from app.domain.absrank import RankContext, TableData
-from app.domain.curves import PowerLaw, V1Curve
+from app.domain.curves import NestedPiece, PowerLaw, V1Curve
 from app.domain.errors import InvalidInput, NotApplicable
 
 __all__ = [
@@ -1323,11 +1323,11 @@ def _plan(levels: Sequence[NestedLevel], f_opt: float, x_opt: np.ndarray) -> _Pl
             used.pop()
             thresholds.pop()
         if not cumulative[-1] > f_opt:
-            skipped[j] = f"its threshold {cumulative[-1]!r} is not above f* = {f_opt!r}"
+            skipped[j] = f"its threshold {cumulative[-1]:.6g} is not above f* = {f_opt:.6g}"
         elif counts[-1] < MIN_INNER_SAMPLES:
             skipped[j] = (
                 f"only {counts[-1]} of its samples lie below its threshold "
-                f"{cumulative[-1]!r} (at least {MIN_INNER_SAMPLES} needed): the box does not "
+                f"{cumulative[-1]:.6g} (at least {MIN_INNER_SAMPLES} needed): the box does not "
                 "see the sublevel sets it would serve"
             )
         else:
@@ -1596,12 +1596,19 @@ def nested_curve(
         "levels": [_level_info(levels, plan, curves, j, confidence) for j in range(len(levels))],
     }
     warnings = _warnings(levels, plan, curves)
+    bounds = [*plan.thresholds, -math.inf]
+    pieces = []
+    for m, j in enumerate(plan.used):
+        model = curves[j].table
+        assert model is not None
+        pieces.append(NestedPiece(j, bounds[m + 1], bounds[m], ln_fracs[m], model))
     return V1Curve(
         evaluate=evaluate,
         info=info,
         warnings=warnings,
         f_opt=f_opt,
         power=_shifted_power(curves[deepest], ln_fracs[-1], plan.thresholds[-1]),
+        pieces=tuple(pieces),
     )
 
 

@@ -9,13 +9,13 @@ Output is deterministic: the same input gives the same bytes (fixed SVG id salt,
 
 from __future__ import annotations
 
-import io
 import math
-import threading
 from collections.abc import Sequence
 
-_LOCK = threading.Lock()  # rcParams are process-global
-_RC = {"svg.hashsalt": "absrank", "svg.fonttype": "path", "font.size": 10.0}
+from app.services import plots
+
+#: Glyphs as paths: the diagram looks the same without the font (the v_f plots keep text).
+_RC = plots.BASE_RC | {"svg.fonttype": "path"}
 
 
 def cd_diagram_svg(
@@ -54,19 +54,14 @@ def cd_diagram_svg(
     bytes
         An SVG (or PNG) document.
     """
-    # matplotlib is imported on first use (0.4 s): the API starts without it. A bare Figure
-    # draws with Agg: no pyplot, no screen.
-    import matplotlib as mpl
-    from matplotlib.figure import Figure
-
     k = len(names)
     order = sorted(range(k), key=lambda i: (average_ranks[i], i))
     left = order[: math.ceil(k / 2)]
     right = order[math.ceil(k / 2) :]
     rows = max(len(left), len(right))
     height = 1.6 + 0.28 * rows + 0.18 * len(cliques)
-    with _LOCK, mpl.rc_context(_RC):
-        fig = Figure(figsize=(7.0, height))
+    with plots.figure_context(_RC) as figure:
+        fig = figure(figsize=(7.0, height))
         ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
         ax.set_axis_off()
         ax.set_xlim(-0.5, 10.5)
@@ -100,10 +95,7 @@ def cd_diagram_svg(
         ax.text(
             5.0, height - 0.1, title, ha="center", fontsize=8.0, color="dimgray", parse_math=False
         )
-        buf = io.BytesIO()
-        meta = {"Date": None} if fmt == "svg" else {"Software": None}
-        fig.savefig(buf, format=fmt, metadata=meta, dpi=110, bbox_inches="tight", pad_inches=0.1)
-    return buf.getvalue()
+        return plots.save(fig, fmt, dpi=110)
 
 
 def _axis(ax: object, k: int, x_of: object) -> None:

@@ -142,6 +142,50 @@ def _get(url: str) -> Provoke:
     return lambda c: c.open.get(url)
 
 
+def _building(suffix: str) -> Provoke:
+    """A GET on a table whose build is held (the documented 409's table)."""
+
+    def provoke(c: Clients) -> httpx.Response:
+        dispatcher = c.open.app.state.dispatcher  # type: ignore[attr-defined]
+        dispatcher.hold = True
+        try:
+            made = c.open.post("/v1/tables", json={"function_id": "bbob/f15/i1/d10", "seed": 7})
+            assert made.status_code == 202, made.text
+        finally:
+            dispatcher.hold = False
+        return c.open.get(f"{made.headers['location']}/{suffix}")
+
+    return provoke
+
+
+def _table_publish_cases() -> dict[tuple[str, str, int], Provoke]:
+    unknown = "/v1/tables/t3f1c0d9a8b7e6f5a4b3c2d1"
+    out: dict[tuple[str, str, int], Provoke] = {}
+    for suffix in ("curve.json", "curve.csv", "quantiles", "plot.svg", "plot.png"):
+        path = "/v1/tables/{table_id}/" + suffix
+        query = "?v=0.5" if suffix == "quantiles" else ""
+        out[("GET", path, 404)] = _get(f"{unknown}/{suffix}{query}")
+        out[("GET", path, 409)] = _building(suffix + query)
+        ladder = "/v1/ladders/{function_id}/" + suffix
+        if suffix != "quantiles":
+            out[("GET", ladder, 404)] = _get(f"/v1/ladders/bbob/f25/i1/d10/{suffix}")
+            out[("GET", ladder, 409)] = lambda c, s=suffix: c.keyed.get(
+                f"/v1/ladders/classic/sphere/d2/{s}"
+            )
+            out[("GET", ladder, 422)] = _get(
+                "/v1/ladders/classic/sphere/d2/plot.png?dpi=601"
+                if suffix == "plot.png"
+                else f"/v1/ladders/classic/step/d2/{suffix}"
+            )
+    out[("GET", "/v1/tables/{table_id}/quantiles", 422)] = _get(
+        "/v1/tables/t3f1c0d9a8b7e6f5a4b3c2d1/quantiles?v=0"
+    )
+    out[("GET", "/v1/tables/{table_id}/plot.png", 422)] = _get(
+        "/v1/tables/t3f1c0d9a8b7e6f5a4b3c2d1/plot.png?dpi=601"
+    )
+    return out
+
+
 SAMPLE = list(range(500))
 SHIFTED = [v + 0.5 for v in SAMPLE]
 
@@ -267,6 +311,7 @@ PROVOKED: dict[tuple[str, str, int], Provoke] = {
     ("GET", "/v1/leaderboards/{function_id}", 422): _get(
         "/v1/leaderboards/bbob/f1/i1/d10?budget=0"
     ),
+    **_table_publish_cases(),
 }
 
 #: Declared statuses not provoked here, and why (none today: every declared error is provoked).

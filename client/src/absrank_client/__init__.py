@@ -10,6 +10,8 @@ See :class:`Client` for every method; results are the frozen dataclasses of
 """
 
 from absrank_client.client import DEFAULT_URL, Client
+from absrank_client.curves import *  # noqa: F403
+from absrank_client.curves import __all__ as _curves
 from absrank_client.errors import *  # noqa: F403
 from absrank_client.errors import __all__ as _errors
 from absrank_client.leaderboards import *  # noqa: F403
@@ -20,4 +22,4 @@ from absrank_client.progress import JobStatus
 
 __version__ = "0.1.0"
 
-__all__ = ["DEFAULT_URL", "Client", "JobStatus", *_errors, *_leaderboards, *_models]
+__all__ = ["DEFAULT_URL", "Client", "JobStatus", *_errors, *_leaderboards, *_models, *_curves]

@@ -572,6 +572,63 @@ def table(
     _emit(result, fmt, title)
 
 
+class CurveFormat(StrEnum):
+    json = "json"
+    csv = "csv"
+
+
+@app.command("table-curve")
+@_handled
+def table_curve(
+    table: Annotated[str, typer.Argument(help="a table id, or a function id with --ladder")],
+    fmt: Annotated[CurveFormat, typer.Option("--format", help="json or csv")] = CurveFormat.json,
+    out: Annotated[Path | None, typer.Option("-o", "--output", help="write to this file")] = None,
+    ladder: Annotated[bool, typer.Option(help="the ladder of this function id")] = False,
+) -> None:
+    """Download a ready table's curve (knots, counts, tail models), or a ladder's."""
+    with _client() as client:
+        if fmt == CurveFormat.csv:
+            text = client.ladder_curve_csv(table) if ladder else client.table_curve_csv(table)
+        else:
+            curve: Any = client.ladder_curve(table) if ladder else client.table_curve(table)
+            text = json.dumps(curve.raw, indent=1) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text)
+        _note(f"curve written to {out}")
+
+
+@app.command("table-plot")
+@_handled
+def table_plot(
+    table: Annotated[str, typer.Argument(help="a table id, or a function id with --ladder")],
+    out: Annotated[Path, typer.Option("-o", "--output", help="file: .svg or .png")],
+    dpi: Annotated[int | None, typer.Option(help="PNG resolution (default 300)")] = None,
+    ladder: Annotated[bool, typer.Option(help="the ladder of this function id")] = False,
+) -> None:
+    """Plot log10 v1 against t - f* of a ready table (or ladder) to an SVG or PNG file."""
+    kind: Any = "png" if out.suffix.lower() == ".png" else "svg"
+    with _client() as client:
+        if ladder:
+            client.ladder_plot(table, format=kind, dpi=dpi, path=out)
+        else:
+            client.table_plot(table, format=kind, dpi=dpi, path=out)
+    _note(f"plot written to {out}")
+
+
+@app.command()
+@_handled
+def quantiles(
+    table: Annotated[str, typer.Argument(help="a table id")],
+    v: Annotated[list[float], typer.Option("-v", help="a level in (0, 1]; repeat it")],
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Quantiles t = q(v) of a ready table's curve (v1(t) = v)."""
+    with _client() as client:
+        _emit(client.table_quantiles(table, v), fmt, f"quantiles of {table}")
+
+
 @app.command()
 @_handled
 def tables(

@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeVar
 import httpx
 
 from absrank_client import inputs
+from absrank_client.curves import LadderCurve, QuantileList, TableCurve
 from absrank_client.errors import (
     ConnectionFailed,
     InvalidInput,
@@ -756,6 +757,104 @@ class Client:
         if path is not None:
             Path(path).write_bytes(data)
         return data
+
+    # ------------------------------------------------------------ published curves
+
+    @staticmethod
+    def _table_id(table: Table | str) -> str:
+        table_id = table.id if isinstance(table, Table) else table
+        return table_id.rstrip("/").rsplit("/", 1)[-1]  # an id or a location
+
+    @staticmethod
+    def _save(data: bytes, path: str | os.PathLike[str] | None) -> bytes:
+        if path is not None:
+            Path(path).write_bytes(data)
+        return data
+
+    @staticmethod
+    def _plot_format(format: str) -> str:
+        if format not in ("svg", "png"):
+            raise ValueError(f"format must be 'svg' or 'png', got {format!r}")
+        return format
+
+    def table_curve(self, table: Table | str) -> TableCurve:
+        """A ready table's curve: knots with exact counts and the default tail models
+        (:meth:`TableCurve.v1` recomputes ``v1(t)`` offline); 409 while it builds."""
+        tid = self._table_id(table)
+        return TableCurve.parse(self._get(f"/v1/tables/{tid}/curve.json"))
+
+    def table_curve_csv(
+        self, table: Table | str, *, path: str | os.PathLike[str] | None = None
+    ) -> str:
+        """The curve as CSV text (``# key: value`` header lines, then ``value,count``)."""
+        tid = self._table_id(table)
+        data = self.request("GET", f"/v1/tables/{tid}/curve.csv").content
+        return self._save(data, path).decode()
+
+    def table_quantiles(self, table: Table | str, v: Sequence[float] | float) -> QuantileList:
+        """``t = q(v) = inf{t : v1(t) >= v}`` of the table's curve at each level ``v`` in (0, 1]."""
+        levels = [float(v)] if isinstance(v, int | float) else [float(x) for x in v]
+        tid = self._table_id(table)
+        answer = self.request("GET", f"/v1/tables/{tid}/quantiles", params={"v": levels})
+        return QuantileList.parse(answer.json())
+
+    def table_plot(
+        self,
+        table: Table | str,
+        *,
+        format: Literal["svg", "png"] = "svg",
+        dpi: int | None = None,
+        path: str | os.PathLike[str] | None = None,
+    ) -> bytes:
+        """``log10 v1`` against ``t − f*`` as SVG or PNG bytes (also written to ``path``)."""
+        fmt = self._plot_format(format)
+        params = {"dpi": dpi} if dpi is not None and fmt == "png" else None
+        tid = self._table_id(table)
+        data = self.request("GET", f"/v1/tables/{tid}/plot.{fmt}", params=params).content
+        return self._save(data, path)
+
+    @staticmethod
+    def _ladder_params(log2n: int | None, seed: int | None) -> dict[str, Any]:
+        return {k: v for k, v in (("log2n", log2n), ("seed", seed)) if v is not None}
+
+    def ladder_curve(
+        self, function_id: str, *, log2n: int | None = None, seed: int | None = None
+    ) -> LadderCurve:
+        """The combined nested-region curve of a ready ladder (pieces, levels; 409 while a
+        level builds)."""
+        params = self._ladder_params(log2n, seed)
+        return LadderCurve.parse(self._get(f"/v1/ladders/{function_id}/curve.json", params))
+
+    def ladder_curve_csv(
+        self,
+        function_id: str,
+        *,
+        log2n: int | None = None,
+        seed: int | None = None,
+        path: str | os.PathLike[str] | None = None,
+    ) -> str:
+        """The ladder's curve as CSV text (``piece,value,count`` rows)."""
+        params = self._ladder_params(log2n, seed)
+        data = self.request("GET", f"/v1/ladders/{function_id}/curve.csv", params=params).content
+        return self._save(data, path).decode()
+
+    def ladder_plot(
+        self,
+        function_id: str,
+        *,
+        format: Literal["svg", "png"] = "svg",
+        dpi: int | None = None,
+        log2n: int | None = None,
+        seed: int | None = None,
+        path: str | os.PathLike[str] | None = None,
+    ) -> bytes:
+        """The ladder's combined ``log10 v1`` plot as SVG or PNG bytes."""
+        fmt = self._plot_format(format)
+        params = self._ladder_params(log2n, seed)
+        if dpi is not None and fmt == "png":
+            params["dpi"] = dpi
+        data = self.request("GET", f"/v1/ladders/{function_id}/plot.{fmt}", params=params).content
+        return self._save(data, path)
 
     # ------------------------------------------------------------ machines
 

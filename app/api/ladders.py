@@ -1,0 +1,209 @@
+"""Published ladders of nested regions: the combined v1 curve, as JSON, CSV and plots.
+
+A ladder is named by its function (and the ``log2n``/``seed`` it was requested with, as in
+``POST /v1/tables`` with ``"ladder": true``): ``/v1/ladders/{function_id}/curve.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query, Response
+
+from app.api.deps import SessionmakerDep, SettingsDep
+from app.api.tables import (
+    CACHE_HEADERS,
+    CSV_TYPE,
+    JSON_TYPE,
+    NOT_MODIFIED,
+    PLOT_DOC,
+    PNG_TYPE,
+    SVG_TYPE,
+    DpiQuery,
+    IfNoneMatch,
+    _ok,
+    cached_answer,
+)
+from app.config import Settings
+from app.errors import InvalidInput, TableNotBuilt
+from app.schemas.common import ProblemExample, invalid, problem_responses, refused, unknown_function
+from app.schemas.table_curves import LadderCurveRead
+from app.services import table_publish as publish
+from app.services.table_publish import SM, PublishedLadder
+
+router = APIRouter(prefix="/v1/ladders", tags=["tables"])
+
+FunctionPath = Annotated[
+    str,
+    Path(
+        description="a function with known x* and f* and no plateau at f*",
+        examples=["classic/sphere/d2"],
+    ),
+]
+Log2nQuery = Annotated[
+    int | None,
+    Query(
+        ge=4,
+        le=30,
+        description="N = 2^log2n per level, as requested (default: the setting)",
+        examples=[16],
+    ),
+]
+SeedQuery = Annotated[
+    int, Query(ge=0, le=2**63 - 1, description="Sobol seed, as requested", examples=[0])
+]
+
+NOT_BUILT = ProblemExample(
+    TableNotBuilt,
+    f"level 0 (table {publish.LADDER_EXAMPLE_ID}) of the nested-region ladder of "
+    'classic/sphere/d2 is not built: request the ladder with POST /v1/tables {"function_id": '
+    '"classic/sphere/d2", "ladder": true, "seed": 0}',
+    "function_id",
+    description="A level is not built (request the ladder), or still building "
+    "(table-not-ready, with the level's Location)",
+    extra=(
+        ("table_id", publish.LADDER_EXAMPLE_ID),
+        ("level", 0),
+        ("table_request", {"function_id": "classic/sphere/d2", "ladder": True, "seed": 0}),
+    ),
+)
+NO_LADDER = refused(
+    InvalidInput,
+    "classic/step/d2 has a plateau at f* (atom 2.5e-05): its registered mass gives v1 near f*, "
+    "nested regions serve a continuous lower tail",
+    "function_id",
+    description="The function has no ladder (no x*/f*, or a plateau at f*), or a bad option",
+)
+PROBLEMS = (unknown_function(), NOT_BUILT, NO_LADDER)
+ETAG_DOC = 'The ETag is "<SHA-256 of the levels\' data_sha256, newline-joined>".'
+
+
+@dataclass(frozen=True)
+class LadderRef:
+    """Which ladder: the function and the ``log2n``/``seed`` it was requested with."""
+
+    function_id: str
+    log2n: int | None
+    seed: int
+
+
+def ladder_ref(
+    function_id: FunctionPath, log2n: Log2nQuery = None, seed: SeedQuery = 0
+) -> LadderRef:
+    """The ladder a request names."""
+    return LadderRef(function_id, log2n, seed)
+
+
+LadderDep = Annotated[LadderRef, Depends(ladder_ref)]
+Make = Callable[..., tuple[PublishedLadder, bytes]]
+
+
+def _answer(
+    ref: LadderRef,
+    sm: SM,
+    settings: Settings,
+    if_none_match: str | None,
+    make: Make,
+    media_type: str,
+    *args: object,
+    variant: str = "",
+) -> Response:
+    """A ready ladder's derived bytes under its ETag; 409 while a level is not ready."""
+    key = {"log2n": ref.log2n, "seed": ref.seed}
+    lad = publish.published_ladder(sm, settings, ref.function_id, **key)
+    return cached_answer(
+        publish.quoted(lad.digest + variant),
+        if_none_match,
+        lambda: make(sm, settings, ref.function_id, *args, **key)[1],
+        media_type,
+    )
+
+
+@router.get(
+    "/{function_id:path}/curve.json",
+    response_model=LadderCurveRead,
+    summary="Download a ladder's combined nested-region curve (JSON)",
+    responses={200: {"headers": CACHE_HEADERS}} | NOT_MODIFIED | problem_responses(*PROBLEMS),
+)
+def ladder_curve_json(
+    ref: LadderDep, sm: SessionmakerDep, settings: SettingsDep, if_none_match: IfNoneMatch = None
+) -> Response:
+    """The v1 curve ``regions="nested"`` ranks with: each level's table (id, region, the URL of
+    its own curve), and the pieces of the combination, level 0 (highest t) first: piece j
+    serves ``t_from <= t < t_below`` with ``v1(t) = exp(ln_volume_fraction)·v1_j(t)``, v1_j
+    given by the piece's knots (its served range and one neighbour each side) and tails, the
+    same formula as a table's curve.json. 409 while a level builds."""
+    return _answer(ref, sm, settings, if_none_match, publish.ladder_curve_json, JSON_TYPE)
+
+
+ladder_curve_json.__doc__ = (ladder_curve_json.__doc__ or "") + " " + ETAG_DOC
+
+
+@router.get(
+    "/{function_id:path}/curve.csv",
+    response_class=Response,
+    summary="Download a ladder's combined nested-region curve as CSV",
+    responses=_ok("text/csv", "'# key: value' lines, then piece,value,count rows")
+    | problem_responses(*PROBLEMS),
+)
+def ladder_curve_csv(
+    ref: LadderDep, sm: SessionmakerDep, settings: SettingsDep, if_none_match: IfNoneMatch = None
+) -> Response:
+    """The ladder's curve.json as CSV: its fields as ``# key: value`` lines (each piece's as
+    ``pieces.<i>.<field>``), then ``piece,value,count`` rows (each piece's knots)."""
+    return _answer(ref, sm, settings, if_none_match, publish.ladder_curve_csv, CSV_TYPE)
+
+
+@router.get(
+    "/{function_id:path}/plot.svg",
+    response_class=Response,
+    summary="Plot a ladder's combined log10 v1 against t - f* (SVG)",
+    responses=_ok("image/svg+xml", "The plot") | problem_responses(*PROBLEMS),
+)
+def ladder_plot_svg(
+    ref: LadderDep, sm: SessionmakerDep, settings: SettingsDep, if_none_match: IfNoneMatch = None
+) -> Response:
+    return _answer(ref, sm, settings, if_none_match, publish.ladder_plot, SVG_TYPE, "svg")
+
+
+@router.get(
+    "/{function_id:path}/plot.png",
+    response_class=Response,
+    summary="Plot a ladder's combined log10 v1 against t - f* (PNG)",
+    responses=_ok("image/png", "The plot")
+    | problem_responses(
+        unknown_function(),
+        NOT_BUILT,
+        invalid(
+            "dpi", f"Input should be less than or equal to {publish.MAX_DPI}", "less_than_equal"
+        ),
+    ),
+)
+def ladder_plot_png(
+    ref: LadderDep,
+    sm: SessionmakerDep,
+    settings: SettingsDep,
+    dpi: DpiQuery = publish.DEFAULT_DPI,
+    if_none_match: IfNoneMatch = None,
+) -> Response:
+    return _answer(
+        ref,
+        sm,
+        settings,
+        if_none_match,
+        publish.ladder_plot,
+        PNG_TYPE,
+        "png",
+        dpi,
+        variant=f"-{dpi}",
+    )
+
+
+_LADDER_PLOT = (
+    " One line per serving level (coloured), the thresholds between them dotted; the deepest "
+    "level's lower tail dashed. "
+)
+ladder_plot_svg.__doc__ = PLOT_DOC + _LADDER_PLOT + ETAG_DOC
+ladder_plot_png.__doc__ = PLOT_DOC + _LADDER_PLOT + 'The ETag of a PNG is "<digest>-<dpi>".'
