@@ -58,6 +58,11 @@ class AbsoluteRankRead(BaseModel):
     )
     tail: str | None = Field(None, description="the lower-tail model of the table (or None)")
     tables: list[str] = Field(description="ids of the tables the rank came from")
+    curve: str | None = Field(
+        None,
+        description="where to download the v1 curve the rank came from (GET it: the table's or "
+        "the ladder's curve.json); null for an exact v1",
+    )
 
 
 class LeaderboardEntry(BaseModel):

@@ -111,7 +111,17 @@ def _absolute(
         source=kind,
         tail=None if kind == "analytic" else (tail.get("lower") or tail.get("mode")),
         tables=list(ids),
+        curve=_curve_location(source, ids),
     )
+
+
+def _curve_location(source: dict[str, Any], ids: list[str]) -> str | None:
+    """The published curve of a rank's source (``/v1/tables/{id}`` or ``/v1/ladders/{fn}``)."""
+    if source["kind"] == "table" and ids:
+        return f"/v1/tables/{ids[0]}/curve.json"
+    if source["kind"] == "nested":
+        return f"/v1/ladders/{source['ladder']['function_id']}/curve.json"
+    return None
 
 
 @dataclass

@@ -434,4 +434,9 @@ def test_storing_a_deep_set_queues_its_ladder_then_the_rank_is_final(
     entries = _by_id(_board(client, fid))
     assert entries[deep]["status"] == "final"  # the inline dispatcher built the ladder
     assert entries[deep]["absolute"]["source"] == "nested"
+    assert entries[deep]["absolute"]["curve"] == f"/v1/ladders/{fid}/curve.json"
+    assert client.get(entries[deep]["absolute"]["curve"]).status_code == 200
+    table_curve = client.get(entries[shallow]["absolute"]["curve"])
+    assert table_curve.status_code == 200  # the curve the table rank came from
+    assert table_curve.json()["table_id"] == entries[shallow]["absolute"]["tables"][0]
     assert entries[shallow]["absolute"] == before  # the shallow set keeps its table rank

@@ -36,6 +36,7 @@ def test_leaderboard_is_typed_and_ordered(client: Client, archived: dict[str, st
     assert a.value == 2e-3
     assert a.log10_v == board.raw["entries"][0]["absolute"]["log10_v"]
     assert a.relative_rank == 1.0
+    assert a.curve is None  # exact v1 (sphere)
     assert [(p.a, p.b) for p in board.pairs] == [("A", "B"), ("A", "C 2"), ("B", "C 2")]
     assert board.pairs[0].log10_p_value is not None
     assert [r["label"] for r in board.rows()] == ["A", "B", "C 2"]

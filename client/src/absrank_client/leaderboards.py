@@ -58,6 +58,8 @@ class LeaderboardEntry:
 
     ``status`` is ``"final"`` or ``"provisional"`` (then ``awaiting`` says what for, and
     ``log10_v`` is a tail-model bound or ``None`` while the function's table builds).
+    ``curve`` is the path of the published v1 curve the rank came from (``client.request("GET",
+    entry.curve)``), None for an exact v1.
     """
 
     set_id: str
@@ -76,6 +78,7 @@ class LeaderboardEntry:
     log10_hi: float | None
     method: str | None
     source: str | None
+    curve: str | None
     relative_rank: float | None
     tested: bool
     awaiting: Awaited | None
@@ -102,6 +105,7 @@ class LeaderboardEntry:
             log10_hi=interval.get("log10_hi"),
             method=absolute.get("method"),
             source=absolute.get("source"),
+            curve=absolute.get("curve"),
             relative_rank=raw.get("relative_rank"),
             tested=bool(raw.get("tested", False)),
             awaiting=Awaited.parse(raw.get("awaiting")),
