@@ -1,4 +1,4 @@
-"""``absrank`` command line: serve, worker, migrate, redispatch, queue-defaults."""
+"""``absrank`` command line: serve, worker, migrate, redispatch, queue-defaults, seed-archive."""
 
 from __future__ import annotations
 
@@ -80,6 +80,27 @@ def queue_defaults() -> None:
     typer.echo(f"default tables: {created} queued, {len(default_table_ids()) - created} existing")
 
 
+@app.command("seed-archive")
+def seed_archive() -> None:
+    """Load the archive's seed results: CEC 2005 F15-F17 (11 algorithms) and the BBOB demo's
+    three scipy optimizers (idempotent: sets already archived are left as they are)."""
+    from app.db import make_engine, make_sessionmaker
+    from app.services.archive_seed import seed_archive as seed
+    from workers.app import get_dispatcher
+
+    settings = get_settings()
+    settings.ensure_dirs()
+    engine = make_engine(settings.database_url)
+    try:
+        report = seed(make_sessionmaker(engine), settings, get_dispatcher())
+    finally:
+        engine.dispose()
+    typer.echo(
+        f"result sets: {len(report.created)} stored, {len(report.existing)} existing; queued "
+        f"{report.queued_tables} tables and {report.queued_ladders} ladders"
+    )
+
+
 @app.command()
 def worker(
     workers: Annotated[int, typer.Option(help="worker processes")] = 1,
@@ -135,6 +156,9 @@ def serve(
     default_tables: Annotated[
         bool | None, typer.Option(help="queue the default tables (default: setting)")
     ] = None,
+    seed: Annotated[
+        bool | None, typer.Option(help="seed the results archive (default: setting)")
+    ] = None,
 ) -> None:
     """Serve the API (with an embedded worker in the default, single-machine mode)."""
     import uvicorn
@@ -145,6 +169,7 @@ def serve(
     settings.ensure_dirs()
     run_worker = settings.embedded_worker if embedded_worker is None else embedded_worker
     queue = settings.default_tables if default_tables is None else default_tables
+    seed_sets = settings.seed_archive if seed is None else seed
     child: subprocess.Popen[bytes] | None = None
     if run_worker:
         child = subprocess.Popen(
@@ -164,6 +189,8 @@ def serve(
     try:
         if queue:
             queue_defaults()
+        if seed_sets:
+            seed_archive()
         uvicorn.run(
             create_app(settings),
             host=host or settings.host,

@@ -80,6 +80,26 @@ class Settings(BaseSettings):
     )
     max_evaluate_points: int = Field(10_000, ge=1)
     max_request_bytes: int = Field(8 * 1024 * 1024, ge=1024)
+    # results archive (POST /v1/result-sets)
+    max_upload_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=1024,
+        description="body of a text/csv or multipart/form-data POST /v1/result-sets (JSON "
+        "bodies keep max_request_bytes); also the uploaded file itself",
+    )
+    max_upload_decompressed_bytes: int = Field(
+        256 * 1024 * 1024, ge=1024, description="files inside an uploaded .zip/.tgz together"
+    )
+    max_upload_files: int = Field(10_000, ge=1, description="members of an uploaded archive")
+    max_upload_rows: int = Field(
+        2_000_000, ge=1, description="runs plus trajectory points of one result set"
+    )
+    max_inline_rows: int = Field(
+        100_000,
+        ge=1,
+        description="runs plus points GET /v1/result-sets/{id}?include=runs answers (the .csv "
+        "has any number)",
+    )
     max_region_scan_deltas: int = Field(
         32, ge=1, le=1000, description="δ values (cheap tables) per region scan"
     )
@@ -142,6 +162,11 @@ class Settings(BaseSettings):
     embedded_worker: bool = Field(True, description="absrank serve also runs a worker process")
     embedded_workers: int = Field(1, ge=1, description="worker processes started by absrank serve")
     default_tables: bool = Field(True, description="absrank serve queues the default tables")
+    seed_archive: bool = Field(
+        True,
+        description="absrank serve seeds the results archive (CEC 2005 F15-F17, the BBOB demo; "
+        "idempotent)",
+    )
 
     @field_validator("database_url")
     @classmethod

@@ -8,6 +8,7 @@ import logging
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI
@@ -26,6 +27,7 @@ from app.api import (
     pareto,
     ranks,
     region_scans,
+    result_sets,
     stattests,
     tables,
 )
@@ -45,6 +47,16 @@ scrambled Sobol samples and can be rebuilt bit for bit. Errors are RFC 9457 prob
 """
 
 
+@dataclass(frozen=True)
+class UploadRoute:
+    """A route whose bodies of ``media_types`` have their own, larger limit ``setting``."""
+
+    path: str
+    media_types: tuple[str, ...]
+    limit: int
+    setting: str
+
+
 class BodySizeLimit:
     """Refuse request bodies over ``limit`` bytes with a 413 problem (before parsing them).
 
@@ -54,22 +66,40 @@ class BodySizeLimit:
     replayed to the application (which reads the whole body into memory anyway).
     """
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, uploads: tuple[UploadRoute, ...] = ()) -> None:
         self.app = app
         self.limit = limit
+        self.uploads = uploads
+
+    def _limit_of(self, scope: Scope, headers: dict[bytes, bytes]) -> tuple[int, str]:
+        """The limit of this request and the setting's name (an upload route's own, or the
+        global ``max_request_bytes``)."""
+        media_type = headers.get(b"content-type", b"").split(b";", 1)[0].strip().lower()
+        for route in self.uploads:
+            if (
+                scope.get("method") == "POST"
+                and scope.get("path") == route.path
+                and media_type.decode("latin-1") in route.media_types
+            ):
+                return route.limit, route.setting
+        return self.limit, "max_request_bytes"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = dict(scope.get("headers") or []).get(b"content-length", b"")
+        headers = dict(scope.get("headers") or [])
+        limit = self._limit_of(scope, headers)
+        declared = headers.get(b"content-length", b"")
         # more than 18 digits is over any limit (and int() refuses beyond 4300 digits)
-        if declared.isdigit() and (len(declared) > 18 or int(declared) > self.limit):
-            await self._reject(scope, receive, send)
+        if declared.isdigit() and (len(declared) > 18 or int(declared) > limit[0]):
+            await self._reject(scope, receive, send, limit)
             return
-        await self._buffered(scope, receive, send)
+        await self._buffered(scope, receive, send, limit)
 
-    async def _buffered(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _buffered(
+        self, scope: Scope, receive: Receive, send: Send, limit: tuple[int, str]
+    ) -> None:
         messages: deque[Message] = deque()
         seen = 0
         while True:
@@ -78,8 +108,8 @@ class BodySizeLimit:
             if message["type"] != "http.request":  # http.disconnect: let the app see it
                 break
             seen += len(message.get("body", b""))
-            if seen > self.limit:
-                await self._reject(scope, receive, send)
+            if seen > limit[0]:
+                await self._reject(scope, receive, send, limit)
                 return
             if not message.get("more_body", False):
                 break
@@ -89,12 +119,14 @@ class BodySizeLimit:
 
         await self.app(scope, replay, send)
 
-    async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _reject(
+        self, scope: Scope, receive: Receive, send: Send, limit: tuple[int, str]
+    ) -> None:
         response = problem_response(
             status=413,
             type_=PayloadTooLarge.type,
             title=PayloadTooLarge.title,
-            detail=f"request body exceeds max_request_bytes = {self.limit}",
+            detail=f"request body exceeds {limit[1]} = {limit[0]}",
             instance=scope.get("path", ""),
             field="body",
         )
@@ -219,12 +251,24 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         machines,
         pareto,
         region_scans,
+        result_sets,
         ladders,
         leaderboards,
     ):
         app.include_router(module.router)
     install_openapi(app, lambda: stattests.response_examples(settings))
-    app.add_middleware(BodySizeLimit, limit=settings.max_request_bytes)
+    app.add_middleware(
+        BodySizeLimit,
+        limit=settings.max_request_bytes,
+        uploads=(
+            UploadRoute(
+                "/v1/result-sets",
+                ("text/csv", "multipart/form-data"),
+                settings.max_upload_bytes,
+                "max_upload_bytes",
+            ),
+        ),
+    )
     app.add_middleware(
         DocsContentSecurityPolicy,
         paths=(DOCS_URL, REDOC_URL, app.swagger_ui_oauth2_redirect_url or DOCS_URL),

@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,3 +165,64 @@ def served(tmp_path: Path, **settings: str) -> Iterator[Served]:
             for pid in running.workers:
                 if alive(pid):
                     os.kill(pid, signal.SIGKILL)
+
+
+DEFAULT_PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+"""The test PostgreSQL server's admin URL unless ``ABSRANK_TEST_POSTGRES_URL`` names another."""
+
+
+def pg_admin_url() -> str:
+    """The admin URL of the test PostgreSQL server."""
+    return os.environ.get("ABSRANK_TEST_POSTGRES_URL", DEFAULT_PG_ADMIN)
+
+
+def libpq(url: str) -> str:
+    """A SQLAlchemy URL as psycopg's connection string."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def require_postgres(url: str) -> None:
+    """Fail (under ``CI``) or skip the test when the server at ``url`` is unreachable."""
+    import psycopg
+    import pytest
+
+    try:
+        with psycopg.connect(libpq(url), connect_timeout=3, autocommit=True):
+            pass
+    except psycopg.OperationalError as exc:
+        msg = f"PostgreSQL not reachable at {url!r}: {exc}"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+
+
+@contextlib.contextmanager
+def pg_databases(admin_url: str) -> Iterator[Callable[[], str]]:
+    """``create()`` makes a database ``absrank_test_<random>`` and returns its URL; all are
+    dropped on exit."""
+    import secrets
+
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    created: list[str] = []
+
+    def create() -> str:
+        name = f"absrank_test_{secrets.token_hex(6)}"
+        with psycopg.connect(libpq(admin_url), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        created.append(name)
+        return (
+            make_url(admin_url)
+            .set(drivername="postgresql+psycopg", database=name)
+            .render_as_string(hide_password=False)
+        )
+
+    try:
+        yield create
+    finally:
+        with psycopg.connect(libpq(admin_url), autocommit=True) as conn:
+            for name in created:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

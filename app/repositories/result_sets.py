@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from sqlalchemy import Select, func, insert, select
 from sqlalchemy.orm import Session
@@ -96,7 +96,7 @@ class ResultSetRepository:
         for table, rows in tables:
             batch: list[dict[str, object]] = []
             for row in rows:
-                batch.append(asdict(row))
+                batch.append(dict(vars(row)))  # asdict() deep-copies: 3x slower
                 if len(batch) >= _BATCH:
                     self.session.execute(insert(table), batch)
                     batch = []

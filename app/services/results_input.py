@@ -6,8 +6,6 @@ on how its results were sent.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -16,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from app.config import Settings
+from app.domain import csvrows
 from app.errors import InvalidInput
 
 COLUMNS = ("algorithm", "problem", "run", "value")
@@ -41,12 +40,12 @@ def _csv_value(text: str, where: str) -> float | None:
 
 
 def csv_run(text: str, where: str) -> int:
-    token = text.strip()
-    if not token.isdigit() or len(token) > 10:
+    run = csvrows.parse_count(text)
+    if run is None:
         raise InvalidInput(
-            f"{where}: run {token[:40]!r} is not an integer in [0, 10^9]", field="csv"
+            f"{where}: run {text.strip()[:40]!r} is not an integer in [0, 10^9]", field="csv"
         )
-    return int(token)
+    return run
 
 
 def csv_name(text: str, where: str, column: str) -> str:
@@ -77,39 +76,15 @@ def read_csv(
         ``parse_row`` refuses, more than ``max_rows`` data rows, no row; the message names the
         line. Field ``csv``.
     """
-    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff")))  # spreadsheets write a BOM
-    try:
-        written = next(reader)
-    except StopIteration:
-        raise InvalidInput("csv is empty; expected a header line", field="csv") from None
-    except csv.Error as exc:
-        raise InvalidInput(f"csv line 1: {exc}", field="csv") from None
-    header = [h.strip().lower() for h in written]
-    if sorted(header) != sorted(columns):
-        raise InvalidInput(
-            f"csv header must name the columns {', '.join(columns)} "
-            f"(got {', '.join(h.strip() for h in written)[:200]})",
-            field="csv",
-        )
-    pos = [header.index(c) for c in columns]
-    rows: list[tuple[Any, ...]] = []
-    try:
-        for line_no, fields in enumerate(reader, start=2):
-            if not fields or all(not f.strip() for f in fields):
-                continue
-            where = f"csv line {line_no}"
-            if len(fields) != len(columns):
-                raise InvalidInput(
-                    f"{where}: expected {len(columns)} fields, got {len(fields)}", field="csv"
-                )
-            if len(rows) >= max_rows:
-                raise InvalidInput(f"at most {max_rows} csv rows", field="csv")
-            rows.append(parse_row([fields[i] for i in pos], where))
-    except csv.Error as exc:
-        raise InvalidInput(f"csv line {reader.line_num}: {exc}", field="csv") from None
-    if not rows:
-        raise InvalidInput("csv has a header but no rows", field="csv")
-    return rows
+
+    def fail(message: str, line: int | None) -> InvalidInput:
+        where = "csv" if line is None else f"csv line {line}:"
+        return InvalidInput(f"{where} {message}", field="csv")
+
+    return [
+        parse_row(fields, f"csv line {line}")
+        for line, fields in csvrows.read_rows(text, columns, max_rows=max_rows, fail=fail)
+    ]
 
 
 def parse_csv(text: str, *, max_rows: int) -> list[Row]:

@@ -18,6 +18,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from app.api.result_sets import EXAMPLE_CORRECTION, EXAMPLE_SET
 from app.main import create_app
 from tests.api.conftest import InlineDispatcher, api_settings
 from tests.support import migrate
@@ -140,6 +141,22 @@ def _post(path: str, body: Any, which: str = "open") -> Provoke:
 
 def _get(url: str) -> Provoke:
     return lambda c: c.open.get(url)
+
+
+def _second_correction(c: Clients) -> httpx.Response:
+    for body in (EXAMPLE_SET, EXAMPLE_CORRECTION):
+        made = c.open.post(
+            "/v1/result-sets",
+            content=body.model_dump_json(exclude_none=True),
+            headers={"content-type": "application/json"},
+        )
+        assert made.status_code in (200, 201), made.text
+    again = EXAMPLE_CORRECTION.model_copy(update={"version": "3"})
+    return c.open.post(
+        "/v1/result-sets",
+        content=again.model_dump_json(exclude_none=True),
+        headers={"content-type": "application/json"},
+    )
 
 
 def _building(suffix: str) -> Provoke:
@@ -310,6 +327,23 @@ PROVOKED: dict[tuple[str, str, int], Provoke] = {
     ("GET", "/v1/leaderboards/{function_id}", 404): _get("/v1/leaderboards/bbob/f25/i1/d10"),
     ("GET", "/v1/leaderboards/{function_id}", 422): _get(
         "/v1/leaderboards/bbob/f1/i1/d10?budget=0"
+    ),
+    ("POST", "/v1/result-sets", 409): _second_correction,
+    ("POST", "/v1/result-sets", 422): _post(
+        "/v1/result-sets",
+        {
+            "name": "DE",
+            "values_are": "f",
+            "results": [{"function_id": "bbob/f25/i1/d10", "run": 0, "value": 1.0, "budget": 1}],
+        },
+    ),
+    ("GET", "/v1/result-sets", 422): _get("/v1/result-sets?limit=0"),
+    ("GET", "/v1/result-sets/{set_id}", 404): _get("/v1/result-sets/r0c9e4b1a2f3d5e6a7b8c9d0"),
+    ("GET", "/v1/result-sets/{set_id}", 422): _get(
+        "/v1/result-sets/r0c9e4b1a2f3d5e6a7b8c9d0?include=everything"
+    ),
+    ("GET", "/v1/result-sets/{set_id}.csv", 404): _get(
+        "/v1/result-sets/r0c9e4b1a2f3d5e6a7b8c9d0.csv"
     ),
     **_table_publish_cases(),
 }

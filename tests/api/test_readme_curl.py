@@ -14,6 +14,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -39,6 +40,8 @@ class Curl:
     headers : dict of str to str
     body : str or None
         The raw body (``-d``), or ``@FILE`` for ``--data-binary @FILE``.
+    form : tuple of (str, str)
+        ``-F name=value`` fields of a ``multipart/form-data`` body (``@FILE`` uploads FILE).
     """
 
     line: int
@@ -46,6 +49,7 @@ class Curl:
     path: str
     headers: dict[str, str] = field(default_factory=dict)
     body: str | None = None
+    form: tuple[tuple[str, str], ...] = ()
 
 
 def _strip_comment(line: str, quote: str | None) -> tuple[str, str | None]:
@@ -83,10 +87,15 @@ def _parse(line: int, command: str) -> Curl | None:
     if not words or words[0] != "curl":
         return None
     method, headers, body, url = "GET", {}, None, None
+    form: list[tuple[str, str]] = []
     it = iter(words[1:])
     for word in it:
         if word == "-X":
             method = next(it)
+        elif word == "-F":
+            name, _, value = next(it).partition("=")
+            form.append((name, value))
+            method = "POST" if method == "GET" else method
         elif word == "-H":
             name, _, value = next(it).partition(":")
             headers[name.strip().lower()] = value.strip()
@@ -99,7 +108,7 @@ def _parse(line: int, command: str) -> Curl | None:
             url = word
     assert url is not None, f"README line {line}: curl without a URL"
     path = re.sub(r"^(https?://)?(127\.0\.0\.1|localhost):8000", "", url)
-    return Curl(line, method, path, headers, body)
+    return Curl(line, method, path, headers, body, tuple(form))
 
 
 def _examples() -> list[tuple[str, list[Curl], dict[str, str]]]:
@@ -151,8 +160,7 @@ def test_readme_curl_examples_answer_2xx(
                 content = json.dumps(last["follow_up"]).encode()
             elif curl.body is not None:
                 content = curl.body.encode()
-            headers = {k: v for k, v in curl.headers.items() if k != "x-api-key"}
-            response = client.request(curl.method, path, content=content, headers=headers)
+            response = _send(client, curl, path, content, files)
             assert response.status_code < 400, (
                 f"README line {curl.line}: {curl.method} {path} answered "
                 f"{response.status_code}: {response.text[:500]}"
@@ -171,6 +179,18 @@ def test_readme_curl_examples_answer_2xx(
             location = response.headers.get("location")
             if location:
                 last["id"] = location.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _send(
+    client: TestClient, curl: Curl, path: str, content: bytes | None, files: dict[str, str]
+) -> Any:
+    """Send one README curl: its body, or its ``-F`` form (``@FILE`` from the block's files)."""
+    headers = {k: v for k, v in curl.headers.items() if k != "x-api-key"}
+    if not curl.form:
+        return client.request(curl.method, path, content=content, headers=headers)
+    uploads = {k: (v[1:], files[v[1:]].encode()) for k, v in curl.form if v[:1] == "@"}
+    fields = {k: v for k, v in curl.form if v[:1] != "@"}
+    return client.request(curl.method, path, files=uploads, data=fields, headers=headers)
 
 
 def test_the_openapi_document_stands_alone(client: TestClient) -> None:

@@ -8,29 +8,22 @@ tests fail when ``CI`` is set and are skipped otherwise.
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-import psycopg
 import pytest
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import delete
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import make_engine, make_sessionmaker
 from app.models import Comparison, Table, TableChunk
-from tests.support import alembic_config
-
-DEFAULT_PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-
-
-def _libpq(url: str) -> str:
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+from tests.support import alembic_config, pg_databases, require_postgres
+from tests.support import pg_admin_url as support_pg_admin_url
 
 
 @pytest.fixture(scope="session")
@@ -42,38 +35,16 @@ def make_alembic_config() -> Callable[[str], Config]:
 @pytest.fixture(scope="session")
 def pg_admin_url() -> str:
     """The admin URL of the test PostgreSQL server (fail in CI, skip locally if down)."""
-    url = os.environ.get("ABSRANK_TEST_POSTGRES_URL", DEFAULT_PG_ADMIN)
-    try:
-        with psycopg.connect(_libpq(url), connect_timeout=3, autocommit=True):
-            pass
-    except psycopg.OperationalError as exc:
-        msg = f"PostgreSQL not reachable at {make_url(url)!r}: {exc}"
-        if os.environ.get("CI"):
-            pytest.fail(msg)
-        pytest.skip(msg)
+    url = support_pg_admin_url()
+    require_postgres(url)
     return url
 
 
 @pytest.fixture(scope="session")
 def pg_database_factory(pg_admin_url: str) -> Iterator[Callable[[], str]]:
     """Create fresh PostgreSQL databases on demand; all are dropped at the end of the session."""
-    created: list[str] = []
-
-    def create() -> str:
-        name = f"absrank_test_{secrets.token_hex(6)}"
-        with psycopg.connect(_libpq(pg_admin_url), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        created.append(name)
-        return (
-            make_url(pg_admin_url)
-            .set(drivername="postgresql+psycopg", database=name)
-            .render_as_string(hide_password=False)
-        )
-
-    yield create
-    with psycopg.connect(_libpq(pg_admin_url), autocommit=True) as conn:
-        for name in created:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with pg_databases(pg_admin_url) as create:
+        yield create
 
 
 @pytest.fixture(scope="session")

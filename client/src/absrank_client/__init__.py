@@ -9,6 +9,7 @@ See :class:`Client` for every method; results are the frozen dataclasses of
 :mod:`absrank_client.models`, errors those of :mod:`absrank_client.errors`.
 """
 
+from absrank_client.archive import ArchivedRun, QueuedBuilds, ResultSet, ResultSetList
 from absrank_client.client import DEFAULT_URL, Client
 from absrank_client.curves import *  # noqa: F403
 from absrank_client.curves import __all__ as _curves
@@ -22,4 +23,16 @@ from absrank_client.progress import JobStatus
 
 __version__ = "0.1.0"
 
-__all__ = ["DEFAULT_URL", "Client", "JobStatus", *_errors, *_leaderboards, *_models, *_curves]
+__all__ = [
+    "DEFAULT_URL",
+    "ArchivedRun",
+    "Client",
+    "JobStatus",
+    "QueuedBuilds",
+    "ResultSet",
+    "ResultSetList",
+    *_errors,
+    *_leaderboards,
+    *_models,
+    *_curves,
+]

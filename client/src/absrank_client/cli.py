@@ -857,6 +857,9 @@ def leaderboard(
             _note(suite_board.family_reason)
 
 
+from absrank_client import archive_cli as _archive_cli  # noqa: E402, F401 (registers commands)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     app(args=list(argv) if argv is not None else None, prog_name="absrank-client")

@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeVar
 import httpx
 
 from absrank_client import inputs
+from absrank_client.archive import ArchiveMethods
 from absrank_client.curves import LadderCurve, QuantileList, TableCurve
 from absrank_client.errors import (
     ConnectionFailed,
@@ -76,7 +77,7 @@ class _Polled:
     fresh: bool = True  # the job as given has not been shown yet: no GET before the first look
 
 
-class Client:
+class Client(ArchiveMethods):
     """A client of one absrank server.
 
     Parameters
@@ -157,14 +158,33 @@ class Client:
         *,
         json: Any = None,
         params: Mapping[str, Any] | None = None,
+        content: bytes | None = None,
+        content_type: str | None = None,
+        files: Mapping[str, Any] | None = None,
+        data: Mapping[str, Any] | None = None,
     ) -> httpx.Response:
-        """Send one request; a non-2xx answer raises its typed :class:`ProblemError`."""
+        """Send one request; a non-2xx answer raises its typed :class:`ProblemError`.
+
+        ``content`` (with ``content_type``) is a raw body; ``files`` and ``data`` a
+        ``multipart/form-data`` one.
+        """
         headers = {"accept": "application/json, application/problem+json, */*"}
         if self.api_key:
             headers["x-api-key"] = self.api_key
+        if content_type is not None:
+            headers["content-type"] = content_type
         url = self._url(path)
         try:
-            response = self._http.request(method, url, json=json, params=params, headers=headers)
+            response = self._http.request(
+                method,
+                url,
+                json=json,
+                params=params,
+                headers=headers,
+                content=content,
+                files=files,
+                data=data,
+            )
         except (httpx.ReadTimeout, httpx.WriteTimeout) as exc:
             raise RequestTimedOut(self.url, self.timeout) from exc
         except httpx.TransportError as exc:
