@@ -410,40 +410,6 @@ def significance(board: Board, settings: Settings, alpha: float) -> Significance
 # the use cases
 
 
-def queue_needed_ladders(
-    sm: sessionmaker[Session], settings: Settings, dispatcher: tables.Dispatcher, set_id: str
-) -> list[str]:
-    """Queue the nested-region ladders a stored set's values need; return their function ids.
-
-    A function needs its ladder when it has one (``x*``, ``f*``, no plateau; no exact ``v1``)
-    and some run of the set lies below the lowest sample of its ready default table: the
-    leaderboard shows those entries as provisional until the ladder is ready. Functions whose
-    default table is not ready yet are left alone (their entries wait for the table first, and
-    name the ladder once it is ready). Call it after the set's transaction commits.
-    """
-    with session_scope(sm) as session:
-        repo = ResultSetRepository(session)
-        archive = read_archive(repo, repo.run_columns(set_ids=[set_id]), with_points=False)
-    queued = []
-    for (fid, sid), group in sorted(archive.runs.items()):
-        fn = find_function(fid)
-        if fn.analytic is not None or not ladder_applies(fn):
-            continue
-        spec = tables.table_spec(settings, function_id=fn.id)
-        ready = tables.cached_ready_table(sm, tables.table_id_for(tables.spec_hash(spec)))
-        if ready is None:
-            try:
-                ready = tables.load_table_data(sm, tables.table_id_for(tables.spec_hash(spec)))
-            except (errors.NotFound, errors.TableNotReady):
-                continue
-        offset = float(fn.f_opt or 0.0) if archive.sets[sid].values_are == "error" else 0.0
-        if min(group.values) + offset < float(ready[1].values[0]):
-            with domain_errors_as_problems():
-                tables.request_ladder(sm, settings, dispatcher, fn.id)
-            queued.append(fn.id)
-    return queued
-
-
 def function_leaderboard(
     sm: sessionmaker[Session],
     settings: Settings,

@@ -128,10 +128,6 @@ def ladder_applies(fn: BenchmarkFunction) -> bool:
     return fn.x_opt is not None and fn.f_opt is not None and fn.local.atom == 0.0
 
 
-ladder_applies = _ladder_applies
-"""Public name of :func:`_ladder_applies` (the archive queues ladders where they apply)."""
-
-
 def _nested_source(
     sm: sessionmaker[Session],
     settings: Settings,

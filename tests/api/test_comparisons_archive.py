@@ -111,3 +111,25 @@ def test_sets_that_cannot_join_are_422_naming_the_index(
     )
     assert r.status_code == 422, r.text
     assert r.json()["field"] == field
+
+
+def test_a_set_posted_to_the_archive_joins_a_comparison(client: TestClient) -> None:
+    rows = [
+        {"function_id": p, "run": i, "value": v, "budget": 1000}
+        for p in P
+        for i, v in enumerate([0.01, 0.02])
+    ]
+    made = client.post(
+        "/v1/result-sets",
+        json={"name": "DE", "version": "1.0", "values_are": "error", "results": rows},
+    )
+    assert made.status_code == 201, made.text
+    body = {
+        "results": _mine({p: [0.001, 0.002] for p in P}),
+        "values_are": "error",
+        "budget": 1000,
+        "result_sets": [made.json()["id"]],
+    }
+    out = client.post("/v1/comparisons", json=body).json()
+    assert out["algorithms"] == ["mine", "DE 1.0"]
+    assert out["absolute"]["status"] == "complete"

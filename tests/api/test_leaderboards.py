@@ -23,7 +23,6 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.domain.functions import get_function
 from app.main import create_app
-from app.services import leaderboards
 from tests.api.conftest import InlineDispatcher, api_settings
 from tests.archive_support import store_set
 from tests.support import migrate
@@ -420,23 +419,85 @@ def test_anonymous_on_a_keyed_deployment_sees_what_is_awaited(tmp_path: Path) ->
         assert wrong.status_code == 401
 
 
-def test_storing_a_deep_set_queues_its_ladder_then_the_rank_is_final(
+def _post_set(client: TestClient, name: str, runs: dict[str, list[float]], **meta: Any) -> str:
+    """Store a set through POST /v1/result-sets (what users do)."""
+    budget = meta.pop("budget", 1000)
+    trajectories = meta.pop("trajectories", {})
+    rows = []
+    for fid, values in runs.items():
+        for i, v in enumerate(values):
+            row: dict[str, Any] = {"function_id": fid, "run": i, "value": v, "budget": budget}
+            if fid in trajectories:
+                evals, best = zip(*trajectories[fid][i], strict=True)
+                row["trajectory"] = {"evaluations": list(evals), "best": list(best)}
+            rows.append(row)
+    r = client.post("/v1/result-sets", json={"name": name, "results": rows, **meta})
+    assert r.status_code == 201, r.text
+    return str(r.json()["id"])
+
+
+def test_sets_stored_through_the_api_are_ranked_and_never_missed(
+    lb: tuple[TestClient, InlineDispatcher],
+) -> None:
+    client, _ = lb
+    a = _post_set(client, "A", {F[0]: [1e-3, 2e-3, 3e-3]}, values_are="error")
+    first = _board(client, F[0])
+    assert [e["set_id"] for e in first["entries"]] == [a]
+    b = _post_set(client, "B", {F[0]: [1e-4, 2e-4, 3e-4]}, values_are="error", version="2")
+    second = _by_id(_board(client, F[0]))
+    assert set(second) == {a, b}  # the cached answer of the first call is not served
+    assert second[a]["absolute"] == first["entries"][0]["absolute"]
+    assert second[b]["label"] == "B 2"
+    assert second[b]["relative_rank"] == 1.0
+    c = _post_set(
+        client,
+        "B",
+        {F[0]: [1e-5, 2e-5, 3e-5]},
+        values_are="error",
+        version="2",
+        supersedes=b,
+        budget=100,
+        trajectories={
+            F[0]: [[(1, 1.0), (100, 1e-5)], [(1, 2.0), (100, 2e-5)], [(3, 3.0), (100, 3e-5)]]
+        },
+    )
+    third = _board(client, F[0])
+    assert [x["reason"] for x in third["excluded"]] == ["superseded"]
+    assert {e["set_id"] for e in third["entries"]} == {a, c}
+    at50 = _board(client, F[0], budget=50)
+    assert [e["set_id"] for e in at50["entries"]] == [c]
+    assert at50["entries"][0]["value"] == 2.0  # median of the best so far: 1.0, 2.0, 3.0
+    assert {x["set_id"]: x["reason"] for x in at50["excluded"]}[a] == "no-trajectories"
+    at2 = _board(client, F[0], budget=2)  # run 2 records its first value at 3 evaluations
+    assert {x["set_id"]: x["reason"] for x in at2["excluded"]}[c] == "no-record-within-budget"
+
+
+def test_a_deep_set_waits_for_its_ladder_which_storing_queued(
     lb: tuple[TestClient, InlineDispatcher],
 ) -> None:
     client, dispatcher = lb
     fid = "bbob/f2/i1/d2"
-    sm = _sm(client)
-    shallow = store_set(sm, "shallow", {fid: [1e6]}, values_are="error")
-    before = _by_id(_board(client, fid))[shallow]["absolute"]  # builds the default table
-    deep = store_set(sm, "deep", {fid: [1e-6]}, values_are="error")
-    assert leaderboards.queue_needed_ladders(sm, dispatcher.settings, dispatcher, shallow) == []
-    assert leaderboards.queue_needed_ladders(sm, dispatcher.settings, dispatcher, deep) == [fid]
+    shallow = _post_set(client, "shallow", {fid: [1e6]}, values_are="error")
+    before = _by_id(_board(client, fid))[shallow]
+    assert before["status"] == "final"
+    dispatcher.hold = True  # the ladder the next set needs is queued, not built
+    deep = _post_set(client, "deep", {fid: [1e-6]}, values_are="error")
     entries = _by_id(_board(client, fid))
-    assert entries[deep]["status"] == "final"  # the inline dispatcher built the ladder
+    assert entries[deep]["status"] == "provisional"
+    assert entries[deep]["awaiting"]["kind"] == "ladder"
+    assert entries[deep]["awaiting"]["location"].startswith("/v1/tables/t")
+    assert entries[shallow]["absolute"] == before["absolute"]
+    assert entries[shallow]["relative_rank"] == 2.0  # the relative column moved
+    dispatcher.hold = False  # the worker catches up: every level, then merges
+    held, dispatcher.chunks = dispatcher.chunks, []
+    for table_id, index in held:
+        dispatcher.enqueue_chunk(table_id, index)
+    entries = _by_id(_board(client, fid))
+    assert entries[deep]["status"] == "final"
     assert entries[deep]["absolute"]["source"] == "nested"
     assert entries[deep]["absolute"]["curve"] == f"/v1/ladders/{fid}/curve.json"
     assert client.get(entries[deep]["absolute"]["curve"]).status_code == 200
-    table_curve = client.get(entries[shallow]["absolute"]["curve"])
+    assert entries[shallow]["absolute"] == before["absolute"]  # it keeps its table rank
+    table_curve = client.get(before["absolute"]["curve"])
     assert table_curve.status_code == 200  # the curve the table rank came from
-    assert table_curve.json()["table_id"] == entries[shallow]["absolute"]["tables"][0]
-    assert entries[shallow]["absolute"] == before  # the shallow set keeps its table rank
+    assert table_curve.json()["table_id"] == before["absolute"]["tables"][0]
