@@ -129,6 +129,7 @@ def served(tmp_path: Path, **settings: str) -> Iterator[Served]:
             "ABSRANK_QUEUE_URL": f"sqlite:///{tmp_path / 'queue.db'}",
             "ABSRANK_PORT": str(port),
             "ABSRANK_DEFAULT_TABLES": "false",
+            "ABSRANK_SEED_ARCHIVE": "false",
             "ABSRANK_TABLE_DEFAULT_LOG2N": "12",
             "ABSRANK_TABLE_CHUNK_LOG2": "10",
         }
