@@ -118,6 +118,21 @@ class Settings(BaseSettings):
         1_000_000, ge=1, description="rows (algorithm, problem, run, value) of a comparison"
     )
     max_niia_subsets: int = Field(100, ge=1, description="subsets in a comparison's NIIA report")
+    leaderboard_max_tested_sets: int = Field(
+        40,
+        ge=2,
+        le=1000,
+        description="a function leaderboard runs the pairwise rank-sum tests (k(k-1)/2 pairs) "
+        "up to this many sets with runs; above, it lists the ranks without the tests",
+    )
+    leaderboard_cache_size: int = Field(
+        64,
+        ge=0,
+        le=10_000,
+        description="leaderboard answers kept per process, keyed by the request and the "
+        "archive's state (a stored set changes the key); answers with provisional entries are "
+        "never kept; 0 disables",
+    )
     max_niia_default_pairs: int = Field(
         1225,
         ge=1,

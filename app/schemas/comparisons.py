@@ -19,6 +19,8 @@ from app.schemas.stattests import (
 Reduction = Literal["mean", "median", "best"]
 
 MAX_CSV_CHARS = 64 * 1024 * 1024
+MAX_RESULT_SETS = 50
+"""Archived result sets per comparison (each joins as one algorithm)."""
 
 
 class ResultRow(BaseModel):
@@ -130,6 +132,15 @@ class ComparisonCreate(BaseModel):
     )
     zero_method: Literal["pratt", "wilcox", "zsplit"] = Field(
         "pratt", description="Wilcoxon zero method of the paired tests on absolute ranks"
+    )
+    result_sets: list[Annotated[str, Field(min_length=1, max_length=64)]] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_RESULT_SETS,
+        description="ids of archived result sets whose runs on the problems of results/csv "
+        "join as extra algorithms (named 'name version', with ' [id]' where names clash); "
+        "their runs are taken at budget (final values at their final budget, best so far from "
+        "trajectories below it) and converted to values_are through f*",
     )
     niia_subsets: list[Annotated[list[NAME], Field(min_length=2)]] | None = Field(
         None,

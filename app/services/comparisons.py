@@ -30,6 +30,7 @@ from app.schemas.ranks import RankRequest
 from app.services import results_input
 from app.services.cd_diagram import cd_diagram_svg
 from app.services.comparison_answers import CellWarning, grouped_warnings, summary
+from app.services.comparison_archive import archived_rows
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
 from app.services.provenance import canonical_sha256, provenance
@@ -109,16 +110,26 @@ by older methods is computed anew under a new id."""
 
 def _options(body: ComparisonCreate) -> dict[str, Any]:
     options = body.model_dump(mode="json", exclude={"results", "csv"})
-    if options.get("value_runs") is None:
-        options.pop("value_runs", None)
+    for absent in ("value_runs", "result_sets"):  # old requests keep their hash
+        if options.get(absent) is None:
+            options.pop(absent, None)
     return options
 
 
 def normalized_request(
-    body: ComparisonCreate, settings: Settings
+    body: ComparisonCreate, settings: Settings, sm: sessionmaker[Session] | None = None
 ) -> tuple[dict[str, Any], list[results_input.Row], str]:
-    """The request as hashed and stored: options + rows (CSV and JSON rows hash alike)."""
+    """The request as hashed and stored: options + rows (CSV and JSON rows hash alike), the
+    archived sets' rows (``result_sets``, read through ``sm``) after the request's own."""
     rows, field = _rows(body, settings)
+    if body.result_sets:
+        assert sm is not None
+        rows += archived_rows(sm, body, rows)
+        if len(rows) > settings.max_result_rows:
+            raise errors.InvalidInput(
+                f"at most {settings.max_result_rows} result rows, the archived sets' included",
+                field="result_sets",
+            )
     payload = {
         "options": _options(body),
         "rows": [list(r) for r in rows],
@@ -681,7 +692,7 @@ def create_comparison(
     app.errors.NotApplicable
         Fewer than 2 problems left after the missing policy.
     """
-    payload, rows, field = normalized_request(body, settings)
+    payload, rows, field = normalized_request(body, settings, sm)
     digest = canonical_sha256(payload)
     cid = comparison_id(digest)
     with session_scope(sm) as session:

@@ -110,26 +110,22 @@ def _resolve(
             upper=fn.upper,
             description={"kind": "analytic", "form": fn.analytic, "region": "domain"},
         )
-    if req.regions == "nested" and not _ladder_applies(fn):
+    if req.regions == "nested" and not ladder_applies(fn):
         raise InvalidInput(
             f"{fn.id} has no nested-region ladder: ladders need a known x* and f* and no "
             f"plateau at f* (atom {fn.local.atom}); use regions='domain' or 'auto'",
             field="regions",
         )
-    if req.regions != "domain" and _ladder_applies(fn):
+    if req.regions != "domain" and ladder_applies(fn):
         nested = _nested_source(sm, settings, dispatcher, req, fn, may_queue=may_queue_builds)
         if nested is not None:
             return fn, nested
     return fn, _default_table_source(sm, settings, dispatcher, fn, may_queue=may_queue_builds)
 
 
-def _ladder_applies(fn: BenchmarkFunction) -> bool:
+def ladder_applies(fn: BenchmarkFunction) -> bool:
     """Nested regions need ``x*`` and ``f*`` and no plateau at ``f*``."""
     return fn.x_opt is not None and fn.f_opt is not None and fn.local.atom == 0.0
-
-
-ladder_applies = _ladder_applies
-"""Public name of :func:`_ladder_applies` (the archive queues ladders where they apply)."""
 
 
 def _nested_source(
@@ -453,11 +449,20 @@ def rank_values_warned(
     return body, warnings
 
 
+LADDER_HINT = (
+    "values lie below the lowest sample of the function's domain table, where a tail model "
+    "extrapolates; its nested-region ladder ranks them without extrapolation: send "
+    "regions='nested' (queues the ladders)"
+)
+"""The general wording of the warning that a ladder would rank values without a tail model
+(leaderboards, which say so per entry with ``awaiting``, leave it out)."""
+
+
 def _ladder_hint(fn: BenchmarkFunction, source: _Source, req: RankRequest) -> list[RankWarning]:
     """Say so when values below the domain table's samples used a tail model."""
     if source.data is None or not source.whole_domain or req.function_id is None:
         return []
-    if not _ladder_applies(fn):
+    if not ladder_applies(fn):
         return []
     sent = (
         req.values
@@ -474,9 +479,7 @@ def _ladder_hint(fn: BenchmarkFunction, source: _Source, req: RankRequest) -> li
             f"(y_1 = {lowest!r}), where a tail model extrapolates; the function's nested-region "
             "ladder ranks them without extrapolation: send regions='nested' (queues "
             f'it) or POST /v1/tables {{"function_id": "{fn.id}", "ladder": true}}',
-            general="values lie below the lowest sample of the function's domain table, where "
-            "a tail model extrapolates; its nested-region ladder ranks them without "
-            "extrapolation: send regions='nested' (queues the ladders)",
+            general=LADDER_HINT,
         )
     ]
 

@@ -323,6 +323,11 @@ PROVOKED: dict[tuple[str, str, int], Provoke] = {
         "/v1/region-scans", {"values": [{"algorithm": "DE", "value": 0.01}]}
     ),
     ("GET", "/v1/region-scans/{scan_id}", 404): _get("/v1/region-scans/r4f1c0d9a8b7e6f5a4b3c2d1"),
+    ("GET", "/v1/leaderboards", 422): _get("/v1/leaderboards?suite=bbob"),
+    ("GET", "/v1/leaderboards/{function_id}", 404): _get("/v1/leaderboards/bbob/f25/i1/d10"),
+    ("GET", "/v1/leaderboards/{function_id}", 422): _get(
+        "/v1/leaderboards/bbob/f1/i1/d10?budget=0"
+    ),
     ("POST", "/v1/result-sets", 409): _second_correction,
     ("POST", "/v1/result-sets", 422): _post(
         "/v1/result-sets",

@@ -2,9 +2,10 @@
 
 The README's `sh` blocks are read as a user would paste them: line continuations joined, a
 `cat > FILE <<'TAG'` heredoc written to a file, and each `curl` parsed into method, path,
-headers and body. `<id>` placeholders take the id of the previous answer in the same block (its
-`Location` header or `id` field), `'<follow_up.table_request>'` the region scan's follow-up
-request. Bodies abbreviated with `…` are not sent (the walkthrough script sends the real one).
+headers and body. `<id>` placeholders (in a path or a body) take the id of the previous
+answer in the same block (its `Location` header or `id` field), `'<follow_up.table_request>'`
+the region scan's follow-up request. Bodies abbreviated with `…` are not sent (the walkthrough
+script sends the real one).
 """
 
 from __future__ import annotations
@@ -131,6 +132,14 @@ def test_the_readme_has_curl_examples() -> None:
     assert sum(len(c) for _, c, _ in EXAMPLES) >= 30
 
 
+def _with_id(text: str, last: dict[str, object], line: int) -> str:
+    """``text`` with ``<id>`` replaced by the id of the previous answer."""
+    if "<id>" not in text:
+        return text
+    assert "id" in last, f"README line {line}: <id> with no earlier answer"
+    return text.replace("<id>", str(last["id"]))
+
+
 @pytest.mark.parametrize(("where", "curls", "files"), EXAMPLES, ids=[e[0] for e in EXAMPLES])
 def test_readme_curl_examples_answer_2xx(
     tmp_path: Path, where: str, curls: list[Curl], files: dict[str, str]
@@ -149,17 +158,14 @@ def test_readme_curl_examples_answer_2xx(
         for curl in curls:
             if curl.body is not None and "…" in curl.body:
                 continue  # abbreviated in the README; the example script sends the real body
-            path = curl.path
-            if "<id>" in path:
-                assert "id" in last, f"README line {curl.line}: <id> with no earlier answer"
-                path = path.replace("<id>", str(last["id"]))
+            path = _with_id(curl.path, last, curl.line)
             content: bytes | None = None
             if curl.body is not None and curl.body.startswith("@"):
                 content = files[curl.body[1:]].encode()
             elif curl.body == "<follow_up.table_request>":
                 content = json.dumps(last["follow_up"]).encode()
-            elif curl.body is not None:
-                content = curl.body.encode()
+            elif curl.body is not None:  # e.g. a comparison naming the set stored before
+                content = _with_id(curl.body, last, curl.line).encode()
             response = _send(client, curl, path, content, files)
             assert response.status_code < 400, (
                 f"README line {curl.line}: {curl.method} {path} answered "

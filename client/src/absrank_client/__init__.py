@@ -15,6 +15,8 @@ from absrank_client.curves import *  # noqa: F403
 from absrank_client.curves import __all__ as _curves
 from absrank_client.errors import *  # noqa: F403
 from absrank_client.errors import __all__ as _errors
+from absrank_client.leaderboards import *  # noqa: F403
+from absrank_client.leaderboards import __all__ as _leaderboards
 from absrank_client.models import *  # noqa: F403
 from absrank_client.models import __all__ as _models
 from absrank_client.progress import JobStatus
@@ -30,6 +32,7 @@ __all__ = [
     "ResultSet",
     "ResultSetList",
     *_errors,
+    *_leaderboards,
     *_models,
     *_curves,
 ]

@@ -356,6 +356,10 @@ def compare(
     niia_subset: Annotated[
         list[str] | None, typer.Option(help="a NIIA subset A,B,C (repeatable)")
     ] = None,
+    result_set: Annotated[
+        list[str] | None,
+        typer.Option(help="an archived result set id whose runs join (repeatable)"),
+    ] = None,
     cd_diagram: Annotated[
         Path | None, typer.Option(help="write the critical-difference diagram (.svg or .png)")
     ] = None,
@@ -384,6 +388,7 @@ def compare(
             regions=regions,  # type: ignore[arg-type]
             absolute=absolute,  # type: ignore[arg-type]
             niia_subsets=[s.split(",") for s in niia_subset] if niia_subset else None,
+            result_sets=result_set or None,
             view=view,  # type: ignore[arg-type]
             wait=not no_wait,
             timeout=timeout,
@@ -803,6 +808,53 @@ def region_scan(
             progress=not no_progress,
         )
     _emit(scan, fmt, f"region scan {scan.id} ({scan.status}); chosen δ = {_fmt(scan.chosen)}")
+
+
+@app.command()
+@_handled
+def leaderboard(
+    function_id: Annotated[
+        str | None, typer.Argument(help="a hosted function id (or --suite and --dim)")
+    ] = None,
+    suite: Annotated[str | None, typer.Option(help="a suite, e.g. bbob (with --dim)")] = None,
+    dim: Annotated[int | None, typer.Option(help="dimension (with --suite)")] = None,
+    budget: Annotated[
+        int | None, typer.Option(help="evaluations per run (default: each set's final budget)")
+    ] = None,
+    aggregate: Annotated[
+        str, typer.Option(help="best, worst, median, lower-median or mean of each set's runs")
+    ] = "median",
+    posthoc: Annotated[str | None, typer.Option(help="suite: nemenyi, holm, ...")] = None,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Archived result sets by absolute rank: on one function, or over --suite at --dim."""
+    if (function_id is None) == (suite is None) or (suite is not None and dim is None):
+        raise ValueError("give a function id, or --suite and --dim")
+    with _client() as client:
+        if function_id is not None:
+            board = client.leaderboard(function_id, budget, aggregate)  # type: ignore[arg-type]
+            _emit(board, fmt, f"leaderboard of {board.function_id} (log10 v: lower is better)")
+            if fmt is not Format.json:
+                for e in board.entries:
+                    if not e.final and e.awaiting is not None:
+                        _note(f"{e.label}: provisional, awaiting {e.awaiting.detail}")
+                significant = [f"{p.a} vs {p.b}" for p in board.pairs if p.significant]
+                if significant:
+                    _note("significantly different (rank-sum, Holm): " + "; ".join(significant))
+            return
+        suite_board = client.suite_leaderboard(
+            str(suite),
+            int(dim or 0),
+            budget=budget,
+            aggregate=aggregate,  # type: ignore[arg-type]
+            posthoc=posthoc,
+        )
+    _emit(suite_board, fmt, f"leaderboard of {suite} d{dim} (mean log10 v: lower is better)")
+    if fmt is not Format.json:
+        if suite_board.posthoc is not None:
+            _emit_cliques(suite_board.posthoc, fmt)
+        elif suite_board.family_reason:
+            _note(suite_board.family_reason)
 
 
 from absrank_client import archive_cli as _archive_cli  # noqa: E402, F401 (registers commands)

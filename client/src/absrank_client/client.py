@@ -21,6 +21,7 @@ from absrank_client.errors import (
     TableNotReady,
     problem_from_response,
 )
+from absrank_client.leaderboards import Leaderboard, SuiteLeaderboard
 from absrank_client.models import (
     BradleyTerry,
     Comparison,
@@ -653,6 +654,7 @@ class Client(ArchiveMethods):
         absolute: Literal["auto", "off"] | None = None,
         zero_method: str | None = None,
         niia_subsets: Sequence[Sequence[str]] | None = None,
+        result_sets: Sequence[str] | None = None,
         view: Literal["summary", "full"] | None = "summary",
         wait: bool = True,
         timeout: float | None = None,
@@ -666,6 +668,8 @@ class Client(ArchiveMethods):
         idempotent) until it is complete. ``view="summary"`` (default) leaves out the per-cell
         detail (rank matrix, each cell's v, method and table); ``"full"`` keeps it (what
         ``cmp.raw`` then holds for every cell). Servers without views get it dropped silently.
+        ``result_sets``: ids of archived result sets whose runs on these problems join as
+        more algorithms.
         """
         body = inputs.results_payload(results) | _body(
             reduction=reduction,
@@ -682,6 +686,7 @@ class Client(ArchiveMethods):
             absolute=absolute,
             zero_method=zero_method,
             niia_subsets=None if niia_subsets is None else [list(s) for s in niia_subsets],
+            result_sets=None if result_sets is None else list(result_sets),
         )
 
         with self._poller(timeout, progress, "comparison: tables") as poller:
@@ -1083,3 +1088,40 @@ class Client(ArchiveMethods):
         return self._wait_resource(
             job, RegionScan.parse, timeout=timeout, progress=progress, label=f"scan {job.id}"
         )
+
+    # ------------------------------------------------------------ leaderboards
+
+    def leaderboard(
+        self,
+        function_id: str,
+        budget: int | None = None,
+        aggregate: Literal["best", "worst", "median", "lower-median", "mean"] = "median",
+        *,
+        alpha: float | None = None,
+    ) -> Leaderboard:
+        """Archived result sets on one function by absolute rank (relative rank and pairs
+        beside it). Without ``budget`` each set is ranked at its own final budget."""
+        params = {"budget": budget, "aggregate": aggregate, "alpha": alpha}
+        return Leaderboard.parse(self._get(f"/v1/leaderboards/{function_id}", params))
+
+    def suite_leaderboard(
+        self,
+        suite: str,
+        dim: int,
+        *,
+        budget: int | None = None,
+        aggregate: Literal["best", "worst", "median", "lower-median", "mean"] = "median",
+        posthoc: str | None = None,
+        alpha: float | None = None,
+    ) -> SuiteLeaderboard:
+        """Archived result sets over a suite at one dimension: mean log10 v, coverage, and the
+        Friedman family with a post-hoc over the sets that cover every function."""
+        params = {
+            "suite": suite,
+            "dim": dim,
+            "budget": budget,
+            "aggregate": aggregate,
+            "posthoc": posthoc,
+            "alpha": alpha,
+        }
+        return SuiteLeaderboard.parse(self._get("/v1/leaderboards", params))

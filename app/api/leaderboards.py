@@ -1,0 +1,116 @@
+"""Leaderboards of archived result sets by absolute rank."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query
+
+from app.api.deps import DispatcherDep, MayQueueBuildsDep, SessionmakerDep, SettingsDep
+from app.errors import InvalidInput
+from app.schemas.common import WRONG_KEY, invalid, problem_responses, unknown_function
+from app.schemas.leaderboards import (
+    LeaderboardAggregate,
+    LeaderboardRead,
+    SuiteLeaderboardRead,
+)
+from app.schemas.ranks import MAX_BUDGET
+from app.schemas.stattests import PosthocMethod
+from app.services import leaderboards as service
+from app.services import suite_leaderboards
+
+router = APIRouter(prefix="/v1/leaderboards", tags=["leaderboards"])
+
+BudgetQuery = Annotated[
+    int | None,
+    Query(
+        ge=1,
+        le=MAX_BUDGET,
+        description="evaluations per run c; without it, each set at its own final budget",
+        examples=[1000],
+    ),
+]
+AggregateQuery = Annotated[
+    LeaderboardAggregate,
+    Query(description="how each set's runs are aggregated before ranking"),
+]
+AlphaQuery = Annotated[float, Query(gt=0.0, lt=1.0, description="significance level of the tests")]
+
+
+@router.get(
+    "",
+    response_model=SuiteLeaderboardRead,
+    summary="Rank archived result sets over a suite and dimension",
+    responses=problem_responses(
+        WRONG_KEY,
+        invalid("dim", "Field required", "missing"),
+    ),
+)
+def suite_leaderboard(
+    sm: SessionmakerDep,
+    settings: SettingsDep,
+    dispatcher: DispatcherDep,
+    may_queue_builds: MayQueueBuildsDep,
+    suite: Annotated[str, Query(min_length=1, max_length=32, examples=["bbob"])],
+    dim: Annotated[int, Query(ge=1, le=10_000, examples=[10])],
+    budget: BudgetQuery = None,
+    aggregate: AggregateQuery = "median",
+    posthoc: Annotated[
+        PosthocMethod, Query(description="post-hoc family over the fully covering sets")
+    ] = "nemenyi",
+    alpha: AlphaQuery = 0.05,
+) -> SuiteLeaderboardRead:
+    """Rank archived result sets by mean log10 v over a suite's functions at one dimension."""
+    if posthoc in ("bonferroni-dunn", "li"):
+        raise InvalidInput(
+            f"posthoc {posthoc!r} compares against a control; use an all-pairs family",
+            field="posthoc",
+        )
+    return suite_leaderboards.suite_leaderboard(
+        sm,
+        settings,
+        dispatcher,
+        suite=suite,
+        dim=dim,
+        budget=budget,
+        aggregate=aggregate,
+        posthoc=posthoc,
+        alpha=alpha,
+        may_queue_builds=may_queue_builds,
+    )
+
+
+@router.get(
+    "/{function_id:path}",
+    response_model=LeaderboardRead,
+    summary="Rank archived result sets on one function",
+    responses=problem_responses(
+        WRONG_KEY,
+        unknown_function(),
+        invalid("budget", "Input should be greater than or equal to 1", "greater_than_equal"),
+    ),
+)
+def function_leaderboard(
+    function_id: Annotated[
+        str,
+        Path(description="a hosted function id", examples=["bbob/f1/i1/d10"]),
+    ],
+    sm: SessionmakerDep,
+    settings: SettingsDep,
+    dispatcher: DispatcherDep,
+    may_queue_builds: MayQueueBuildsDep,
+    budget: BudgetQuery = None,
+    aggregate: AggregateQuery = "median",
+    alpha: AlphaQuery = 0.05,
+) -> LeaderboardRead:
+    """Rank every archived result set on a function by the absolute rank of its runs."""
+    return service.function_leaderboard(
+        sm,
+        settings,
+        dispatcher,
+        function_id,
+        budget=budget,
+        aggregate=aggregate,
+        alpha=alpha,
+        may_queue_builds=may_queue_builds,
+    )
