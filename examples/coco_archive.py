@@ -24,6 +24,7 @@ Ranks that need a ladder of nested regions are ``provisional`` until its tables 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import time
 from pathlib import Path
@@ -61,27 +62,32 @@ def nelder_mead(problem: cocoex.Problem, budget: int, seed: int) -> None:
 
 
 def run_experiment(out: Path, functions: list[int], dim: int, runs: int, budget: int) -> Path:
-    """Run the experiment with the COCO observer; return the zipped result folder."""
-    folder = out / "exdata"
-    shutil.rmtree(folder, ignore_errors=True)
-    options = f"result_folder: {folder.resolve()} algorithm_name: {ALGORITHM}"
-    observer = cocoex.Observer("bbob", options)
+    """Run the experiment with the COCO observer in ``out``; return the zipped result folder.
+
+    COCO writes below ``exdata/`` of the working directory, so the run happens inside ``out``.
+    """
+    shutil.rmtree(out / "exdata", ignore_errors=True)
     selection = f"dimensions: {dim} function_indices: {','.join(map(str, functions))}"
-    for run in range(runs):  # one pass over the suite per run: COCO appends each run
-        suite = cocoex.Suite("bbob", "instances: 1", selection)
-        for problem in suite:
-            problem.observe_with(observer)
-            nelder_mead(problem, budget, seed=1000 * run + problem.id_function)
-            problem.free()
-    del observer  # closes the logger's files
-    return Path(shutil.make_archive(str(out / "exdata"), "zip", root_dir=folder))
+    with contextlib.chdir(out):
+        observer = cocoex.Observer(
+            "bbob", f"result_folder: {ALGORITHM} algorithm_name: {ALGORITHM}"
+        )
+        for run in range(runs):  # one pass over the suite per run: COCO appends each run
+            suite = cocoex.Suite("bbob", "instances: 1", selection)
+            for problem in suite:
+                problem.observe_with(observer)
+                nelder_mead(problem, budget, seed=1000 * run + problem.id_function)
+                problem.free()
+        folder = out / observer.result_folder
+        del observer  # closes the logger's files
+    return Path(shutil.make_archive(str(out / ALGORITHM), "zip", root_dir=folder))
 
 
 def show(board: Leaderboard, mine: str) -> None:
     """One function's leaderboard: absolute rank (log10 v), its interval, the relative rank."""
     print(f"\n{board.function_id}  (aggregate: {board.aggregate} of each set's runs)")
     print(
-        f"  {'set':<24} {'budget':>6} {'runs':>4} {'value':>10} {'log10 v':>8} "
+        f"  {'set':<24} {'budget':>6} {'runs':>4} {'f - f*':>10} {'log10 v':>8} "
         f"{'interval':>17} {'rel.':>4}  status"
     )
     for e in board.entries:
@@ -89,9 +95,10 @@ def show(board: Leaderboard, mine: str) -> None:
         log_v = "-inf" if e.log10_v is None else f"{e.log10_v:.2f}"
         lo = "-inf" if e.log10_lo is None else f"{e.log10_lo:.2f}"
         hi = "-inf" if e.log10_hi is None else f"{e.log10_hi:.2f}"
+        err = "?" if e.error is None else f"{e.error:.3g}"
         rel = "-" if e.relative_rank is None else f"{e.relative_rank:g}"
         print(
-            f"{mark} {e.label[:24]:<24} {e.budget:>6} {e.runs:>4} {e.value:>10.3g} {log_v:>8} "
+            f"{mark} {e.label[:24]:<24} {e.budget:>6} {e.runs:>4} {err:>10} {log_v:>8} "
             f"{'[' + lo + ', ' + hi + ']':>17} {rel:>4}  {e.status}"
         )
     significant = [p for p in board.pairs if p.significant]

@@ -174,10 +174,46 @@ def client_compare() -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
+#: The README's walkthrough of the archive: these BBOB functions (d = 10), five runs each.
+COCO_ARCHIVE_FUNCTIONS = (1, 5, 15, 21)
+
+
+def coco_archive() -> str:
+    """``examples/coco_archive.py --functions 1,5,15,21`` after seeding the BBOB demo's sets.
+
+    ``make run`` archives the demo's sets on f1-f24; here only their runs on the walkthrough's
+    four functions are seeded (a set's absolute rank on a function depends on nothing else, so
+    the printed entries are the same as with the whole sets) to keep the check short.
+    """
+    from absrank_client import Client
+
+    from app.services import archive_seed, result_sets
+
+    walk = _example("coco_archive")
+    wanted = tuple(f"bbob/f{n}/i1/d10," for n in COCO_ARCHIVE_FUNCTIONS)
+    with app_client() as http, tempfile.TemporaryDirectory(prefix="absrank-readme-coco-") as tmp:
+        state = http.app.state  # type: ignore[attr-defined]
+        for meta, data in archive_seed.bbob_sets():
+            lines = data.decode().splitlines(keepends=True)
+            kept = [ln for ln in lines if not ln.startswith("bbob/") or ln.startswith(wanted)]
+            result_sets.create_from_csv(
+                state.sessionmaker,
+                state.dispatcher.settings,
+                state.dispatcher,
+                meta,
+                "".join(kept).encode(),
+            )
+        functions = ",".join(map(str, COCO_ARCHIVE_FUNCTIONS))
+        out = Path(tmp) / "nm-archive"
+        client = Client(http=http)  # type: ignore[arg-type]
+        return _printed(lambda: walk.main(["--functions", functions, "--out", str(out)], client))
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "bbob-demo": bbob_demo,
     "cec2005-walkthrough": cec2005_walkthrough,
     "client-compare": client_compare,
+    "coco-archive": coco_archive,
 }
 
 

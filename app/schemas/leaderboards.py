@@ -81,6 +81,11 @@ class LeaderboardEntry(BaseModel):
         "runs), not runs"
     )
     value: float = Field(description="the aggregate of its runs, in its own units (values_are)")
+    error: float | None = Field(
+        None,
+        description="the same aggregate as the gap f − f* (null without a known f*): one scale "
+        "for every set on the board, whatever its values_are",
+    )
     status: RankStatus = Field(
         description="final: no better method is awaited; provisional: the rank (or its "
         "absence) waits for `awaiting`, and will be updated when it is ready"

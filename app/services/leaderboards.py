@@ -329,6 +329,7 @@ def build_board(
                 aggregate=c.aggregate,
                 published=c.published,
                 value=c.value,
+                error=_as_error(c.value, c.set.values_are, fn),
                 status="provisional" if r.awaiting is not None else "final",
                 awaiting=r.awaiting,
                 absolute=r.absolute,
@@ -339,6 +340,13 @@ def build_board(
         )
     board.entries.sort(key=_sort_key)
     return board
+
+
+def _as_error(value: float, values_are: str, fn: BenchmarkFunction) -> float | None:
+    """An aggregate as ``f − f*`` (``None`` for an ``f`` without a known ``f*``)."""
+    if values_are == "error":
+        return value
+    return None if fn.f_opt is None else value - fn.f_opt
 
 
 def check_cost(boards_cands: int, aggregate: str, runs: Sequence[int], settings: Settings) -> None:

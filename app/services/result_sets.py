@@ -362,9 +362,10 @@ def queue_builds(
     """Queue the default table of each function that lacks one, and the ladders values need.
 
     A ladder of nested regions is queued for a function where ladders apply (known ``x*`` and
-    ``f*``, no plateau at ``f*``) when one of the set's values (as ``f``) lies below the domain
-    table's smallest sample ``y_1`` — there the domain table only bounds the rank — or when the
-    domain table is not ready, so that this cannot be known yet. Idempotent: what exists is
+    ``f*``, no plateau at ``f*``) and no exact v1 serves the ranks instead, when one of the
+    set's values (as ``f``) lies below the domain table's smallest sample ``y_1`` — there the
+    domain table only bounds the rank — or when the domain table is not ready, so that this
+    cannot be known yet. Idempotent: what exists is
     left as it is and not listed.
     """
     lowest: dict[str, float] = {}
@@ -374,8 +375,8 @@ def queue_builds(
     for fid in sorted(functions):
         fn = functions[fid]
         table = _default_table(sm, settings, dispatcher, fn, queued)
-        if not ladder_applies(fn):
-            continue
+        if not ladder_applies(fn) or fn.analytic is not None:
+            continue  # no ladder, or an exact v1 that ranks use instead of one
         offset = fn.f_opt if meta.values_are == "error" and fn.f_opt is not None else 0.0
         if table is not None and table.status == "ready" and table.summary is not None:
             if lowest[fid] + offset >= float(table.summary["y_1"]):

@@ -71,6 +71,7 @@ class LeaderboardEntry:
     aggregate: str
     published: bool
     value: float
+    error: float | None
     status: str
     log10_v: float | None
     v: float | None
@@ -98,6 +99,7 @@ class LeaderboardEntry:
             aggregate=str(raw.get("aggregate", "")),
             published=bool(raw.get("published", False)),
             value=float(raw["value"]),
+            error=raw.get("error"),
             status=str(raw.get("status", "final")),
             log10_v=absolute.get("log10_v"),
             v=absolute.get("v"),
