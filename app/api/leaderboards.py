@@ -32,9 +32,11 @@ BudgetQuery = Annotated[
 ]
 AggregateQuery = Annotated[
     LeaderboardAggregate,
-    Query(description="how each set's runs are aggregated before ranking"),
+    Query(description="how each set's runs are aggregated before ranking", examples=["median"]),
 ]
-AlphaQuery = Annotated[float, Query(gt=0.0, lt=1.0, description="significance level of the tests")]
+AlphaQuery = Annotated[
+    float, Query(gt=0.0, lt=1.0, description="significance level of the tests", examples=[0.05])
+]
 
 
 @router.get(
@@ -51,12 +53,21 @@ def suite_leaderboard(
     settings: SettingsDep,
     dispatcher: DispatcherDep,
     may_queue_builds: MayQueueBuildsDep,
-    suite: Annotated[str, Query(min_length=1, max_length=32, examples=["bbob"])],
-    dim: Annotated[int, Query(ge=1, le=10_000, examples=[10])],
+    suite: Annotated[
+        str,
+        Query(
+            min_length=1,
+            max_length=32,
+            description="a suite (GET /v1/functions)",
+            examples=["bbob"],
+        ),
+    ],
+    dim: Annotated[int, Query(ge=1, le=10_000, description="the dimension d", examples=[10])],
     budget: BudgetQuery = None,
     aggregate: AggregateQuery = "median",
     posthoc: Annotated[
-        PosthocMethod, Query(description="post-hoc family over the fully covering sets")
+        PosthocMethod,
+        Query(description="post-hoc family over the fully covering sets", examples=["nemenyi"]),
     ] = "nemenyi",
     alpha: AlphaQuery = 0.05,
 ) -> SuiteLeaderboardRead:
