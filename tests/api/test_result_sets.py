@@ -17,6 +17,7 @@ from workers.inline import InlineDispatcher
 
 KEY = "s3cret"
 SPHERE = "classic/sphere/d2"
+ELLIPSOID = "classic/ellipsoid/d2"  # a ladder applies, no exact v1
 
 
 @pytest.fixture(scope="module")
@@ -483,30 +484,41 @@ def test_storing_queues_the_default_table_then_a_ladder_for_values_below_its_sam
     make_client: Callable[..., TestClient],
 ) -> None:
     client = make_client(hold=False)  # tables build inline
-    first = client.post("/v1/result-sets", json=body(results=[_row(value=5.0)])).json()
-    assert [t["function_id"] for t in first["queued"]["tables"]] == [SPHERE]
+    first = client.post(
+        "/v1/result-sets", json=body(results=[_row(function_id=ELLIPSOID, value=5.0)])
+    ).json()
+    assert [t["function_id"] for t in first["queued"]["tables"]] == [ELLIPSOID]
     table = client.get(first["queued"]["tables"][0]["location"]).json()
     assert table["status"] == "ready"
     y_1 = table["summary"]["y_1"]
     assert first["queued"]["ladders"] == []  # 5.0 is above the smallest sample
-    below = body(name="B", results=[_row(value=y_1 / 10)])
+    below = body(name="B", results=[_row(function_id=ELLIPSOID, value=y_1 / 10)])
     second = client.post("/v1/result-sets", json=below).json()
     assert second["queued"]["tables"] == []
     (ladder,) = second["queued"]["ladders"]
-    assert ladder["function_id"] == SPHERE
+    assert ladder["function_id"] == ELLIPSOID
     assert ladder["reason"] == "below-samples"
     assert ladder["table_ids"][0] == table["id"]
     assert ladder["levels"] == len(ladder["table_ids"])
-    third = client.post("/v1/result-sets", json=body(name="C", results=[_row(value=y_1 / 100)]))
+    third = client.post(
+        "/v1/result-sets",
+        json=body(name="C", results=[_row(function_id=ELLIPSOID, value=y_1 / 100)]),
+    )
     assert third.json()["queued"] == {"tables": [], "ladders": []}  # it exists now
 
 
 def test_a_table_not_ready_queues_the_ladder_where_ladders_apply(client: TestClient) -> None:
-    rows = [_row(value=1.0), _row(function_id="classic/step/d2", value=1.0)]
+    rows = [
+        _row(function_id=ELLIPSOID, value=1.0),
+        _row(function_id="classic/step/d2", value=1.0),
+        _row(value=1e-30),  # the sphere: its exact v1 ranks, no ladder is needed
+    ]
     out = client.post("/v1/result-sets", json=body(results=rows)).json()
-    assert sorted(t["function_id"] for t in out["queued"]["tables"]) == [SPHERE, "classic/step/d2"]
+    assert sorted(t["function_id"] for t in out["queued"]["tables"]) == sorted(
+        [ELLIPSOID, SPHERE, "classic/step/d2"]
+    )
     assert [(x["function_id"], x["reason"]) for x in out["queued"]["ladders"]] == [
-        (SPHERE, "table-not-ready")  # the step function has a plateau at f*: no ladder
+        (ELLIPSOID, "table-not-ready")  # the step function has a plateau at f*: no ladder
     ]
 
 
