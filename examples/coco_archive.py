@@ -102,9 +102,10 @@ def show(board: Leaderboard, mine: str) -> None:
             f"{'[' + lo + ', ' + hi + ']':>17} {rel:>4}  {e.status}"
         )
     significant = [p for p in board.pairs if p.significant]
+    family = [p for p in board.pairs if p.in_family]
     print(
         f"  significantly different pairs (rank-sum on the runs, Holm): {len(significant)}"
-        f" of {len(board.pairs)}"
+        f" of {len(family)}"
     )
 
 

@@ -12,6 +12,7 @@ from typing import Protocol
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
+from app.services import result_sets
 from app.services import tables as table_service
 
 
@@ -47,12 +48,14 @@ class InlineDispatcher:
         """Build chunk ``index`` of ``table_id`` now (unless held)."""
         self.chunks.append((table_id, index))
         if not self.hold:
-            table_service.run_chunk(self._sm(), self.settings, table_id, index)
+            outcome = table_service.run_chunk(self._sm(), self.settings, table_id, index)
+            if outcome == "merged":
+                result_sets.on_table_ready(self._sm(), self.settings, self, table_id)
 
     def enqueue_merge(self, table_id: str) -> None:
         """Merge ``table_id`` now (unless held)."""
-        if not self.hold:
-            table_service.merge(self._sm(), self.settings, table_id)
+        if not self.hold and table_service.merge(self._sm(), self.settings, table_id):
+            result_sets.on_table_ready(self._sm(), self.settings, self, table_id)
 
     def _sm(self) -> sessionmaker[Session]:
         if self.app is None:

@@ -8,23 +8,41 @@ from __future__ import annotations
 
 import logging
 import weakref
+from typing import Any
 
 from huey import Huey, crontab
 
+from app.services import result_sets
 from app.services import tables as table_service
-from workers.app import get_sessionmaker, huey, worker_settings
+from workers.app import get_dispatcher, get_sessionmaker, huey, worker_settings
 
 logger = logging.getLogger(__name__)
 
 
 def _build_chunk(table_id: str, index: int) -> str:
     """Build chunk ``index`` of a table (and merge the table if it was the last)."""
-    return table_service.run_chunk(get_sessionmaker(), worker_settings(), table_id, index)
+    outcome = table_service.run_chunk(get_sessionmaker(), worker_settings(), table_id, index)
+    if outcome == "merged":
+        after_table_ready(get_sessionmaker(), worker_settings(), get_dispatcher(), table_id)
+    return outcome
 
 
 def _merge_table(table_id: str) -> bool:
     """Merge a table whose chunks are all done (no-op otherwise)."""
-    return table_service.merge(get_sessionmaker(), worker_settings(), table_id)
+    merged = table_service.merge(get_sessionmaker(), worker_settings(), table_id)
+    if merged:
+        after_table_ready(get_sessionmaker(), worker_settings(), get_dispatcher(), table_id)
+    return merged
+
+
+def after_table_ready(sm: Any, settings: Any, dispatcher: Any, table_id: str) -> None:
+    """What follows a table becoming ready: the ladder archived values need
+    (:func:`app.services.result_sets.on_table_ready`). A failure here is logged, never the
+    task's: the table is ready either way, and storing or ranking a set can queue it later."""
+    try:
+        result_sets.on_table_ready(sm, settings, dispatcher, table_id)
+    except Exception:
+        logger.exception("after table %s became ready", table_id)
 
 
 def _redispatch_tables() -> dict[str, int]:

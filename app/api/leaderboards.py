@@ -70,8 +70,34 @@ def suite_leaderboard(
         Query(description="post-hoc family over the fully covering sets", examples=["nemenyi"]),
     ] = "nemenyi",
     alpha: AlphaQuery = 0.05,
+    instances: Annotated[
+        str,
+        Query(
+            max_length=200,
+            pattern=r"^\d+(-\d+)?(,\d+(-\d+)?)*$",
+            description="suites with instances (bbob): which instances' functions make the "
+            "board, e.g. 1 or 1-5,71-80 (default 1, the instance of the archive's seeded sets "
+            "and default tables); ignored by suites without instances",
+            examples=["1"],
+        ),
+    ] = "1",
+    functions: Annotated[
+        str | None,
+        Query(
+            max_length=2000,
+            pattern=r"^[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*$",
+            description="only these functions of the suite, by the name in their id, e.g. "
+            "f15,f16,f17 (default: every registered function at dim)",
+            examples=["f15,f16,f17"],
+        ),
+    ] = None,
 ) -> SuiteLeaderboardRead:
-    """Rank archived result sets by mean log10 v over a suite's functions at one dimension."""
+    """Rank archived result sets by mean log10 v over a suite's functions at one dimension.
+
+    The board's functions are the suite's registered functions at ``dim`` (of ``instances``,
+    for suites with instances; only ``functions`` when given): fixed by the request, never by
+    what happens to be archived, so a set's coverage and the family of fully covering sets do
+    not change when an unrelated set is stored."""
     if posthoc in ("bonferroni-dunn", "li"):
         raise InvalidInput(
             f"posthoc {posthoc!r} compares against a control; use an all-pairs family",
@@ -88,6 +114,8 @@ def suite_leaderboard(
         posthoc=posthoc,
         alpha=alpha,
         may_queue_builds=may_queue_builds,
+        instances=instances,
+        functions=functions,
     )
 
 

@@ -114,6 +114,16 @@ class ResultSetRepository:
         ).first()
         return int(count), "" if newest is None else f"{newest[0].isoformat()} {newest[1]}"
 
+    def lowest_values(self, function_id: str) -> dict[str, float]:
+        """``{values_are: the smallest archived run value}`` on one function (an indexed scan)."""
+        rows = self.session.execute(
+            select(ResultSet.values_are, func.min(ResultRun.value))
+            .join(ResultSet, ResultSet.id == ResultRun.set_id)
+            .where(ResultRun.function_id == function_id)
+            .group_by(ResultSet.values_are)
+        )
+        return {values_are: float(low) for values_are, low in rows if low is not None}
+
     def superseded_by(self, set_ids: Sequence[str]) -> dict[str, str]:
         """``{old id: id of the set that supersedes it}`` for those of ``set_ids`` corrected."""
         if not set_ids:

@@ -124,14 +124,24 @@ class PairTest(BaseModel):
     a12: float = Field(description="Vargha–Delaney A12 = U / (n_a n_b); below 1/2: a is better")
     p_value: float
     log10_p_value: float
-    p_adjusted: float
-    log10_p_adjusted: float
+    p_adjusted: float | None = Field(
+        description="Holm-adjusted over the family of pairs that can reach alpha; null for a "
+        "pair outside it (in_family false)"
+    )
+    log10_p_adjusted: float | None
     method: str = Field(description="exact or asymptotic null distribution")
+    in_family: bool = Field(
+        True,
+        description="false when even the most extreme outcome of the exact test cannot reach "
+        "alpha with these run counts (smallest attainable two-sided p = 2 / C(n_a + n_b, n_a) "
+        ">= alpha, e.g. 1 run against 5): such a pair is reported but left out of the Holm "
+        "family, so sets with few runs do not dilute the others' tests",
+    )
     significant: bool
 
 
 class Significance(BaseModel):
-    """Which pairs of tested sets differ, Holm-adjusted over all pairs."""
+    """Which pairs of tested sets differ, Holm-adjusted over the pairs that can reach alpha."""
 
     status: Literal["computed", "skipped"]
     reason: str | None = None
@@ -165,7 +175,10 @@ class SuiteEntry(BaseModel):
     version: str | None
     label: str
     functions_covered: int = Field(description="functions it has a rank on")
-    functions_total: int = Field(description="functions with any ranked set in the suite + dim")
+    functions_total: int = Field(
+        description="functions of the board (the suite's registered functions at dim, of the "
+        "requested instances / functions), whatever is archived"
+    )
     full_coverage: bool
     mean_log10_v: float | None = Field(
         description="mean log10 v over the functions it covers; null when some v is 0"

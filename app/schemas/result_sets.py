@@ -193,9 +193,10 @@ class QueuedLadder(BaseModel):
     """A nested-region ladder queued for a function whose values need it."""
 
     function_id: str
-    reason: Literal["below-samples", "table-not-ready"] = Field(
-        description="below-samples: a value lies below the domain table's smallest sample; "
-        "table-not-ready: the domain table is not ready, so that cannot be known yet"
+    reason: Literal["below-samples"] = Field(
+        description="below-samples: a value lies below the domain table's smallest sample (a "
+        "domain table still building is checked when it is ready: the worker that finishes it "
+        "queues the ladder then)"
     )
     levels: int = Field(description="tables of the ladder, the domain first")
     table_ids: list[str]

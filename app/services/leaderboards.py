@@ -207,7 +207,8 @@ def _rank_candidates(
         deep = []
         for c, item in zip(group, items, strict=True):
             out[c.set.id] = _Ranked(absolute=_absolute(item, source, tail))
-            if y1 is not None and c.value_f < y1:
+            at_minimum = fn.f_opt is not None and c.value_f <= fn.f_opt  # v = v1(f*): exact
+            if y1 is not None and c.value_f < y1 and not at_minimum:
                 deep.append(c)
         if deep:
             _rank_on_ladder(ctx, fn, deep, names, board, out)
@@ -382,19 +383,29 @@ def significance(board: Board, settings: Settings, alpha: float) -> Significance
         for e in tested
     }
     pairs = [(a, b) for i, a in enumerate(tested) for b in tested[i + 1 :]]
+    # a pair whose run counts cannot give p < alpha (smallest exact two-sided p = 2/C(n, n_a))
+    # is decided by its sizes alone, before any value is seen: left out of the Holm family
+    reachable = [
+        2.0 / math.comb(runs[a.set_id].size + runs[b.set_id].size, runs[a.set_id].size) < alpha
+        for a, b in pairs
+    ]
     with domain_errors_as_problems("function_id"):
         results = [twosample.rank_sum(runs[a.set_id], runs[b.set_id]) for a, b in pairs]
+        family = [k for k, ok in enumerate(reachable) if ok]
         adjusted = (
             ranktests.adjusted_family(
-                [r.p_value for r in results], [r.log10_p_value for r in results], method="holm"
+                [results[k].p_value for k in family],
+                [results[k].log10_p_value for k in family],
+                method="holm",
             )
-            if results
+            if family
             else None
         )
+    position = {k: j for j, k in enumerate(family)}
     out = []
     for k, ((a, b), res) in enumerate(zip(pairs, results, strict=True)):
-        assert adjusted is not None
-        p_adj = float(adjusted.p[k])
+        j = position.get(k)
+        p_adj = None if j is None or adjusted is None else float(adjusted.p[j])
         out.append(
             PairTest(
                 a=a.set_id,
@@ -406,9 +417,12 @@ def significance(board: Board, settings: Settings, alpha: float) -> Significance
                 p_value=res.p_value,
                 log10_p_value=res.log10_p_value,
                 p_adjusted=p_adj,
-                log10_p_adjusted=float(adjusted.log10_p[k]),
+                log10_p_adjusted=None
+                if j is None or adjusted is None
+                else float(adjusted.log10_p[j]),
                 method=res.method,
-                significant=p_adj < alpha,
+                in_family=j is not None,
+                significant=p_adj is not None and p_adj < alpha,
             )
         )
     return Significance(status="computed", alpha=alpha, pairs=out)

@@ -364,8 +364,8 @@ def queue_builds(
     A ladder of nested regions is queued for a function where ladders apply (known ``x*`` and
     ``f*``, no plateau at ``f*``) and no exact v1 serves the ranks instead, when one of the
     set's values (as ``f``) lies below the domain table's smallest sample ``y_1`` — there the
-    domain table only bounds the rank — or when the domain table is not ready, so that this
-    cannot be known yet. Idempotent: what exists is
+    domain table only bounds the rank. A domain table still building is decided when it is
+    ready (:func:`on_table_ready`). Idempotent: what exists is
     left as it is and not listed.
     """
     lowest: dict[str, float] = {}
@@ -378,14 +378,40 @@ def queue_builds(
         if not ladder_applies(fn) or fn.analytic is not None:
             continue  # no ladder, or an exact v1 that ranks use instead of one
         offset = fn.f_opt if meta.values_are == "error" and fn.f_opt is not None else 0.0
-        if table is not None and table.status == "ready" and table.summary is not None:
-            if lowest[fid] + offset >= float(table.summary["y_1"]):
-                continue
-            reason = "below-samples"
-        else:
-            reason = "table-not-ready"
-        _ladder(sm, settings, dispatcher, fid, reason, queued)
+        if table is None or table.status != "ready" or table.summary is None:
+            continue  # decided when the table is ready (on_table_ready, run by the worker)
+        if lowest[fid] + offset < float(table.summary["y_1"]):
+            _ladder(sm, settings, dispatcher, fid, "below-samples", queued)
     return queued
+
+
+def on_table_ready(sm: SM, settings: Settings, dispatcher: Any, table_id: str) -> bool:
+    """After a table became ready: queue its function's ladder if archived values need it.
+
+    Storing a set decides for the tables that are ready then; for a default domain table that
+    was still building, the worker that finishes it calls this. Only the default domain table
+    of a function where a ladder applies and no exact v1 serves counts; the ladder is queued
+    when some archived run's value (as ``f``) lies below the table's smallest sample.
+    Idempotent. Returns whether a ladder was requested.
+    """
+    view = tables.get_table(sm, table_id)
+    default_id = tables.table_id_for(
+        tables.spec_hash(tables.table_spec(settings, function_id=view.function_id))
+    )
+    if view.id != default_id or not view.ready or view.summary is None:
+        return False
+    fn = get_function(view.function_id)
+    if not ladder_applies(fn) or fn.analytic is not None:
+        return False
+    with session_scope(sm) as session:
+        lowest = ResultSetRepository(session).lowest_values(fn.id)
+    offset = fn.f_opt if fn.f_opt is not None else math.nan
+    as_f = [lowest[k] + (offset if k == "error" else 0.0) for k in lowest]
+    if not any(v < float(view.summary["y_1"]) for v in as_f):
+        return False
+    queued = Queued()
+    _ladder(sm, settings, dispatcher, fn.id, "below-samples", queued)
+    return bool(queued.ladders)
 
 
 def _existing_tables(sm: SM, table_ids: Sequence[str]) -> dict[str, Table]:

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.db import session_scope
 from app.domain import ranktests
+from app.errors import InvalidInput
 from app.repositories.result_sets import ResultSetRepository
 from app.schemas.leaderboards import Awaited, SuiteEntry, SuiteFamily, SuiteLeaderboardRead
 from app.services.errors import domain_errors_as_problems
@@ -71,6 +72,52 @@ def _family(
     )
 
 
+def _numbers(spec: str) -> set[int]:
+    """``"1-5,71"`` → ``{1, 2, 3, 4, 5, 71}`` (the API's pattern has checked the syntax)."""
+    out: set[int] = set()
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        first, last = int(lo), int(hi or lo)
+        if last < first or last - first > 100_000:
+            raise InvalidInput(f"instances range {part!r} is empty or too long", field="instances")
+        out.update(range(first, last + 1))
+    return out
+
+
+def board_functions(suite: str, dim: int, instances: str, functions: str | None) -> tuple[str, ...]:
+    """The function ids a suite board covers: registered at ``dim``, of ``instances`` (suites
+    with instances), only ``functions`` when given; ordered by id.
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        Unknown suite (``suite``), no function at that dimension (``dim``), a name in
+        ``functions`` the suite does not have (``functions``).
+    """
+    registered = search_functions(suite=suite, dim=dim)
+    if not registered:
+        raise InvalidInput(f"suite {suite!r} has no function at dim = {dim}", field="dim")
+    if any(f.instance is not None for f in registered):
+        wanted = _numbers(instances)
+        registered = [f for f in registered if f.instance in wanted]
+    if functions is not None:
+        names = functions.split(",")
+        known = {f.id.split("/")[1] for f in registered}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise InvalidInput(
+                f"suite {suite!r} has no function {unknown[0]!r} at dim = {dim} (names as in "
+                f"the ids, e.g. {sorted(known)[0]!r})",
+                field="functions",
+            )
+        registered = [f for f in registered if f.id.split("/")[1] in names]
+    if not registered:
+        raise InvalidInput(
+            f"no function of {suite!r} at dim = {dim} has these instances", field="instances"
+        )
+    return tuple(sorted(f.id for f in registered))
+
+
 def suite_leaderboard(
     sm: sessionmaker[Session],
     settings: Settings,
@@ -83,6 +130,8 @@ def suite_leaderboard(
     posthoc: str = "nemenyi",
     alpha: float = 0.05,
     may_queue_builds: bool,
+    instances: str = "1",
+    functions: str | None = None,
 ) -> SuiteLeaderboardRead:
     """Mean log10 v per set over a suite's functions at ``dim``, coverage, Friedman family.
 
@@ -91,7 +140,7 @@ def suite_leaderboard(
     app.errors.InvalidInput
         Unknown suite; too many sets for the tests or too many numerical aggregates.
     """
-    search_functions(suite=suite, dim=None)
+    universe = board_functions(suite, dim, instances, functions)
     request = {
         "suite": suite,
         "dim": dim,
@@ -99,6 +148,8 @@ def suite_leaderboard(
         "aggregate": aggregate,
         "posthoc": posthoc,
         "alpha": alpha,
+        "instances": instances,
+        "functions": functions,
     }
     key, hit = cached_answer(sm, settings, request)
     if isinstance(hit, SuiteLeaderboardRead):
@@ -110,7 +161,8 @@ def suite_leaderboard(
         )
     by_function: dict[str, list[str]] = defaultdict(list)
     for fid, sid in archive.runs:
-        by_function[fid].append(sid)
+        if fid in universe:
+            by_function[fid].append(sid)
     check_cost(len(archive.sets), aggregate, [len(g.runs) for g in archive.runs.values()], settings)
     names = labels(list(archive.sets.values()))
     ctx = RankInputs(sm, settings, dispatcher, may_queue_builds)
@@ -126,15 +178,10 @@ def suite_leaderboard(
         )
         for fid in sorted(by_function)
     ]
-    answer = _suite_answer(boards, archive, names, request, settings)
+    answer = _suite_answer(boards, archive, names, request, settings, universe)
     if not answer.pending and not any(e.provisional for e in answer.entries):
         keep_answer(key, answer, settings)
     return answer
-
-
-def _current(board: Board) -> bool:
-    """Whether some set on the board's function is not superseded (the function counts)."""
-    return bool(board.entries) or any(x.reason != "superseded" for x in board.excluded)
 
 
 def _log10_by_set(boards: list[Board]) -> dict[str, dict[str, float]]:
@@ -162,8 +209,9 @@ def _suite_answer(
     names: dict[str, str],
     request: dict[str, Any],
     settings: Settings,
+    universe: tuple[str, ...],
 ) -> SuiteLeaderboardRead:
-    functions = [b.function_id for b in boards if _current(b)]
+    functions = list(universe)
     logs = _log10_by_set(boards)
     provisional = {e.set_id for b in boards for e in b.entries if e.status == "provisional"}
     entries = []

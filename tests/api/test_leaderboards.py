@@ -31,6 +31,8 @@ PG_ADMIN = os.environ.get(
     "ABSRANK_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )
 F = [f"bbob/f1/i{i}/d2" for i in range(1, 6)]  # sphere: exact v1, no table needed
+# the suite board of F: instances 1-5 of f1 only
+SUITE_F = {"suite": "bbob", "dim": 2, "instances": "1-5", "functions": "f1"}
 
 
 def _libpq(url: str) -> str:
@@ -164,7 +166,7 @@ def _snapshot(client: TestClient) -> dict[str, dict[str, Any]]:
     for fid in F:
         for sid, e in _by_id(_board(client, fid)).items():
             out.setdefault(sid, {})[fid] = e["absolute"]
-    suite = client.get("/v1/leaderboards", params={"suite": "bbob", "dim": 2}).json()
+    suite = client.get("/v1/leaderboards", params=SUITE_F).json()
     for e in suite["entries"]:
         out[e["set_id"]]["suite"] = e["mean_log10_v"]
     return out
@@ -221,10 +223,10 @@ def _trio(client: TestClient) -> dict[str, Any]:
     a = {f: [0.01] for f in F[:3]} | {f: [0.03] for f in F[3:]}
     b = {f: [0.02] for f in F[:3]} | {f: [0.01] for f in F[3:]}
     ids = [store_set(sm, "A", a, values_are="error"), store_set(sm, "B", b, values_are="error")]
-    suite_before = client.get("/v1/leaderboards", params={"suite": "bbob", "dim": 2}).json()
+    suite_before = client.get("/v1/leaderboards", params=SUITE_F).json()
     c = {f: [0.001] for f in F[:3]} | {f: [0.02] for f in F[3:]}
     store_set(sm, "C", c, values_are="error")
-    suite_after = client.get("/v1/leaderboards", params={"suite": "bbob", "dim": 2}).json()
+    suite_after = client.get("/v1/leaderboards", params=SUITE_F).json()
     return {"ids": ids, "before": suite_before, "after": suite_after}
 
 
@@ -366,8 +368,10 @@ def test_values_below_the_samples_wait_for_the_ladder(
 ) -> None:
     client, _ = lb
     fid = "bbob/f2/i1/d2"
-    deep = store_set(_sm(client), "deep", {fid: [1e-6]}, values_are="error")
     shallow = store_set(_sm(client), "shallow", {fid: [1e6]}, values_are="error")
+    _board(client, fid)  # builds the domain table; no archived value needs the ladder yet
+    # stored behind the archive's back (the repository alone): nothing queues its ladder
+    deep = store_set(_sm(client), "deep", {fid: [1e-6]}, values_are="error")
     board = _board(client, fid)
     entries = _by_id(board)
     assert entries[shallow]["status"] == "final"
@@ -387,6 +391,10 @@ def test_values_below_the_samples_wait_for_the_ladder(
         ("/v1/leaderboards?suite=bbob", 422, "dim"),
         ("/v1/leaderboards?suite=nope&dim=2", 422, "suite"),
         ("/v1/leaderboards?suite=bbob&dim=2&posthoc=li", 422, "posthoc"),
+        ("/v1/leaderboards?suite=bbob&dim=7", 422, "dim"),
+        ("/v1/leaderboards?suite=bbob&dim=2&functions=f99", 422, "functions"),
+        ("/v1/leaderboards?suite=bbob&dim=2&instances=9-1", 422, "instances"),
+        ("/v1/leaderboards?suite=bbob&dim=2&instances=x", 422, "instances"),
     ],
 )
 def test_bad_requests_are_problems(url: str, status: int, field: str, tmp_path: Path) -> None:
@@ -501,3 +509,20 @@ def test_a_deep_set_waits_for_its_ladder_which_storing_queued(
     table_curve = client.get(before["absolute"]["curve"])
     assert table_curve.status_code == 200  # the curve the table rank came from
     assert table_curve.json()["table_id"] == before["absolute"]["tables"][0]
+
+
+def test_a_set_on_other_functions_leaves_a_suite_board_as_it_was(
+    lb: tuple[TestClient, InlineDispatcher],
+) -> None:
+    client, _ = lb
+    sm = _sm(client)
+    for name, err in (("P", 1e-3), ("Q", 1e-2), ("R", 1e-1)):
+        store_set(sm, name, {f: [err, err * 2, err * 3] for f in F}, values_are="error")
+    before = client.get("/v1/leaderboards", params=SUITE_F).json()
+    # another instance and another dimension: not functions of this board
+    store_set(sm, "S", {"bbob/f1/i6/d2": [1e-9], "bbob/f1/i1/d5": [1e-9]}, values_are="error")
+    after = client.get("/v1/leaderboards", params=SUITE_F).json()
+    assert after["functions"] == before["functions"] == F
+    assert [e["functions_total"] for e in after["entries"]] == [5, 5, 5]
+    assert after["family"]["friedman"] == before["family"]["friedman"]
+    assert [e["set_id"] for e in after["entries"]] == [e["set_id"] for e in before["entries"]]

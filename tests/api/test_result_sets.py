@@ -507,19 +507,34 @@ def test_storing_queues_the_default_table_then_a_ladder_for_values_below_its_sam
     assert third.json()["queued"] == {"tables": [], "ladders": []}  # it exists now
 
 
-def test_a_table_not_ready_queues_the_ladder_where_ladders_apply(client: TestClient) -> None:
+def test_a_table_not_ready_is_decided_when_the_worker_finishes_it(
+    make_client: Callable[..., TestClient],
+) -> None:
+    client = make_client(hold=True)  # chunks wait, as behind a busy queue
     rows = [
-        _row(function_id=ELLIPSOID, value=1.0),
-        _row(function_id="classic/step/d2", value=1.0),
+        _row(function_id=ELLIPSOID, value=1e-30),  # far below any sample
+        _row(function_id="classic/step/d2", value=1.0),  # a plateau at f*: no ladder
         _row(value=1e-30),  # the sphere: its exact v1 ranks, no ladder is needed
     ]
     out = client.post("/v1/result-sets", json=body(results=rows)).json()
     assert sorted(t["function_id"] for t in out["queued"]["tables"]) == sorted(
         [ELLIPSOID, SPHERE, "classic/step/d2"]
     )
-    assert [(x["function_id"], x["reason"]) for x in out["queued"]["ladders"]] == [
-        (ELLIPSOID, "table-not-ready")  # the step function has a plateau at f*: no ladder
-    ]
+    assert out["queued"]["ladders"] == []  # not knowable yet: the tables are building
+    dispatcher = client.app.state.dispatcher  # type: ignore[attr-defined]
+    held = list(dispatcher.chunks)
+    dispatcher.hold = False
+    for table_id, index in held:  # the worker finishes the tables
+        dispatcher.enqueue_chunk(table_id, index)
+    ladders = {
+        fid: client.get(f"/v1/ladders/{fid}/curve.json").status_code
+        for fid in (ELLIPSOID, SPHERE, "classic/step/d2")
+    }
+    assert ladders[ELLIPSOID] == 200  # queued when its domain table became ready, built inline
+    assert ladders[SPHERE] != 200
+    assert ladders["classic/step/d2"] != 200
+    again = client.post("/v1/result-sets", json=body(name="B", results=rows[:1])).json()
+    assert again["queued"] == {"tables": [], "ladders": []}
 
 
 def test_errors_are_compared_with_the_samples_as_f(make_client: Callable[..., TestClient]) -> None:

@@ -45,7 +45,7 @@ def test_leaderboard_is_typed_and_ordered(client: Client, archived: dict[str, st
 
 
 def test_suite_leaderboard(client: Client, archived: dict[str, str]) -> None:
-    suite = client.suite_leaderboard("bbob", 2)
+    suite = client.suite_leaderboard("bbob", 2, instances="1-3", functions=["f1"])
     assert isinstance(suite, SuiteLeaderboard)
     assert suite.functions == tuple(F)
     covered = {e.label: (e.functions_covered, e.full_coverage) for e in suite.entries}
@@ -76,7 +76,22 @@ def test_cli_leaderboard(cli_app: object, archived: dict[str, str], tmp_path: Pa
     assert "leaderboard of bbob/f1/i1/d2" in r.stdout
     rows = [line for line in r.stdout.splitlines() if "│" in line]
     assert [line.split("│")[0].strip() for line in rows] == ["A", "B", "C 2"]
-    r = runner.invoke(cli_app, ["leaderboard", "--suite", "bbob", "--dim", "2", "-f", "json"])  # type: ignore[arg-type]
+    r = runner.invoke(
+        cli_app,
+        [
+            "leaderboard",
+            "--suite",
+            "bbob",
+            "--dim",
+            "2",
+            "--instances",
+            "1-3",
+            "--functions",
+            "f1",
+            "-f",
+            "json",
+        ],
+    )  # type: ignore[arg-type]
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["functions"] == F
     r = runner.invoke(cli_app, ["leaderboard", "--suite", "bbob"])  # type: ignore[arg-type]

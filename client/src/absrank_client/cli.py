@@ -825,6 +825,12 @@ def leaderboard(
         str, typer.Option(help="best, worst, median, lower-median or mean of each set's runs")
     ] = "median",
     posthoc: Annotated[str | None, typer.Option(help="suite: nemenyi, holm, ...")] = None,
+    instances: Annotated[
+        str | None, typer.Option(help="suite: instances of its functions, e.g. 1-5 (default 1)")
+    ] = None,
+    functions: Annotated[
+        str | None, typer.Option(help="suite: only these functions, e.g. f15,f16,f17")
+    ] = None,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Archived result sets by absolute rank: on one function, or over --suite at --dim."""
@@ -848,6 +854,8 @@ def leaderboard(
             budget=budget,
             aggregate=aggregate,  # type: ignore[arg-type]
             posthoc=posthoc,
+            instances=instances,
+            functions=functions,
         )
     _emit(suite_board, fmt, f"leaderboard of {suite} d{dim} (mean log10 v: lower is better)")
     if fmt is not Format.json:

@@ -1113,9 +1113,19 @@ class Client(ArchiveMethods):
         aggregate: Literal["best", "worst", "median", "lower-median", "mean"] = "median",
         posthoc: str | None = None,
         alpha: float | None = None,
+        instances: str | None = None,
+        functions: str | Sequence[str] | None = None,
     ) -> SuiteLeaderboard:
         """Archived result sets over a suite at one dimension: mean log10 v, coverage, and the
-        Friedman family with a post-hoc over the sets that cover every function."""
+        Friedman family with a post-hoc over the sets that cover every function.
+
+        The board's functions are the suite's registered functions at ``dim``: of
+        ``instances`` (e.g. ``"1-5"``; the server's default is instance 1) for suites with
+        instances, and only ``functions`` (names as in the ids, e.g. ``["f15", "f16"]``)
+        when given."""
+        names = (
+            functions if functions is None or isinstance(functions, str) else ",".join(functions)
+        )
         params = {
             "suite": suite,
             "dim": dim,
@@ -1123,5 +1133,7 @@ class Client(ArchiveMethods):
             "aggregate": aggregate,
             "posthoc": posthoc,
             "alpha": alpha,
+            "instances": instances,
+            "functions": names,
         }
         return SuiteLeaderboard.parse(self._get("/v1/leaderboards", params))

@@ -127,6 +127,7 @@ class LeaderboardEntry:
             "log10_hi": self.log10_hi,
             "relative_rank": self.relative_rank,
             "value": self.value,
+            "f - f*": self.error,
             "runs": self.runs,
             "aggregate": self.aggregate,
             "budget": self.budget,
@@ -144,8 +145,9 @@ class LeaderboardPair:
     b: str
     p_value: float
     log10_p_value: float | None
-    p_adjusted: float
+    p_adjusted: float | None
     log10_p_adjusted: float | None
+    in_family: bool
     significant: bool
 
     @classmethod
@@ -155,8 +157,9 @@ class LeaderboardPair:
             b=str(raw.get("b_label", raw.get("b"))),
             p_value=float(raw["p_value"]),
             log10_p_value=log10_of(raw, "p_value"),
-            p_adjusted=float(raw["p_adjusted"]),
+            p_adjusted=None if raw.get("p_adjusted") is None else float(raw["p_adjusted"]),
             log10_p_adjusted=log10_of(raw, "p_adjusted"),
+            in_family=bool(raw.get("in_family", True)),
             significant=bool(raw.get("significant", False)),
         )
 
