@@ -24,6 +24,7 @@ __all__ = [
     "Step",
     "UploadIndex",
     "check_dimension_in_name",
+    "check_line_end",
     "check_optimum",
     "declared_or",
     "f_star",
@@ -72,6 +73,21 @@ def lines_of(data: bytes, file: str) -> list[str]:
         line = data[: exc.start].count(b"\n") + 1
         raise MalformedFile("is not UTF-8 text", file=file, line=line) from exc
     return text.splitlines()
+
+
+def check_line_end(data: bytes, file: str) -> None:
+    """Refuse a data file whose last line has no line end: it was cut while being written.
+
+    The COCO and IOHprofiler loggers end every line they write, so a missing final line end
+    means the file is truncated and its last record (the run's final value) may be cut short.
+    """
+    if data and not data.endswith((b"\n", b"\r")):
+        raise MalformedFile(
+            "the last line has no line end: the file was cut (the loggers end every line), so "
+            "its last record may be cut short; upload the complete file",
+            file=file,
+            line=len(data.splitlines()),
+        )
 
 
 def parse_float(text: str, *, file: str, line: int, what: str) -> float:
