@@ -54,6 +54,7 @@ from app.domain.importers.common import (
     Step,
     UploadIndex,
     check_dimension_in_name,
+    check_line_end,
     declared_or,
     f_star,
     lines_of,
@@ -297,6 +298,7 @@ def _blocks(
     path: str, data: bytes, budget: RowBudget, names: tuple[str, str], extra: str | None = None
 ) -> list[_Block]:
     """Split a ``.dat`` into runs at header lines; read the evaluation and value columns."""
+    check_line_end(data, path)
     lines = lines_of(data, path)
     budget.take(len(lines), file=path)
     blocks: list[_Block] = []

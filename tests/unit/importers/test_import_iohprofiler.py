@@ -252,3 +252,17 @@ def test_legacy_malformed_info(old: str, new: str, words: str) -> None:
         read_upload("iohprofiler", "old.zip", zipped(files), limits=LIMITS)
     assert info.value.file == name
     assert info.value.line in (1, 3)
+
+
+def test_dat_cut_without_a_final_line_end(tmp_path: Path) -> None:
+    """ioh ends every line it writes: a last line without a line end is a cut file."""
+    folder, _ = run_ioh(tmp_path, functions=(1,), instances=(1,), dims=(2,), runs_per_instance=1)
+    files = {
+        p.relative_to(folder).as_posix(): p.read_text() for p in folder.rglob("*") if p.is_file()
+    }
+    assert files[JSON_DAT].endswith("\n")
+    lines = files[JSON_DAT].splitlines()
+    files[JSON_DAT] = "\n".join(lines)[:-3]  # "12 0.38" for "12 0.3876543210"
+    with pytest.raises(MalformedFile, match="no line end") as info:
+        read_upload("iohprofiler", "x.zip", zipped(files), limits=LIMITS)
+    assert (info.value.file, info.value.line) == (JSON_DAT, len(lines))
