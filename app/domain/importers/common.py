@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 
+from app.domain.archive import run_problem
 from app.domain.errors import DomainError, InvalidInput, UploadTooLarge
 from app.domain.functions import get_function
 from app.domain.importers import UploadedFile
@@ -26,6 +27,7 @@ __all__ = [
     "check_dimension_in_name",
     "check_line_end",
     "check_optimum",
+    "check_run",
     "declared_or",
     "f_star",
     "lines_of",
@@ -218,6 +220,21 @@ def check_optimum(function_id: str, printed: str, *, file: str, line: int) -> No
         raise MalformedFile(
             f"Fopt {printed} disagrees with f* = {expected!r} of {function_id}: these are not "
             f"the instances absrank hosts",
+            file=file,
+            line=line,
+        )
+
+
+def check_run(run: RunResult, values_are: ValuesAre, *, file: str, line: int | None) -> None:
+    """Refuse a run the archive could not store (an ``f`` below ``f*``, an error below 0, ...).
+
+    The archive's own rule (:func:`app.domain.archive.run_problem`), checked where the run was
+    read so the refusal names the file and line rather than only the run.
+    """
+    problem = run_problem(run, get_function(run.function_id), values_are)
+    if problem is not None:
+        raise MalformedFile(
+            f"{run.function_id}: {problem[1]}; is the value (values_are={values_are!r}) right?",
             file=file,
             line=line,
         )

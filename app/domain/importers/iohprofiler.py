@@ -55,6 +55,7 @@ from app.domain.importers.common import (
     UploadIndex,
     check_dimension_in_name,
     check_line_end,
+    check_run,
     declared_or,
     f_star,
     lines_of,
@@ -432,6 +433,7 @@ def _read_legacy(
                 file=block.file,
                 line=block.line,
             )
+        check_run(run, kind, file=block.file, line=block.line)
     return [run for _, _, run, _ in runs], algorithms, kind
 
 

@@ -219,9 +219,15 @@ def test_legacy_without_af_column_needs_values_are() -> None:
         read_upload("iohprofiler", "old.zip", zipped(legacy(af=False)), limits=LIMITS)
     assert info.value.field == "values_are"
     result = read_upload(
-        "iohprofiler", "old.zip", zipped(legacy(af=False)), limits=LIMITS, values_are="f"
+        "iohprofiler", "old.zip", zipped(legacy(af=False)), limits=LIMITS, values_are="error"
     )
-    assert result.values_are == "f"
+    assert result.values_are == "error"
+    # declared f, the values (2.0, 0.25) lie below f* = 79.48: refused where they are read
+    with pytest.raises(MalformedFile, match=r"below f\* = 79.48") as info:
+        read_upload(
+            "iohprofiler", "old.zip", zipped(legacy(af=False)), limits=LIMITS, values_are="f"
+        )
+    assert (info.value.file, info.value.line) == ("data_f1_Sphere/IOHprofiler_f1_DIM2.dat", 1)
     with pytest.raises(InvalidInput):
         read_upload("iohprofiler", "old.zip", zipped(legacy()), limits=LIMITS, values_are="f")
     files = legacy(af=False)
