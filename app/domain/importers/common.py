@@ -63,6 +63,7 @@ class RowBudget:
             raise UploadTooLarge(
                 f"{file}: the upload holds more than {self.limit} rows (runs plus trajectory "
                 f"points); split it into smaller sets",
+                limit="max_rows",
                 field="file",
             )
 

@@ -152,7 +152,8 @@ def _read_file(
     def overflow(_: str, line: int | None) -> UploadTooLarge:
         return UploadTooLarge(
             f"{name}, line {line}: more than {limit} rows (runs plus trajectory points of all "
-            "files; max_upload_rows)",
+            "files)",
+            limit="max_rows",
             field="file",
         )
 
