@@ -30,6 +30,7 @@ __all__ = [
     "check_run",
     "declared_or",
     "f_star",
+    "guess_format",
     "lines_of",
     "number_runs",
     "parse_float",
@@ -187,6 +188,41 @@ def check_dimension_in_name(name: str, dim: int, *, file: str, line: int | None)
             file=file,
             line=line,
         )
+
+
+_SNIFF = 4096
+"""Bytes of each file :func:`guess_format` looks at."""
+
+
+def guess_format(files: Sequence[UploadedFile]) -> str | None:
+    """The upload format these files look like, for a hint when another was sent (or None).
+
+    COCO: a ``.tdat``, or an ``.info`` with ``funcId`` but no ``funcName``; IOHprofiler: a
+    ``.json`` with ``scenarios`` or an ``.info`` with ``funcName``; nevergrad: a ``.csv``
+    header with ``loss`` and ``optimizer_name``; long CSV: a header naming ``function_id``,
+    ``run``, ``value`` and ``budget``. Only the first bytes of each file are looked at.
+    """
+    seen: list[str] = []
+    for f in files:
+        name, head = f.path.lower(), f.data[:_SNIFF]
+        first = next(
+            (ln for ln in head.decode("utf-8", "replace").splitlines() if ln.strip()[:1] != "#"),
+            "",
+        )
+        header = {c.strip().lower() for c in first.split(",")}
+        if name.endswith(".tdat") or (
+            name.endswith(".info") and b"funcId" in head and b"funcName" not in head
+        ):
+            seen.append("coco")
+        elif (name.endswith(".json") and b'"scenarios"' in head) or (
+            name.endswith(".info") and b"funcName" in head
+        ):
+            seen.append("iohprofiler")
+        elif {"loss", "optimizer_name"} <= header:
+            seen.append("nevergrad")
+        elif {"function_id", "run", "value", "budget"} <= header:
+            seen.append("csv")
+    return next((f for f in ("coco", "iohprofiler", "nevergrad", "csv") if f in seen), None)
 
 
 def printed_tolerance(text: str) -> float:

@@ -154,7 +154,7 @@ def test_reading_stops_at_the_first_row_beyond_max_rows() -> None:
         read(body, max_rows=10)
     # header + 10 rows, then the refused 11th
     assert str(info.value).startswith("runs.csv, line 12: more than 10 rows")
-    assert "max_upload_rows" in str(info.value)
+    assert info.value.limit == "max_rows"  # the service names its setting, max_upload_rows
     assert info.value.field == "file"
 
 
