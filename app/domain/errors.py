@@ -7,6 +7,11 @@ parsing messages.
 
 from __future__ import annotations
 
+from typing import Literal
+
+UploadLimit = Literal["max_upload_bytes", "max_decompressed_bytes", "max_files", "max_rows"]
+"""The field of :class:`app.domain.importers.UploadLimits` an :class:`UploadTooLarge` passed."""
+
 
 class DomainError(ValueError):
     """The numerical core cannot answer this request.
@@ -37,4 +42,18 @@ class NotApplicable(DomainError):
 
 
 class UploadTooLarge(DomainError):
-    """An upload exceeds a size, member-count or row limit (HTTP 413); reading stops there."""
+    """An upload exceeds a size, member-count or row limit (HTTP 413); reading stops there.
+
+    Parameters
+    ----------
+    message : str
+        What was passed, for a person.
+    limit : UploadLimit
+        The ``UploadLimits`` field that was passed (services name their setting for it).
+    field : str or None, optional
+        The request field that carried the upload.
+    """
+
+    def __init__(self, message: str, *, limit: UploadLimit, field: str | None = None) -> None:
+        super().__init__(message, field=field)
+        self.limit: UploadLimit = limit

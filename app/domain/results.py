@@ -49,6 +49,7 @@ class MalformedFile(InvalidInput):
     ) -> None:
         where = file if line is None else f"{file}, line {line}"
         super().__init__(f"{where}: {message}", field=field)
+        self.message = message
         self.file = file
         self.line = line
 

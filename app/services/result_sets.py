@@ -10,7 +10,8 @@ queues the tables its ranks need (:func:`queue_builds`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -23,7 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.db import session_scope
 from app.domain import archive, importers
-from app.domain.errors import DomainError
+from app.domain.errors import DomainError, UploadLimit, UploadTooLarge
 from app.domain.functions import BenchmarkFunction, get_function
 from app.domain.importers import UploadedFile, UploadLimits, longcsv
 from app.domain.results import ImportedResults, RunResult, Trajectory
@@ -65,6 +66,29 @@ Locate = Callable[[int, str], str]
 def location(set_id: str) -> str:
     """The URL path of a stored set."""
     return f"/v1/result-sets/{set_id}"
+
+
+#: The setting behind each :class:`UploadLimits` field (a 413 names the setting to raise).
+UPLOAD_SETTINGS: dict[UploadLimit, str] = {
+    "max_upload_bytes": "max_upload_bytes",
+    "max_decompressed_bytes": "max_upload_decompressed_bytes",
+    "max_files": "max_upload_files",
+    "max_rows": "max_upload_rows",
+}
+
+
+@contextmanager
+def _limits_named(settings: Settings) -> Iterator[None]:
+    """An importer's :class:`UploadTooLarge` with the setting it passed named in its detail."""
+    try:
+        yield
+    except UploadTooLarge as exc:
+        name = UPLOAD_SETTINGS[exc.limit]
+        raise UploadTooLarge(
+            f"{exc} (the limit is the setting {name} = {getattr(settings, name)})",
+            limit=exc.limit,
+            field=exc.field,
+        ) from exc
 
 
 def upload_limits(settings: Settings) -> UploadLimits:
@@ -114,11 +138,12 @@ def create_from_csv(
     """Store the set of a ``text/csv`` body (its faults name ``body`` and the line)."""
     with domain_errors_as_problems("body"):
         try:
-            imported = longcsv.read(
-                [UploadedFile("body", data)],
-                limits=upload_limits(settings),
-                values_are=meta.values_are,
-            )
+            with _limits_named(settings):
+                imported = longcsv.read(
+                    [UploadedFile("body", data)],
+                    limits=upload_limits(settings),
+                    values_are=meta.values_are,
+                )
         except DomainError as exc:  # the body is the file
             if exc.field == "file":
                 exc.field = "body"
@@ -146,7 +171,7 @@ def create_from_upload(
             f"the file has {len(data)} bytes, over max_upload_bytes = {settings.max_upload_bytes}",
             field="file",
         )
-    with domain_errors_as_problems("file"):
+    with domain_errors_as_problems("file"), _limits_named(settings):
         imported = importers.read_upload(
             fmt, filename, data, limits=upload_limits(settings), values_are=meta.values_are
         )

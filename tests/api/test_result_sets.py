@@ -652,3 +652,87 @@ def test_an_upload_over_max_upload_bytes_is_413(make_client: Callable[..., TestC
     )
     assert problem(r, 413, "body")["detail"] == "request body exceeds max_upload_bytes = 4096"
     assert total(client) == 0
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_each_upload_limit_maps_to_its_setting() -> None:
+    from dataclasses import fields
+
+    from app.domain.importers import UploadLimits
+    from app.services.result_sets import UPLOAD_SETTINGS, upload_limits
+
+    settings = api_settings(
+        Path("/nonexistent"),
+        max_upload_bytes=10_001,
+        max_upload_decompressed_bytes=10_002,
+        max_upload_files=10_003,
+        max_upload_rows=10_004,
+    )
+    limits = upload_limits(settings)
+    assert set(UPLOAD_SETTINGS) == {f.name for f in fields(UploadLimits)}
+    for f in fields(UploadLimits):
+        assert getattr(limits, f.name) == getattr(settings, UPLOAD_SETTINGS[f.name])
+
+
+def test_upload_413s_name_the_setting(make_client: Callable[..., TestClient]) -> None:
+    client = make_client(max_upload_decompressed_bytes=4096, max_upload_files=3, max_upload_rows=5)
+    meta = {"format": "csv", "name": "X", "values_are": "f"}
+    rows = "function_id,run,value,budget\n" + "".join(f"{SPHERE},{i},1,10\n" for i in range(9))
+    cases = [
+        (_zip({"a.csv": b"0" * 5000}), "max_upload_decompressed_bytes = 4096"),
+        (_zip({f"{i}.csv": b"x" for i in range(4)}), "max_upload_files = 3"),
+        (rows.encode(), "max_upload_rows = 5"),
+    ]
+    for data, setting in cases:
+        r = client.post("/v1/result-sets", data=meta, files={"file": ("up.zip", data)})
+        assert setting in problem(r, 413, "file")["detail"]
+    r = client.post(
+        "/v1/result-sets",
+        params={"name": "X", "values_are": "f"},
+        content=rows,
+        headers={"content-type": "text/csv"},
+    )
+    assert "the limit is the setting max_upload_rows = 5" in problem(r, 413, "body")["detail"]
+    assert total(client) == 0
+
+
+def test_a_cut_cocoex_upload_is_refused_naming_file_and_line(
+    client: TestClient, tmp_path: Path
+) -> None:
+    from tests.unit.importers.loggers import run_cocoex
+
+    folder, _ = run_cocoex(tmp_path, functions="1", instances="1", dimensions="2")
+    members = {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
+    dat = "data_f1/bbobexp_f1_DIM2.dat"
+    lines = members[dat].decode().splitlines()
+    e, g, best, *_ = lines[-1].split()
+    members[dat] = "\n".join([*lines[:-1], f"{e} {g} {best[:5]}"]).encode()  # +1.83 for +1.83e+02
+    r = client.post(
+        "/v1/result-sets", data={"format": "coco"}, files={"file": ("exdata.zip", _zip(members))}
+    )
+    detail = problem(r, 422, "file")["detail"]
+    assert detail.startswith(f"{dat}, line {len(lines)}: the last line has no line end")
+    assert total(client) == 0
+
+
+def test_a_nevergrad_value_below_f_star_names_file_and_line(client: TestClient) -> None:
+    data = b"loss,optimizer_name,budget,function_id\n0.5,NGOpt,200,classic/sphere/d2\n"
+    bad = data + b"-1.0,NGOpt,200,classic/sphere/d2\n"
+    r = client.post(
+        "/v1/result-sets", data={"format": "nevergrad"}, files={"file": ("ng.csv", bad)}
+    )
+    detail = problem(r, 422, "file")["detail"]
+    assert detail.startswith("ng.csv, line 3: classic/sphere/d2: value -1.0 is below f* = 0.0")
+    assert total(client) == 0

@@ -136,3 +136,26 @@ def test_cli_uploads_a_cocoex_archive(cli_app: object, tmp_path: Path) -> None:
         "coco",
     )
     assert [f["function_id"] for f in made["functions"]] == ["bbob/f1/i1/d2"]
+
+
+def test_an_archive_without_a_format_is_refused_in_the_client(
+    cli_app: object, client: Client, tmp_path: Path
+) -> None:
+    import gzip
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("bbobexp_f1.info", "funcId = 1, DIM = 2\n")
+    zipped, gzipped = tmp_path / "exdata.zip", tmp_path / "exdata.tgz"
+    zipped.write_bytes(buffer.getvalue())
+    gzipped.write_bytes(gzip.compress(b"x"))
+    for path in (zipped, gzipped):
+        with pytest.raises(ValueError, match=r"is an archive .* give its format"):
+            client.create_result_set(path)
+    r = runner.invoke(cli_app, ["upload", str(zipped)])  # type: ignore[arg-type]
+    assert r.exit_code != 0
+    assert "--format" in r.output
+    assert "Field required" not in r.output
+    assert client.result_sets().total == 0

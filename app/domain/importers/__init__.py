@@ -58,6 +58,9 @@ _READERS = {
 }
 """Upload format -> module of this package whose ``read(files, *, limits, values_are)`` reads it."""
 
+_NAMES = {"coco": "COCO", "iohprofiler": "IOHprofiler", "nevergrad": "nevergrad", "csv": "long CSV"}
+"""Format -> its name in a refusal's hint."""
+
 Reader = Callable[..., "ImportedResults"]
 
 
@@ -108,8 +111,23 @@ def read_upload(
             f"unknown format {fmt!r}; formats: {', '.join(_READERS)}", field="format"
         )
     from app.domain.importers.archive import unpack
+    from app.domain.importers.common import guess_format
+    from app.domain.results import MalformedFile
 
+    if not data:
+        raise MalformedFile("is empty (0 bytes): nothing was uploaded", file=filename)
     files = unpack(filename, data, limits=limits)
     module = importlib.import_module(f"{__name__}.{module_name}")
     reader: Reader = module.read
-    return reader(files, limits=limits, values_are=values_are)
+    try:
+        return reader(files, limits=limits, values_are=values_are)
+    except InvalidInput as exc:
+        other = guess_format(files)
+        if other is None or other == fmt:
+            raise
+        hint = f"; these files look like {_NAMES[other]} output: send format={other}"
+        if isinstance(exc, MalformedFile):
+            raise MalformedFile(
+                exc.message + hint, file=exc.file, line=exc.line, field=exc.field or "file"
+            ) from exc
+        raise InvalidInput(f"{exc}{hint}", field=exc.field) from exc

@@ -80,6 +80,7 @@ def unpack(filename: str, data: bytes, *, limits: UploadLimits) -> tuple[Uploade
         raise UploadTooLarge(
             f"{filename}: the upload has {len(data)} bytes; at most {limits.max_upload_bytes} "
             f"are accepted",
+            limit="max_upload_bytes",
             field="file",
         )
     if data.startswith(_ZIP_MAGIC):
@@ -110,6 +111,7 @@ class _Counter:
             raise UploadTooLarge(
                 f"{self.filename}: decompressing {member} passes {self.limit} bytes in total; "
                 f"the archive is refused",
+                limit="max_decompressed_bytes",
                 field="file",
             )
 
@@ -243,7 +245,9 @@ def _safe_path(name: str, shown: str) -> str:
 def _check_count(count: int, filename: str, limits: UploadLimits) -> None:
     if count > limits.max_files:
         raise UploadTooLarge(
-            f"{filename}: the archive has more than {limits.max_files} members", field="file"
+            f"{filename}: the archive has more than {limits.max_files} members",
+            limit="max_files",
+            field="file",
         )
 
 

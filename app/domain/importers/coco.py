@@ -25,6 +25,14 @@ Reading:
 - values are errors ``f - Fopt``; a run's trajectory is the best-so-far step function of its
   ``.dat`` and ``.tdat`` rows; value and budget come from the last record. A budget that
   differs from the ``.info`` item's evaluations gives a note (cocopp warns likewise);
+- truncation is refused (a file cut while being written stores a wrong final value): a data
+  file whose last line has no line end (the loggers end every line); a record with fewer or
+  more columns than its header implies (the named columns before ``x1``, alone or followed by
+  the ``DIM`` variables, which cocoex writes in small dimensions only); a run whose final best
+  error disagrees with its ``.info`` item ``instance:evals|value`` (printed to two digits:
+  within half a unit of the last digit plus ``Precision``, since cocoex prints ``f - Fopt``
+  and the legacy loggers ``f - ftarget``); a ``.dat`` and a ``.tdat`` whose records at the
+  same last evaluation hold different best values;
 - tolerant where the meaning is clear (missing ``.tdat``, missing ``%`` comment line, extra
   files, moved data files found by a unique name, a later batch's entry taking the next runs
   of the same data file, CRLF); strict where not (run counts that disagree, a data file
@@ -51,6 +59,7 @@ from app.domain.importers.common import (
     Step,
     UploadIndex,
     check_dimension_in_name,
+    check_line_end,
     check_optimum,
     declared_or,
     lines_of,
@@ -58,6 +67,7 @@ from app.domain.importers.common import (
     parse_float,
     parse_int,
     parse_key_values,
+    printed_tolerance,
     step_trajectory,
 )
 from app.domain.results import ImportedResults, ImportNote, MalformedFile, RunResult, ValuesAre
@@ -69,6 +79,9 @@ BBOB_FUNCTIONS = range(1, 25)
 
 _NEGATIVE_SLACK = 1e-12
 """An error ``f - Fopt`` below ``-_NEGATIVE_SLACK * max(1, |Fopt|)`` means a wrong optimum."""
+
+_REL_SLACK = 1e-12
+"""Relative slack on top of the printed precision when two printed values are compared."""
 
 _FOPT = re.compile(r"Fopt\s*\(\s*([^)\s]+)\s*\)")
 
@@ -85,6 +98,9 @@ class _Entry:
     data_files: tuple[str, ...]
     instances: tuple[int, ...]
     evals: tuple[int | None, ...]
+    finals: tuple[str | None, ...]
+    """Each run's printed final error (``f - Fopt``, or ``f - ftarget`` in legacy files)."""
+    precision: float
 
 
 @dataclass(frozen=True)
@@ -95,6 +111,8 @@ class _Block:
     line: int
     fopt: str
     steps: tuple[Step, ...]
+    last: tuple[int, str] | None
+    """Line and printed ``f - Fopt`` of the block's last record (the run's last evaluation)."""
 
 
 def read(
@@ -215,6 +233,7 @@ def _entry(info: str, header: dict[str, str], line: int, data: str, data_line: i
     names: list[str] = []
     instances: list[int] = []
     evals: list[int | None] = []
+    finals: list[str | None] = []
     for item in (p.strip() for p in data.split(",")):
         if not item:
             continue
@@ -229,11 +248,13 @@ def _entry(info: str, header: dict[str, str], line: int, data: str, data_line: i
             continue
         instance, _, rest = item.partition(":")
         instances.append(parse_int(instance, file=info, line=data_line, what="instance"))
+        spent, bar, final = rest.partition("|")
         evals.append(
-            parse_int(rest.partition("|")[0], file=info, line=data_line, what="evaluations")
-            if rest
-            else None
+            parse_int(spent, file=info, line=data_line, what="evaluations") if rest else None
         )
+        if bar:
+            parse_float(final, file=info, line=data_line, what="f - ftarget")
+        finals.append(final.strip() if bar else None)
     if not names:
         raise MalformedFile("the data line names no .dat file", file=info, line=data_line)
     for name in names:
@@ -247,6 +268,10 @@ def _entry(info: str, header: dict[str, str], line: int, data: str, data_line: i
         data_files=tuple(names),
         instances=tuple(instances),
         evals=tuple(evals),
+        finals=tuple(finals),
+        precision=parse_float(
+            header.get("Precision", "1e-8"), file=info, line=line, what="Precision"
+        ),
     )
 
 
@@ -275,7 +300,7 @@ class _DataFiles:
     def take(self, path: str, want: int | None, entry: _Entry) -> list[_Block]:
         cursor = self.cursors.get(path)
         if cursor is None:
-            blocks = _read_blocks(path, self.by_path[path].data, self.budget)
+            blocks = _read_blocks(path, self.by_path[path].data, self.budget, entry.dim)
             cursor = self.cursors[path] = _Cursor(blocks, 0, (entry.info, entry.line))
         left = len(cursor.blocks) - cursor.taken
         want = left if want is None else want
@@ -348,6 +373,7 @@ def _run(
         check_optimum(function_id, block.fopt, file=block.file, line=block.line)
         if not block.steps:
             raise MalformedFile("a run header without records", file=block.file, line=block.line)
+    _check_same_ending(blocks)
     trajectory = step_trajectory([s for b in blocks for s in b.steps])
     used = trajectory.evaluations[-1]
     listed = entry.evals[k]
@@ -360,6 +386,7 @@ def _run(
                 entry.info,
             )
         )
+    _check_final(entry, k, instance, blocks, trajectory.best[-1])
     return RunResult(
         function_id=function_id,
         run=0,
@@ -369,10 +396,74 @@ def _run(
     )
 
 
-def _read_blocks(path: str, data: bytes, budget: RowBudget) -> list[_Block]:
+def _last(block: _Block) -> tuple[int, str]:
+    assert block.last is not None  # a block with steps has a last record
+    return block.last
+
+
+def _check_same_ending(blocks: list[_Block]) -> None:
+    """A ``.dat`` and a ``.tdat`` record at the same last evaluation hold the same best value."""
+    if len(blocks) < 2 or blocks[0].steps[-1].evaluations != blocks[1].steps[-1].evaluations:
+        return
+    (dat_line, dat_text), (tdat_line, tdat_text) = _last(blocks[0]), _last(blocks[1])
+    a, b = float(dat_text), float(tdat_text)
+    slack = printed_tolerance(dat_text) + printed_tolerance(tdat_text)
+    if abs(a - b) > slack + _REL_SLACK * max(abs(a), abs(b)):
+        raise MalformedFile(
+            f"the run's last record (evaluation {blocks[1].steps[-1].evaluations}) holds best "
+            f"f - Fopt {tdat_text}, but {blocks[0].file}, line {dat_line} holds {dat_text} at the "
+            "same evaluation: one of the files is cut or edited",
+            file=blocks[1].file,
+            line=tdat_line,
+        )
+
+
+def _check_final(entry: _Entry, k: int, instance: int, blocks: list[_Block], best: float) -> None:
+    """The run's final best error agrees with the ``.info`` item ``instance:evals|value``.
+
+    The item prints the final error to two significant digits: cocoex writes ``f - Fopt``
+    (``0.0e+00`` once the optimum is hit), cocopp reads it as ``readfinalFminusFtarget``
+    (``f - ftarget``, ``ftarget = Fopt + precision``, as the legacy loggers wrote it). Equal
+    means within half a unit of its last printed digit plus the precision: either reading.
+    """
+    printed = entry.finals[k]
+    if printed is None:
+        return
+    listed = float(printed)
+    slack = printed_tolerance(printed) + entry.precision + _REL_SLACK * max(abs(listed), best)
+    if abs(best - listed) <= slack:
+        return
+    line, text = _last(min(blocks, key=lambda b: float(_last(b)[1])))
+    where = ", ".join(f"{b.file}, line {_last(b)[0]}" for b in blocks)
+    raise MalformedFile(
+        f"run {k + 1} (instance {instance}) lists a final error of {printed}, but the "
+        f"data files end at best f - Fopt {best!r} ({where}; last record {text} on line "
+        f"{line}): a data file is cut or does not belong to this index",
+        file=entry.info,
+        line=entry.line,
+    )
+
+
+def _expected_columns(header: str, dim: int) -> frozenset[int]:
+    """How many columns a record under this ``%`` header has.
+
+    The header names its columns between ``|``; ``x1 | x2...`` stands for the ``DIM`` search
+    variables, which cocoex writes in small dimensions only: with them named, a record has the
+    named columns before ``x1`` alone or followed by all ``DIM`` variables.
+    """
+    names = [n.strip() for n in header.lstrip("%").split("|")]
+    if "x1" in names:
+        named = names.index("x1")
+        return frozenset((named, named + dim))
+    return frozenset((len(names),))
+
+
+def _read_blocks(path: str, data: bytes, budget: RowBudget, dim: int) -> list[_Block]:
+    check_line_end(data, path)
     blocks: list[_Block] = []
-    header: tuple[int, str] | None = None
+    header: tuple[int, str, frozenset[int]] | None = None
     steps: list[Step] = []
+    last: tuple[int, str] | None = None
     lines = lines_of(data, path)
     budget.take(len(lines), file=path)
     for number, text in enumerate(lines, start=1):
@@ -383,9 +474,9 @@ def _read_blocks(path: str, data: bytes, budget: RowBudget) -> list[_Block]:
                     continue  # a second comment line of the same header
                 raise MalformedFile("a run header without 'Fopt (value)'", file=path, line=number)
             if header is not None:
-                blocks.append(_Block(path, header[0], header[1], tuple(steps)))
+                blocks.append(_Block(path, header[0], header[1], tuple(steps), last))
             parse_float(match[1], file=path, line=number, what="Fopt")
-            header, steps = (number, match[1]), []
+            header, steps, last = (number, match[1], _expected_columns(text, dim)), [], None
             continue
         fields = text.split()
         if not fields:
@@ -394,22 +485,23 @@ def _read_blocks(path: str, data: bytes, budget: RowBudget) -> list[_Block]:
             raise MalformedFile(
                 "records before any '%' run header (missing header)", file=path, line=number
             )
+        if len(fields) not in header[2]:
+            raise MalformedFile(
+                f"a record has {len(fields)} columns where its header (line {header[0]}) implies "
+                f"{' or '.join(map(str, sorted(header[2])))}: truncated row",
+                file=path,
+                line=number,
+            )
         steps.append(_record(fields, header[1], path, number))
+        last = (number, fields[2])
     if header is not None:
-        blocks.append(_Block(path, header[0], header[1], tuple(steps)))
+        blocks.append(_Block(path, header[0], header[1], tuple(steps), last))
     if not blocks:
         raise MalformedFile("holds no runs", file=path)
     return blocks
 
 
 def _record(fields: list[str], fopt: str, path: str, number: int) -> Step:
-    if len(fields) < 3:
-        raise MalformedFile(
-            f"a record needs at least 3 columns (evaluations, ..., f - Fopt), got {len(fields)}: "
-            "truncated row",
-            file=path,
-            line=number,
-        )
     evaluations = parse_int(fields[0], file=path, line=number, what="evaluations")
     error = parse_float(fields[2], file=path, line=number, what="f - Fopt")
     if error < -_NEGATIVE_SLACK * max(1.0, abs(float(fopt))):

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 
+from app.domain.archive import run_problem
 from app.domain.errors import DomainError, InvalidInput, UploadTooLarge
 from app.domain.functions import get_function
 from app.domain.importers import UploadedFile
@@ -24,9 +25,12 @@ __all__ = [
     "Step",
     "UploadIndex",
     "check_dimension_in_name",
+    "check_line_end",
     "check_optimum",
+    "check_run",
     "declared_or",
     "f_star",
+    "guess_format",
     "lines_of",
     "number_runs",
     "parse_float",
@@ -60,6 +64,7 @@ class RowBudget:
             raise UploadTooLarge(
                 f"{file}: the upload holds more than {self.limit} rows (runs plus trajectory "
                 f"points); split it into smaller sets",
+                limit="max_rows",
                 field="file",
             )
 
@@ -72,6 +77,21 @@ def lines_of(data: bytes, file: str) -> list[str]:
         line = data[: exc.start].count(b"\n") + 1
         raise MalformedFile("is not UTF-8 text", file=file, line=line) from exc
     return text.splitlines()
+
+
+def check_line_end(data: bytes, file: str) -> None:
+    """Refuse a data file whose last line has no line end: it was cut while being written.
+
+    The COCO and IOHprofiler loggers end every line they write, so a missing final line end
+    means the file is truncated and its last record (the run's final value) may be cut short.
+    """
+    if data and not data.endswith((b"\n", b"\r")):
+        raise MalformedFile(
+            "the last line has no line end: the file was cut (the loggers end every line), so "
+            "its last record may be cut short; upload the complete file",
+            file=file,
+            line=len(data.splitlines()),
+        )
 
 
 def parse_float(text: str, *, file: str, line: int, what: str) -> float:
@@ -170,6 +190,41 @@ def check_dimension_in_name(name: str, dim: int, *, file: str, line: int | None)
         )
 
 
+_SNIFF = 4096
+"""Bytes of each file :func:`guess_format` looks at."""
+
+
+def guess_format(files: Sequence[UploadedFile]) -> str | None:
+    """The upload format these files look like, for a hint when another was sent (or None).
+
+    COCO: a ``.tdat``, or an ``.info`` with ``funcId`` but no ``funcName``; IOHprofiler: a
+    ``.json`` with ``scenarios`` or an ``.info`` with ``funcName``; nevergrad: a ``.csv``
+    header with ``loss`` and ``optimizer_name``; long CSV: a header naming ``function_id``,
+    ``run``, ``value`` and ``budget``. Only the first bytes of each file are looked at.
+    """
+    seen: list[str] = []
+    for f in files:
+        name, head = f.path.lower(), f.data[:_SNIFF]
+        first = next(
+            (ln for ln in head.decode("utf-8", "replace").splitlines() if ln.strip()[:1] != "#"),
+            "",
+        )
+        header = {c.strip().lower() for c in first.split(",")}
+        if name.endswith(".tdat") or (
+            name.endswith(".info") and b"funcId" in head and b"funcName" not in head
+        ):
+            seen.append("coco")
+        elif (name.endswith(".json") and b'"scenarios"' in head) or (
+            name.endswith(".info") and b"funcName" in head
+        ):
+            seen.append("iohprofiler")
+        elif {"loss", "optimizer_name"} <= header:
+            seen.append("nevergrad")
+        elif {"function_id", "run", "value", "budget"} <= header:
+            seen.append("csv")
+    return next((f for f in ("coco", "iohprofiler", "nevergrad", "csv") if f in seen), None)
+
+
 def printed_tolerance(text: str) -> float:
     """Half a unit in the last printed digit of ``text`` (``"79.48"`` -> 0.005)."""
     try:
@@ -202,6 +257,21 @@ def check_optimum(function_id: str, printed: str, *, file: str, line: int) -> No
         raise MalformedFile(
             f"Fopt {printed} disagrees with f* = {expected!r} of {function_id}: these are not "
             f"the instances absrank hosts",
+            file=file,
+            line=line,
+        )
+
+
+def check_run(run: RunResult, values_are: ValuesAre, *, file: str, line: int | None) -> None:
+    """Refuse a run the archive could not store (an ``f`` below ``f*``, an error below 0, ...).
+
+    The archive's own rule (:func:`app.domain.archive.run_problem`), checked where the run was
+    read so the refusal names the file and line rather than only the run.
+    """
+    problem = run_problem(run, get_function(run.function_id), values_are)
+    if problem is not None:
+        raise MalformedFile(
+            f"{run.function_id}: {problem[1]}; is the value (values_are={values_are!r}) right?",
             file=file,
             line=line,
         )

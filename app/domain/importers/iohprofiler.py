@@ -54,6 +54,8 @@ from app.domain.importers.common import (
     Step,
     UploadIndex,
     check_dimension_in_name,
+    check_line_end,
+    check_run,
     declared_or,
     f_star,
     lines_of,
@@ -297,6 +299,7 @@ def _blocks(
     path: str, data: bytes, budget: RowBudget, names: tuple[str, str], extra: str | None = None
 ) -> list[_Block]:
     """Split a ``.dat`` into runs at header lines; read the evaluation and value columns."""
+    check_line_end(data, path)
     lines = lines_of(data, path)
     budget.take(len(lines), file=path)
     blocks: list[_Block] = []
@@ -430,6 +433,7 @@ def _read_legacy(
                 file=block.file,
                 line=block.line,
             )
+        check_run(run, kind, file=block.file, line=block.line)
     return [run for _, _, run, _ in runs], algorithms, kind
 
 

@@ -17,6 +17,10 @@ evaluations. The run's final value is its last point's value (largest ``evaluati
     bbob/f1/i1/d10,0,1000,79.48,1000
     bbob/f1/i1/d10,1,,80.01,1000
 
+A file whose last line has no line end gets a note (``csv-no-final-newline``): a row cut
+short cannot be told from a complete one in general (``79.4`` for ``79.48``), so the last
+row may be wrong if the file was cut; it is read, not refused.
+
 ``value`` is ``f(x)`` or the error ``f(x) − f*``: the file does not say, the caller does
 (``values_are``). ``GET /v1/result-sets/{id}.csv`` writes this layout (:func:`write`), and
 reading it back gives the same runs.
@@ -35,7 +39,14 @@ from app.domain.archive import run_problem
 from app.domain.errors import DomainError, InvalidInput, UploadTooLarge
 from app.domain.functions import BenchmarkFunction, get_function
 from app.domain.importers import UploadedFile, UploadLimits
-from app.domain.results import ImportedResults, MalformedFile, RunResult, Trajectory, ValuesAre
+from app.domain.results import (
+    ImportedResults,
+    ImportNote,
+    MalformedFile,
+    RunResult,
+    Trajectory,
+    ValuesAre,
+)
 
 __all__ = ["COLUMNS", "OPTIONAL", "read", "write"]
 
@@ -103,7 +114,17 @@ def read(
     out = []
     for key in sorted(runs):
         out.append(_finish(key, runs[key], where[key], values_are))
-    return ImportedResults(format="csv", values_are=values_are, runs=tuple(out))
+    notes = tuple(
+        ImportNote(
+            "csv-no-final-newline",
+            f"{upload.path}: the last line has no line end; if the file was cut, its last row "
+            "is wrong",
+            upload.path,
+        )
+        for upload in files
+        if upload.data.strip() and not upload.data.endswith((b"\n", b"\r"))
+    )
+    return ImportedResults(format="csv", values_are=values_are, runs=tuple(out), notes=notes)
 
 
 def _read_file(
@@ -131,7 +152,8 @@ def _read_file(
     def overflow(_: str, line: int | None) -> UploadTooLarge:
         return UploadTooLarge(
             f"{name}, line {line}: more than {limit} rows (runs plus trajectory points of all "
-            "files; max_upload_rows)",
+            "files)",
+            limit="max_rows",
             field="file",
         )
 

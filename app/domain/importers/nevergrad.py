@@ -38,7 +38,14 @@ from collections.abc import Iterator, Sequence
 
 from app.domain.functions import format_id
 from app.domain.importers import UploadedFile, UploadLimits
-from app.domain.importers.common import RowBudget, f_star, number_runs, parse_float, parse_int
+from app.domain.importers.common import (
+    RowBudget,
+    check_run,
+    f_star,
+    number_runs,
+    parse_float,
+    parse_int,
+)
 from app.domain.results import ImportedResults, MalformedFile, RunResult, ValuesAre
 
 __all__ = ["ALGORITHM_COLUMNS", "CLASSIC_NAMES", "read"]
@@ -104,6 +111,7 @@ def read(
             budget.take(1, file=upload.path)
             _same_algorithm(row, settings, upload.path, line)
             run = _run(row, upload.path, line)
+            check_run(run, values_are or "f", file=upload.path, line=line)
             seed = (row.get("seed") or "").strip()
             if seed:
                 key = (run.function_id, seed, (row.get("budget") or "").strip())

@@ -187,6 +187,10 @@ class _FunctionTable(_Tabular):
         return self._rows
 
 
+_ARCHIVE_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")
+"""First bytes of zip, gzip (``.tgz``), bzip2 and xz files: archives the API reads by format."""
+
+
 def _is_frame(obj: object) -> bool:
     return hasattr(obj, "columns") and hasattr(obj, "to_csv")
 
@@ -262,7 +266,13 @@ class ArchiveMethods:
                 data = {"format": format, **{k: str(v) for k, v in meta.items()}}
                 response = self.request("POST", "/v1/result-sets", files=files, data=data)
             else:
-                response = self._post_csv(path.read_bytes(), meta)
+                body = path.read_bytes()
+                if body.startswith(_ARCHIVE_MAGIC):
+                    raise ValueError(
+                        f"{path} is an archive (zip/gzip/bz2/xz), not a long CSV: give its "
+                        "format (format='coco' or 'iohprofiler' ..., --format on the command line)"
+                    )
+                response = self._post_csv(body, meta)
         elif _is_frame(results):
             response = self._post_csv(results.to_csv(index=False).encode(), meta)
         else:

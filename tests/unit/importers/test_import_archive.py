@@ -73,8 +73,9 @@ def test_single_file_and_single_gzip_file() -> None:
 def test_zip_bomb_stops_at_the_decompressed_limit() -> None:
     bomb = a_zip({"big.dat": b"\0" * 50_000_000})
     assert len(bomb) < 100_000
-    with pytest.raises(UploadTooLarge, match="passes 1000000 bytes"):
+    with pytest.raises(UploadTooLarge, match="passes 1000000 bytes") as info:
         unpack("bomb.zip", bomb, limits=LIMITS)
+    assert info.value.limit == "max_decompressed_bytes"
 
 
 def test_zip_bomb_with_lying_header_sizes_is_refused() -> None:
@@ -106,12 +107,15 @@ def test_gzip_bomb_that_is_no_tar() -> None:
 
 
 def test_upload_and_member_count_limits() -> None:
-    with pytest.raises(UploadTooLarge, match="at most 2000000"):
+    with pytest.raises(UploadTooLarge, match="at most 2000000") as info:
         unpack("u.csv", b"x" * 2_000_001, limits=LIMITS)
-    with pytest.raises(UploadTooLarge, match="more than 20 members"):
+    assert info.value.limit == "max_upload_bytes"
+    with pytest.raises(UploadTooLarge, match="more than 20 members") as info:
         unpack("u.zip", a_zip({f"m{i}": b"" for i in range(21)}), limits=LIMITS)
-    with pytest.raises(UploadTooLarge, match="more than 20 members"):
+    assert info.value.limit == "max_files"
+    with pytest.raises(UploadTooLarge, match="more than 20 members") as info:
         unpack("u.tgz", a_tar([(f"m{i}", b"") for i in range(21)]), limits=LIMITS)
+    assert info.value.limit == "max_files"
 
 
 @pytest.mark.parametrize("name", ["../x.dat", "exp/../../x.dat", "..\\x.dat"])

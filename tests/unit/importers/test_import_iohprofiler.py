@@ -219,9 +219,15 @@ def test_legacy_without_af_column_needs_values_are() -> None:
         read_upload("iohprofiler", "old.zip", zipped(legacy(af=False)), limits=LIMITS)
     assert info.value.field == "values_are"
     result = read_upload(
-        "iohprofiler", "old.zip", zipped(legacy(af=False)), limits=LIMITS, values_are="f"
+        "iohprofiler", "old.zip", zipped(legacy(af=False)), limits=LIMITS, values_are="error"
     )
-    assert result.values_are == "f"
+    assert result.values_are == "error"
+    # declared f, the values (2.0, 0.25) lie below f* = 79.48: refused where they are read
+    with pytest.raises(MalformedFile, match=r"below f\* = 79.48") as info:
+        read_upload(
+            "iohprofiler", "old.zip", zipped(legacy(af=False)), limits=LIMITS, values_are="f"
+        )
+    assert (info.value.file, info.value.line) == ("data_f1_Sphere/IOHprofiler_f1_DIM2.dat", 1)
     with pytest.raises(InvalidInput):
         read_upload("iohprofiler", "old.zip", zipped(legacy()), limits=LIMITS, values_are="f")
     files = legacy(af=False)
@@ -252,3 +258,17 @@ def test_legacy_malformed_info(old: str, new: str, words: str) -> None:
         read_upload("iohprofiler", "old.zip", zipped(files), limits=LIMITS)
     assert info.value.file == name
     assert info.value.line in (1, 3)
+
+
+def test_dat_cut_without_a_final_line_end(tmp_path: Path) -> None:
+    """ioh ends every line it writes: a last line without a line end is a cut file."""
+    folder, _ = run_ioh(tmp_path, functions=(1,), instances=(1,), dims=(2,), runs_per_instance=1)
+    files = {
+        p.relative_to(folder).as_posix(): p.read_text() for p in folder.rglob("*") if p.is_file()
+    }
+    assert files[JSON_DAT].endswith("\n")
+    lines = files[JSON_DAT].splitlines()
+    files[JSON_DAT] = "\n".join(lines)[:-3]  # "12 0.38" for "12 0.3876543210"
+    with pytest.raises(MalformedFile, match="no line end") as info:
+        read_upload("iohprofiler", "x.zip", zipped(files), limits=LIMITS)
+    assert (info.value.file, info.value.line) == (JSON_DAT, len(lines))

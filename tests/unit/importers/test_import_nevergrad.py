@@ -143,12 +143,14 @@ def test_explicit_function_id_column() -> None:
         (row(dim="7")[: -len(",7,ArtificialFunction")], 3, "truncated"),
         (row(dim="101"), 3, "not hosted"),
         (row(elapsed="0"), 3, "at least 1"),
+        (row(loss="-1.0"), 3, r"value -1.0 is below f\* = 0.0 of classic/sphere/d2"),
     ],
 )
 def test_refusals_name_file_and_line(bad: str, line: int, words: str) -> None:
     with pytest.raises(MalformedFile, match=words) as info:
         read_upload("nevergrad", "ng.csv", csv(row(seed="7"), bad), limits=LIMITS)
     assert (info.value.file, info.value.line) == ("ng.csv", line)
+    assert str(info.value).startswith(f"ng.csv, line {line}: ")
 
 
 def test_missing_header_and_empty() -> None:

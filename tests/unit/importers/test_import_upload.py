@@ -44,3 +44,32 @@ def test_many_rows_are_refused_before_they_are_parsed() -> None:
             archive.addfile(member, io.BytesIO(content))
     with pytest.raises(UploadTooLarge, match="more than 100000 rows"):
         read_upload("coco", "big.tgz", buffer.getvalue(), limits=UploadLimits(max_rows=100_000))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_empty_file_is_called_empty(fmt: str) -> None:
+    with pytest.raises(MalformedFile) as info:
+        read_upload(fmt, "results.zip", b"", limits=UploadLimits(), values_are="f")
+    assert str(info.value) == "results.zip: is empty (0 bytes): nothing was uploaded"
+
+
+def test_the_wrong_format_gets_a_hint_naming_the_right_one(
+    cocoex_experiment, ioh_experiment
+) -> None:
+    from tests.unit.importers.loggers import zip_folder
+
+    coco, ioh = zip_folder(cocoex_experiment[0]), zip_folder(ioh_experiment[0])
+    nevergrad = b"loss,optimizer_name,budget,function_id\n0.5,NGOpt,200,classic/sphere/d2\n"
+    longcsv = b"function_id,run,value,budget\nclassic/sphere/d2,0,0.5,200\n"
+    for data, sent, right in [
+        (coco, "iohprofiler", "coco"),
+        (coco, "nevergrad", "coco"),
+        (ioh, "coco", "iohprofiler"),
+        (ioh, "csv", "iohprofiler"),
+        (nevergrad, "csv", "nevergrad"),
+        (longcsv, "nevergrad", "csv"),
+    ]:
+        with pytest.raises(InvalidInput) as info:
+            read_upload(sent, "up.zip", data, limits=UploadLimits(), values_are="error")
+        assert str(info.value).endswith(f"output: send format={right}"), (sent, str(info.value))
+        read_upload(right, "up.zip", data, limits=UploadLimits(), values_are="error")  # reads

@@ -154,7 +154,7 @@ def test_reading_stops_at_the_first_row_beyond_max_rows() -> None:
         read(body, max_rows=10)
     # header + 10 rows, then the refused 11th
     assert str(info.value).startswith("runs.csv, line 12: more than 10 rows")
-    assert "max_upload_rows" in str(info.value)
+    assert info.value.limit == "max_rows"  # the service names its setting, max_upload_rows
     assert info.value.field == "file"
 
 
@@ -172,3 +172,14 @@ def test_values_are_must_be_declared() -> None:
     with pytest.raises(InvalidInput) as info:
         longcsv.read([UploadedFile("a.csv", b"x")], limits=LIMITS, values_are=None)
     assert info.value.field == "values_are"
+
+
+def test_a_last_line_without_line_end_is_read_with_a_note() -> None:
+    """A cut row cannot be told from a complete one ("79.4" for "79.48"): read, with a note."""
+    text = "function_id,run,value,budget\nbbob/f1/i1/d2,0,79.4"
+    cut = read(text + ",20", values_are="error")
+    assert cut.runs == (RunResult("bbob/f1/i1/d2", 0, 79.4, 20),)
+    assert [(n.code, n.file) for n in cut.notes] == [("csv-no-final-newline", "runs.csv")]
+    assert "last row is wrong" in cut.notes[0].message
+    assert read(text + ",20\n", values_are="error").notes == ()
+    assert read(text + ",20\r\n", values_are="error").notes == ()
