@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Select, func, insert, select
 from sqlalchemy.orm import Session
@@ -189,10 +190,29 @@ class ResultSetRepository:
         suite: str | None = None,
         dim: int | None = None,
     ) -> RunColumns:
-        """:meth:`runs` as columns (one indexed scan; about 5x faster for 10^5 runs)."""
-        rows = self.session.execute(
-            self._runs_query(set_ids=set_ids, function_id=function_id, suite=suite, dim=dim)
-        ).all()
+        """:meth:`runs` as columns (one indexed scan; about 5x faster for 10^5 runs).
+
+        The rows come straight from the driver's cursor: the columns are plain strings,
+        integers and floats, so SQLAlchemy's per-row ``Row`` objects (about 3 µs each) would
+        only be unpacked again.
+        """
+        query = self._runs_query(set_ids=set_ids, function_id=function_id, suite=suite, dim=dim)
+        connection = self.session.connection()
+        compiled = query.compile(
+            dialect=connection.dialect, compile_kwargs={"render_postcompile": True}
+        )
+        params = compiled.params
+        args: Any = (
+            tuple(params[name] for name in compiled.positiontup or ())
+            if compiled.positional
+            else params
+        )
+        cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.execute(str(compiled), args)
+            rows = cursor.fetchall()
+        finally:
+            cursor.close()
         if not rows:
             return RunColumns((), (), (), (), ())
         return RunColumns(*(tuple(c) for c in zip(*rows, strict=True)))

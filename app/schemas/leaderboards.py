@@ -181,7 +181,12 @@ class SuiteEntry(BaseModel):
     )
     full_coverage: bool
     mean_log10_v: float | None = Field(
-        description="mean log10 v over the functions it covers; null when some v is 0"
+        description="mean log10 v over the functions it covers; null when some v is 0 (then "
+        "functions_at_zero > 0 and the mean is -inf: it reaches the minimum, which random "
+        "search never does, on those functions)"
+    )
+    functions_at_zero: int = Field(
+        0, description="covered functions where its rank is v = 0 (log10 v = -inf)"
     )
     provisional: bool = Field(description="some of its ranks are provisional")
 

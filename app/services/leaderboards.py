@@ -229,6 +229,8 @@ def _rank_on_ladder(
         items, source, tail = _rank_group(ctx, fn, deep, "nested", names, board.warnings)
     except (errors.TableNotReady, errors.TableNotBuilt) as exc:
         awaited = _awaited(exc, "ladder")
+        if all(a.table_id != awaited.table_id for a in board.pending):
+            board.pending.append(awaited)
         for c in deep:
             out[c.set.id].awaiting = awaited
         return

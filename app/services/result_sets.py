@@ -171,6 +171,10 @@ def create_from_upload(
             f"the file has {len(data)} bytes, over max_upload_bytes = {settings.max_upload_bytes}",
             field="file",
         )
+    if meta.name is None and fmt == "csv":  # a long CSV never names its algorithm: say so first
+        raise InvalidInput(
+            "name: a long CSV does not name the algorithm; send a name field", field="name"
+        )
     with domain_errors_as_problems("file"), _limits_named(settings):
         imported = importers.read_upload(
             fmt, filename, data, limits=upload_limits(settings), values_are=meta.values_are

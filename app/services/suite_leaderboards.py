@@ -99,6 +99,14 @@ def board_functions(suite: str, dim: int, instances: str, functions: str | None)
         raise InvalidInput(f"suite {suite!r} has no function at dim = {dim}", field="dim")
     if any(f.instance is not None for f in registered):
         wanted = _numbers(instances)
+        listed = {f.instance for f in registered}
+        missing = sorted(wanted - listed)
+        if missing:
+            raise InvalidInput(
+                f"suite {suite!r} lists instances {min(listed)}-{max(listed)} at dim = {dim}; "
+                f"instance {missing[0]} is not among them",  # type: ignore[type-var]
+                field="instances",
+            )
         registered = [f for f in registered if f.instance in wanted]
     if functions is not None:
         names = functions.split(",")
@@ -229,6 +237,7 @@ def _suite_answer(
                 functions_total=len(functions),
                 full_coverage=len(got) == len(functions),
                 mean_log10_v=mean if math.isfinite(mean) else None,
+                functions_at_zero=sum(v == -math.inf for v in got.values()),
                 provisional=sid in provisional,
             )
         )

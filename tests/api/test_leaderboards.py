@@ -526,3 +526,22 @@ def test_a_set_on_other_functions_leaves_a_suite_board_as_it_was(
     assert [e["functions_total"] for e in after["entries"]] == [5, 5, 5]
     assert after["family"]["friedman"] == before["family"]["friedman"]
     assert [e["set_id"] for e in after["entries"]] == [e["set_id"] for e in before["entries"]]
+
+
+def test_suite_instances_outside_the_listing_are_refused_and_v_zero_is_counted(
+    lb: tuple[TestClient, InlineDispatcher],
+) -> None:
+    client, _ = lb
+    r = client.get("/v1/leaderboards", params=SUITE_F | {"instances": "1-100"})
+    assert r.status_code == 422
+    assert r.json()["field"] == "instances"
+    sm = _sm(client)
+    store_set(sm, "Z", {f: [0.0] for f in F}, values_are="error")  # at f* everywhere: v = 0
+    store_set(sm, "Y", {f: [1e-3] for f in F}, values_are="error")
+    entries = {
+        e["name"]: e for e in client.get("/v1/leaderboards", params=SUITE_F).json()["entries"]
+    }
+    assert entries["Z"]["mean_log10_v"] is None
+    assert entries["Z"]["functions_at_zero"] == 5
+    assert entries["Y"]["functions_at_zero"] == 0
+    assert entries["Y"]["mean_log10_v"] < 0

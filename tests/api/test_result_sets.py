@@ -736,3 +736,14 @@ def test_a_nevergrad_value_below_f_star_names_file_and_line(client: TestClient) 
     detail = problem(r, 422, "file")["detail"]
     assert detail.startswith("ng.csv, line 3: classic/sphere/d2: value -1.0 is below f* = 0.0")
     assert total(client) == 0
+
+
+def test_a_csv_upload_without_a_name_is_refused_before_it_is_read(client: TestClient) -> None:
+    r = client.post(
+        "/v1/result-sets",
+        data={"format": "csv", "values_are": "f"},
+        files={"file": ("runs.csv", "not even a header")},  # never parsed
+    )
+    assert r.status_code == 422, r.text
+    assert r.json()["field"] == "name"
+    assert "long CSV does not name" in r.json()["detail"]

@@ -234,6 +234,7 @@ class SuiteLeaderboardEntry:
     functions_total: int
     full_coverage: bool
     provisional: bool
+    functions_at_zero: int = 0
 
     @classmethod
     def parse(cls, raw: JSON) -> SuiteLeaderboardEntry:
@@ -245,12 +246,16 @@ class SuiteLeaderboardEntry:
             functions_total=int(raw.get("functions_total", 0)),
             full_coverage=bool(raw.get("full_coverage", False)),
             provisional=bool(raw.get("provisional", False)),
+            functions_at_zero=int(raw.get("functions_at_zero", 0)),
         )
 
     def row(self) -> Row:
         return {
             "label": self.label,
-            "mean_log10_v": self.mean_log10_v,
+            "mean_log10_v": "-inf"
+            if self.mean_log10_v is None and self.functions_at_zero
+            else self.mean_log10_v,
+            "functions_at_zero": self.functions_at_zero,
             "functions_covered": self.functions_covered,
             "functions_total": self.functions_total,
             "full_coverage": self.full_coverage,
