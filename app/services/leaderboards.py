@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pydantic import TypeAdapter
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import errors
@@ -38,7 +39,7 @@ from app.schemas.leaderboards import (
     PairTest,
     Significance,
 )
-from app.schemas.ranks import RankInterval, RankRequest
+from app.schemas.ranks import RankItem, RankRequest
 from app.services import tables
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
@@ -96,18 +97,20 @@ def _awaited(exc: errors.AppError, kind: str) -> Awaited:
     )
 
 
-def _absolute(
-    item: dict[str, Any], source: dict[str, Any], tail: dict[str, Any]
-) -> AbsoluteRankRead:
+#: The rank service's items, read as its own response model (validated once per rank call).
+_RANK_ITEMS = TypeAdapter(list[RankItem])
+
+
+def _absolute(item: RankItem, source: dict[str, Any], tail: dict[str, Any]) -> AbsoluteRankRead:
     kind = source["kind"]
     ids = source.get("table_ids") or ([source["table_id"]] if source.get("table_id") else [])
     # model_construct: the rank service's values are already validated (and this runs per
     # set and function of a suite leaderboard)
     return AbsoluteRankRead.model_construct(
-        v=item["v"],
-        log10_v=item["log10_v"],
-        interval=RankInterval.model_construct(**item["interval"]),
-        method=item["method"],
+        v=item.v,
+        log10_v=item.log10_v,
+        interval=item.interval,
+        method=item.method,
         source=kind,
         tail=None if kind == "analytic" else (tail.get("lower") or tail.get("mode")),
         tables=list(ids),
@@ -138,7 +141,7 @@ def _rank_group(
     regions: str,
     names: dict[str, str],
     warnings: list[str],
-) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+) -> tuple[list[RankItem], dict[str, Any], dict[str, Any]]:
     """One rank call for candidates of the same budget, runs and aggregate."""
     first = group[0]
     req = RankRequest(
@@ -166,7 +169,7 @@ def _rank_group(
         text = w.general or _VALUES_INDEX.sub(named, w.message)
         if text not in warnings:
             warnings.append(text)
-    return body["results"], body["source"], body["tail"]
+    return _RANK_ITEMS.validate_python(body["results"]), body["source"], body["tail"]
 
 
 def _lowest_sample(ctx: RankInputs, source: dict[str, Any]) -> float | None:

@@ -496,20 +496,22 @@ def _ladder(
 # ---------------------------------------------------------------------------- reading
 
 
-def _item(row: ResultSet, superseded_by: str | None) -> dict[str, Any]:
-    return {
-        "id": row.id,
-        "location": location(row.id),
-        "content_sha256": row.content_sha256,
-        **{name: getattr(row, name) for name in METADATA_FIELDS},
-        "superseded_by": superseded_by,
-        "source_format": row.source_format,
-        "suites": list(row.suites),
-        "n_functions": row.n_functions,
-        "n_runs": row.n_runs,
-        "has_trajectories": row.has_trajectories,
-        "created_at": row.created_at,
-    }
+def _item(row: ResultSet, superseded_by: str | None) -> ResultSetItem:
+    return ResultSetItem.model_validate(
+        {
+            "id": row.id,
+            "location": location(row.id),
+            "content_sha256": row.content_sha256,
+            **{name: getattr(row, name) for name in METADATA_FIELDS},
+            "superseded_by": superseded_by,
+            "source_format": row.source_format,
+            "suites": list(row.suites),
+            "n_functions": row.n_functions,
+            "n_runs": row.n_runs,
+            "has_trajectories": row.has_trajectories,
+            "created_at": row.created_at,
+        }
+    )
 
 
 def list_result_sets(
@@ -528,7 +530,7 @@ def list_result_sets(
             suite=suite, function_id=function_id, name=algorithm, limit=limit, offset=offset
         )
         newer = repo.superseded_by([r.id for r in rows])
-        items = [ResultSetItem.model_validate(_item(r, newer.get(r.id))) for r in rows]
+        items = [_item(r, newer.get(r.id)) for r in rows]
     return ResultSetList(items=items, total=total, limit=limit, offset=offset)
 
 
@@ -620,14 +622,12 @@ def get_result_set(
         )
     runs = _run_results(loaded)
     row = loaded.row
-    return ResultSetRead.model_validate(
-        _item(row, loaded.superseded_by)
-        | {
-            "notes": row.notes,
-            "functions": _summaries(runs),
-            "runs": [_run_read(r) for r in runs] if include_runs else None,
-            "provenance": row.provenance,
-        }
+    return ResultSetRead(
+        **dict(_item(row, loaded.superseded_by)),
+        notes=row.notes,
+        functions=_summaries(runs),
+        runs=[_run_read(r) for r in runs] if include_runs else None,
+        provenance=row.provenance,
     )
 
 
