@@ -545,3 +545,60 @@ def test_suite_instances_outside_the_listing_are_refused_and_v_zero_is_counted(
     assert entries["Z"]["functions_at_zero"] == 5
     assert entries["Y"]["functions_at_zero"] == 0
     assert entries["Y"]["mean_log10_v"] < 0
+
+
+def test_pairs_whose_run_counts_cannot_reach_alpha_stay_out_of_the_holm_family(
+    lb: tuple[TestClient, InlineDispatcher],
+) -> None:
+    client, _ = lb
+    sm = _sm(client)
+    fid = F[0]
+    # fully separated runs: each pair's p is the smallest its sizes allow, 2 / C(n_a + n_b, n_a)
+    sizes = {"one": 1, "two": 2, "four": 4, "five": 5}
+    base = {"one": 1e-1, "two": 1e-2, "four": 1e-3, "five": 1e-4}
+    ids = {
+        name: store_set(
+            sm, name, {fid: [base[name] * (1 + k / 10) for k in range(n)]}, values_are="error"
+        )
+        for name, n in sizes.items()
+    }
+    by_name = {v: k for k, v in ids.items()}
+    pairs = _board(client, fid)["significance"]["pairs"]
+    assert len(pairs) == 6
+    family = []
+    for p in pairs:
+        a, b = by_name[p["a"]], by_name[p["b"]]
+        x = [base[a] * (1 + k / 10) for k in range(sizes[a])]
+        y = [base[b] * (1 + k / 10) for k in range(sizes[b])]
+        ref = stats.mannwhitneyu(x, y, alternative="two-sided", method="exact").pvalue
+        assert p["p_value"] == pytest.approx(ref, rel=1e-12)
+        reachable = bool(ref < 0.05)  # fully separated: ref is the smallest p these sizes allow
+        assert p["in_family"] is reachable, (a, b, ref)
+        if reachable:
+            family.append(p)
+        else:
+            assert p["p_adjusted"] is None
+            assert p["significant"] is False
+    # Holm over the family alone (here only four vs five: 2 / C(9, 4) = 0.0159)
+    assert [(by_name[p["a"]], by_name[p["b"]]) for p in family] in (
+        [("four", "five")],
+        [("five", "four")],
+    )
+    assert family[0]["p_adjusted"] == pytest.approx(family[0]["p_value"], rel=1e-12)
+    assert family[0]["significant"] is True
+
+
+def test_a_value_at_f_star_is_exact_and_every_entry_has_its_error(
+    lb: tuple[TestClient, InlineDispatcher],
+) -> None:
+    client, _ = lb
+    sm = _sm(client)
+    fid = "bbob/f2/i1/d2"  # a ladder applies: only values strictly above f* could need it
+    f_star = client.get(f"/v1/functions/{fid}").json()["f_opt"]
+    at_min = store_set(sm, "at-min", {fid: [0.0]}, values_are="error")
+    as_f = store_set(sm, "as-f", {fid: [f_star + 1e6]}, values_are="f")
+    entries = _by_id(_board(client, fid))
+    assert entries[at_min]["status"] == "final"
+    assert entries[at_min]["absolute"]["log10_v"] is None  # v = 0 exactly
+    assert entries[at_min]["error"] == 0.0
+    assert entries[as_f]["error"] == pytest.approx(1e6, rel=1e-12)
