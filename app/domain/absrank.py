@@ -687,8 +687,13 @@ class _LinearTail:
     limit: float
     uses_atom: bool = True
 
+    @property
+    def v_top(self) -> float:
+        """``v1`` where the line meets the samples: ``max(atom, v1(y_1))``."""
+        return max(self.atom, self.eq.count_at(self.eq.y_min) / (self.eq.n + 1.0))
+
     def piece(self, t: np.ndarray) -> _Piece:
-        ln_top = math.log(max(self.atom, self.eq.count_at(self.eq.y_min) / (self.eq.n + 1.0)))
+        ln_top = math.log(self.v_top)
         span = self.eq.y_min - self.f_opt
         ln_atom = _ln(self.atom)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -1305,8 +1310,7 @@ def _lower_model(lower: _LowerTail, info: dict[str, Any], eq: _Eq28) -> LowerTai
             anchor_count=int(info["anchor_count"]),
         )
     if isinstance(lower, _LinearTail):
-        top = max(lower.atom, eq.count_at(eq.y_min) / (eq.n + 1.0))
-        return LowerTail("linear", lower.limit, lower.f_opt, top, atom=lower.atom)
+        return LowerTail("linear", lower.limit, lower.f_opt, lower.v_top, atom=lower.atom)
     return LowerTail("paper", lower.limit, None, 1.0 / (eq.n + 1.0))
 
 
