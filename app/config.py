@@ -79,6 +79,18 @@ class Settings(BaseSettings):
         "means of r > 1 runs and medians of an even r, about 1-150 ms each",
     )
     max_evaluate_points: int = Field(10_000, ge=1)
+    max_user_samples: int = Field(
+        2_000_000,
+        ge=2,
+        description="values of f in one user table (POST /v1/tables with samples, or "
+        "POST /v1/tables/samples); a sort, built at once",
+    )
+    max_inline_sample: int = Field(
+        100_000,
+        ge=2,
+        description="values of an inline sample of POST /v1/absolute-ranks (ranked by Eq. 28 "
+        "directly, nothing stored)",
+    )
     max_request_bytes: int = Field(8 * 1024 * 1024, ge=1024)
     # results archive (POST /v1/result-sets)
     max_upload_bytes: int = Field(

@@ -267,6 +267,12 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
                 settings.max_upload_bytes,
                 "max_upload_bytes",
             ),
+            UploadRoute(
+                "/v1/tables/samples",
+                ("text/csv", "text/plain"),
+                settings.max_upload_bytes,
+                "max_upload_bytes",
+            ),
         ),
     )
     app.add_middleware(

@@ -16,7 +16,9 @@ from app.schemas.common import (
     unknown_function,
 )
 from app.schemas.ranks import RankRequest, RankResponse
+from app.schemas.spread import RankSpreadRead, RankSpreadRequest
 from app.services.ranks import rank_values
+from app.services.spread import rank_spread
 
 router = APIRouter(prefix="/v1", tags=["absolute ranks"])
 
@@ -59,3 +61,23 @@ def absolute_ranks(
     # endpoint's CPU (bench/README.md).
     out = rank_values(sm, settings, dispatcher, body, may_queue_builds=may_queue_builds)
     return Response(to_json(out), media_type="application/json")
+
+
+@router.post(
+    "/rank-spread",
+    response_model=RankSpreadRead,
+    dependencies=[JsonBody],
+    summary="Spread e of absolute ranks you send (Jing & Liu Eq. 29)",
+    responses=problem_responses(
+        *body_problems(invalid("v.0", "Input should be less than or equal to 1", "less_than_equal"))
+    ),
+)
+def spread_of_ranks(body: RankSpreadRequest, settings: SettingsDep) -> RankSpreadRead:
+    """Compute the geometric mean difference e of ordered distinct absolute ranks (Eq. 29).
+
+    ``e = (Π_{i=2..k} (v_i − v_{i−1}))^{1/(k−1)}`` over the ``k`` distinct ranks sorted
+    ascending (duplicates count once; order does not matter); computed in log space, so
+    ``log10_e`` stays exact where ``e`` underflows. Fewer than 2 distinct ranks: not
+    computable, with the reason.
+    """
+    return rank_spread(settings, body)

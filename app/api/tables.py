@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import (
     ApiKeyDep,
+    ContentTypes,
     DispatcherDep,
     JsonBody,
     OffsetQuery,
@@ -20,18 +22,28 @@ from app.config import Settings
 from app.errors import InvalidInput, TableNotReady
 from app.schemas.common import (
     KEY_REQUIRED,
+    TOO_LARGE,
     ProblemExample,
     body_problems,
     invalid,
+    not_accepted,
     problem_responses,
     refused,
     unknown_function,
     unknown_id,
 )
 from app.schemas.table_curves import QuantileList, TableCurveRead
-from app.schemas.tables import LadderRead, Progress, TableCreate, TableList, TableRead
+from app.schemas.tables import (
+    USER_NAME_PATTERN,
+    LadderRead,
+    Progress,
+    TableCreate,
+    TableList,
+    TableRead,
+)
 from app.services import table_publish as publish
 from app.services import tables as service
+from app.services import user_tables
 from app.services.errors import domain_errors_as_problems
 
 router = APIRouter(prefix="/v1/tables", tags=["tables"])
@@ -59,6 +71,17 @@ def _read(view: service.TableView) -> TableRead:
         max_interp_error=view.max_interp_error,
         summary=view.summary,
         provenance=view.provenance,
+    )
+
+
+def _statement(body: TableCreate) -> user_tables.UserSampleStatement:
+    return user_tables.UserSampleStatement(
+        name=body.name,
+        f_opt=body.f_opt,
+        f_max=body.f_max,
+        dim=body.dim,
+        sampled_by=body.sampled_by,
+        sampling=body.sampling,
     )
 
 
@@ -138,7 +161,21 @@ def create_table(
     levels; 200 when all are ready, else 202 with the Location of the first level still
     building. A function without x* (or with a plateau at f*) is refused with 422 on
     ``function_id``.
+
+    With ``samples`` instead of ``function_id``: your own function, by values of f at
+    uniform points of its domain. The table (Eq. 28 on the sorted values; tails as for any
+    table, those needing f* only with a stated ``f_opt``) is built at once and answered with
+    200 under the id ``user/<19 hex digits>`` of its content (the same values and statement
+    give the same id and bytes). ``name``, ``f_opt``, ``f_max``, ``dim``, ``sampled_by`` and
+    ``sampling`` are recorded as stated, not verified; nothing is evaluated.
+    ``POST /v1/tables/samples`` takes the values as a file.
     """
+    if body.samples is not None:
+        view, _ = user_tables.create_user_table(sm, settings, body.samples, _statement(body))
+        response.headers["Location"] = view.location
+        response.status_code = 200
+        return _read(view)
+    assert body.function_id is not None
     if body.ladder:
         return _create_ladder(body, response, sm, settings, dispatcher)
     with domain_errors_as_problems():
@@ -155,17 +192,6 @@ def create_table(
     response.headers["Location"] = view.location
     response.status_code = 200 if view.ready else 202
     return _read(view)
-
-
-@router.get(
-    "/{table_id}",
-    response_model=TableRead,
-    summary="Show a table: status, progress, ETA, spec, provenance",
-    responses=problem_responses(unknown_id("table_id", "table", "t3f1c0d9a8b7e6f5a4b3c2d1")),
-)
-def get_table(table_id: TableIdPath, sm: SessionmakerDep) -> TableRead:
-    """Show a table: status, progress (chunks), ETA, spec, quantiles, provenance."""
-    return _read(service.get_table(sm, table_id))
 
 
 @router.get(
@@ -286,7 +312,7 @@ def _ok(media_type: str, description: str) -> dict[int | str, dict[str, Any]]:
 
 
 @router.get(
-    "/{table_id}/curve.json",
+    "/{table_id:path}/curve.json",
     response_model=TableCurveRead,
     summary="Download a ready table's curve: knots, counts, tail models (JSON)",
     responses={200: {"headers": CACHE_HEADERS}}
@@ -310,7 +336,7 @@ def table_curve_json(
 
 
 @router.get(
-    "/{table_id}/curve.csv",
+    "/{table_id:path}/curve.csv",
     response_class=Response,
     summary="Download a ready table's curve as CSV (commented header, value,count)",
     responses=_ok("text/csv", "'# key: value' lines (JSON values), then value,count rows")
@@ -328,7 +354,7 @@ def table_curve_csv(
 
 
 @router.get(
-    "/{table_id}/quantiles",
+    "/{table_id:path}/quantiles",
     response_model=QuantileList,
     summary="Quantiles t with v1(t) = v of a ready table's curve",
     responses={200: {"headers": CACHE_HEADERS}}
@@ -362,7 +388,7 @@ def table_quantiles(
 
 
 @router.get(
-    "/{table_id}/plot.svg",
+    "/{table_id:path}/plot.svg",
     response_class=Response,
     summary="Plot log10 v1 of a ready table against t - f* (SVG)",
     responses=_ok("image/svg+xml", "The plot") | problem_responses(UNKNOWN_TABLE, NOT_READY),
@@ -379,7 +405,7 @@ table_plot_svg.__doc__ = PLOT_DOC
 
 
 @router.get(
-    "/{table_id}/plot.png",
+    "/{table_id:path}/plot.png",
     response_class=Response,
     summary="Plot log10 v1 of a ready table against t - f* (PNG)",
     responses=_ok("image/png", "The plot")
@@ -408,3 +434,147 @@ def table_plot_png(
 
 
 table_plot_png.__doc__ = PLOT_DOC + ' The ETag of a PNG is "<data_sha256>-<dpi>".'
+
+
+# ---------------------------------------------------------------------------- your own samples
+
+TEXT_TYPES = ("text/csv", "text/plain")
+SAMPLES_PATH = "/v1/tables/samples"
+_SAMPLES_BODY = {
+    "required": True,
+    "content": {
+        media: {"schema": {"type": "string"}, "example": "1.0\n3.0\n4.0\n6.0\n"}
+        for media in TEXT_TYPES
+    },
+}
+_BAD_LINE = refused(
+    InvalidInput,
+    "samples.txt line 3: 'abc' is not a number",
+    "file",
+    description="A line that is no finite number (named by file and line), a missing CSV "
+    "column, fewer than 2 or more than max_user_samples values, a sample below the stated f_opt",
+)
+
+
+@router.post(
+    "/samples",
+    response_model=TableRead,
+    dependencies=[ApiKeyDep, Depends(ContentTypes(*TEXT_TYPES))],
+    openapi_extra={"requestBody": _SAMPLES_BODY},
+    responses={
+        200: {
+            "description": "The table is ready; its URL is in the Location header",
+            "headers": {"Location": {"schema": {"type": "string"}}},
+        }
+    }
+    | problem_responses(KEY_REQUIRED, TOO_LARGE, not_accepted(*TEXT_TYPES), _BAD_LINE),
+    summary="Build a table of your own function from a file of its samples",
+)
+async def create_user_table_from_file(
+    request: Request,
+    response: Response,
+    sm: SessionmakerDep,
+    settings: SettingsDep,
+    name: Annotated[
+        str | None,
+        Query(
+            pattern=USER_NAME_PATTERN,
+            description="your function's name (its function_id is user/<name>)",
+            examples=["my-problem"],
+        ),
+    ] = None,
+    f_opt: Annotated[
+        float | None,
+        Query(
+            allow_inf_nan=False,
+            description="the minimum f*, as you state it (not verified)",
+            examples=[0.0],
+        ),
+    ] = None,
+    f_max: Annotated[
+        float | None,
+        Query(
+            allow_inf_nan=False,
+            description="the maximum of f over the domain, as stated",
+            examples=[10.0],
+        ),
+    ] = None,
+    dim: Annotated[
+        int | None,
+        Query(ge=1, le=1_000_000, description="the domain's dimension, as stated", examples=[5]),
+    ] = None,
+    sampled_by: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=200,
+            description="who sampled the values, as stated",
+            examples=["A. Researcher"],
+        ),
+    ] = None,
+    sampling: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=2000,
+            description="how the points were drawn, as stated",
+            examples=["uniform on [0, 1]^5, numpy default_rng(1)"],
+        ),
+    ] = None,
+    column: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=200,
+            description="the CSV column holding the values (the first line is then a header); "
+            "without it every line holds one value",
+            examples=["f"],
+        ),
+    ] = None,
+    filename: Annotated[
+        str,
+        Query(
+            min_length=1,
+            max_length=200,
+            description="the file's name, used in error messages",
+            examples=["samples.txt"],
+        ),
+    ] = "upload",
+) -> TableRead:
+    """Build a table of your own function from a file: one value of f per line, or a CSV column.
+
+    Blank lines and lines starting with ``#`` are skipped. Everything else is as for
+    ``POST /v1/tables`` with ``samples`` (the same values and statement give the same table
+    as the JSON request); a bad line is a 422 naming the file and the line.
+    """
+    raw = await request.body()
+    statement = user_tables.UserSampleStatement(
+        name=name, f_opt=f_opt, f_max=f_max, dim=dim, sampled_by=sampled_by, sampling=sampling
+    )
+
+    def build() -> service.TableView:
+        values = user_tables.sample_file_values(settings, raw, filename=filename, column=column)
+        view, _ = user_tables.create_user_table(
+            sm, settings, values, statement, field="file", source="file"
+        )
+        return view
+
+    view = await run_in_threadpool(build)
+    response.headers["Location"] = view.location
+    return _read(view)
+
+
+@router.get(
+    "/{table_id:path}",
+    response_model=TableRead,
+    summary="Show a table: status, progress, ETA, spec, provenance",
+    responses=problem_responses(unknown_id("table_id", "table", "t3f1c0d9a8b7e6f5a4b3c2d1")),
+)
+def get_table(table_id: TableIdPath, sm: SessionmakerDep) -> TableRead:
+    """Show a table: status, progress (chunks), ETA, spec, quantiles, provenance.
+
+    A table of your own samples (``user/…``) is ready from the start; its spec records the
+    samples' hash, N and what was stated (``stated``: name, f*, f_max, dimension, who
+    sampled and how), not verified.
+    """
+    return _read(service.get_table(sm, table_id))

@@ -350,6 +350,10 @@ class RankContext:
     domain_volume_fraction : float
         ``Leb(region ∩ Ω)/Leb(Ω)``; ranks are relative to the region and are *not* rescaled by it
         (echoed in ``RankResult.tail``; a nested-region caller multiplies by it, SPEC §3.4).
+    points_known : bool
+        Whether the table stores the points of its lowest samples. ``False`` for a table built
+        from values alone (a user's samples): the power tail's clipping check cannot be made,
+        so it is skipped and the validity record says so; the power-law fit tests still apply.
     """
 
     f_opt: float | None
@@ -361,6 +365,7 @@ class RankContext:
     region_lower: np.ndarray
     region_upper: np.ndarray
     domain_volume_fraction: float = 1.0
+    points_known: bool = True
 
 
 @dataclass(frozen=True, eq=False)
@@ -862,11 +867,19 @@ class _Anchor:
     check: dict[str, Any]
 
 
+_CLIPPING_UNCHECKED: dict[str, Any] = {
+    "ok": True,
+    "checked": False,
+    "reason": "the table holds values without their points (a user's samples): whether the "
+    "sublevel set is clipped by the region cannot be checked",
+}
+
+
 def _try_anchor(
     table: TableData, ctx: RankContext, f_opt: float, k: int, split: float
 ) -> _Anchor | str:
     """The power tail anchored at ``y_k``, or why it is not valid there."""
-    check = _clipping(table.low_x[:k], ctx)
+    check = _clipping(table.low_x[:k], ctx) if ctx.points_known else dict(_CLIPPING_UNCHECKED)
     if not check["ok"]:
         return (
             f"sublevel set {{f <= y_{k}}} is clipped by the region: point "

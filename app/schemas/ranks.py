@@ -74,6 +74,25 @@ class RankRequest(BaseModel):
         description="a specific table (e.g. a δ-box or a larger N); exactly one of function_id "
         "and table_id",
     )
+    sample: list[FiniteFloat] | None = Field(
+        None,
+        min_length=2,
+        description="your own function instead of a hosted one: values of f at N points drawn "
+        "uniformly from its domain (at most the setting max_inline_sample); the values are "
+        "ranked against it by Eq. 28 directly (exact, nothing stored; POST /v1/tables with "
+        "samples stores a table instead). Exactly one of function_id, table_id and sample",
+        examples=[[1.0, 3.0, 4.0, 6.0]],
+    )
+    f_opt: FiniteFloat | None = Field(
+        None,
+        description="with sample: the minimum f* of your function, as you state it (not "
+        "verified); enables the tails that need f* and values_are='error'",
+    )
+    f_max: FiniteFloat | None = Field(
+        None,
+        description="with sample: the maximum of f over the domain, as stated (upper tail "
+        "linear to (f_max, 1))",
+    )
     values: list[FiniteFloat] | None = Field(
         None,
         min_length=1,
@@ -136,8 +155,9 @@ class RankRequest(BaseModel):
 
     @model_validator(mode="after")
     def _cross_field_rules(self) -> RankRequest:
-        if self.function_id is None and self.table_id is None:
-            raise field_error("function_id", "give exactly one of function_id or table_id")
+        self._sample_rules()
+        if self.function_id is None and self.table_id is None and self.sample is None:
+            raise field_error("function_id", "give exactly one of function_id, table_id or sample")
         if self.function_id is not None and self.table_id is not None:
             raise field_error("table_id", "give either function_id or table_id, not both")
         if self.table_id is not None and self.regions == "nested":
@@ -160,6 +180,21 @@ class RankRequest(BaseModel):
         if self.order is not None and self.order > self.runs:
             raise field_error("order", f"order must not exceed runs ({self.runs})")
         return self
+
+    def _sample_rules(self) -> None:
+        """``sample`` replaces function_id/table_id; ``f_opt``/``f_max`` only go with it."""
+        if self.sample is None:
+            stated = next((f for f in ("f_opt", "f_max") if getattr(self, f) is not None), None)
+            if stated is not None:
+                raise field_error(stated, f"{stated} describes an inline sample: send sample too")
+            return
+        other = next((f for f in ("function_id", "table_id") if getattr(self, f) is not None), None)
+        if other is not None:
+            raise field_error(other, f"give either {other} or sample, not both")
+        if self.regions == "nested":
+            raise field_error("regions", "regions='nested' needs a function_id")
+        if self.f_opt is not None and self.f_max is not None and self.f_max < self.f_opt:
+            raise field_error("f_max", "f_max must be >= f_opt")
 
     def _runs_rules(self, runs: dict[str, list[float]]) -> None:
         """``runs_by_algorithm``: names, and the options that it replaces."""

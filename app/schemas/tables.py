@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
-from app.schemas.common import STRICT_REQUEST, FunctionId, field_error
+from app.schemas.common import STRICT_REQUEST, FiniteFloat, FunctionId, field_error
 
 PositiveHalfWidth = Annotated[float, Field(gt=0.0, allow_inf_nan=False)]
 
@@ -21,6 +21,13 @@ Delta = Annotated[
 service (422 on ``delta``)."""
 
 
+USER_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+#: The fields of a table of the user's own samples (only with ``samples``).
+USER_FIELDS = ("name", "f_opt", "f_max", "dim", "sampled_by", "sampling")
+#: The fields of a hosted function's table (never with ``samples``).
+HOSTED_FIELDS = ("function_id", "delta", "log2n", "seed", "ladder")
+
+
 class TableCreate(BaseModel):
     """A table spec: function, region, N = 2^log2n, Sobol seed."""
 
@@ -31,10 +38,62 @@ class TableCreate(BaseModel):
                 {"function_id": "classic/ellipsoid/d10", "delta": 0.5, "log2n": 18, "seed": 1},
                 {"function_id": "classic/ellipsoid/d2", "delta": [2.0, 0.002], "log2n": 16},
                 {"function_id": "classic/ellipsoid/d10", "ladder": True},
+                {
+                    "samples": [1.0, 3.0, 4.0, 6.0],
+                    "name": "fig9",
+                    "sampled_by": "Jing & Liu",
+                    "sampling": "four uniform points (the paper's Fig. 9)",
+                },
             ]
         },
     )
-    function_id: FunctionId
+    function_id: FunctionId | None = Field(
+        None, description="a hosted function; exactly one of function_id and samples"
+    )
+    samples: list[FiniteFloat] | None = Field(
+        None,
+        min_length=2,
+        description="your own function instead of a hosted one: values of f at N points drawn "
+        "uniformly from its domain (any order, each finite; at most the setting "
+        "max_user_samples). The table (Eq. 28 on the sorted values) is built at once under the "
+        "id user/<19 hex digits of the content hash>; nothing is evaluated",
+        examples=[[1.0, 3.0, 4.0, 6.0]],
+    )
+    name: str | None = Field(
+        None,
+        pattern=USER_NAME_PATTERN,
+        description="with samples: your function's name (letters, digits, . _ -; at most 64); "
+        "the table's function_id is user/<name>",
+        examples=["my-problem"],
+    )
+    f_opt: FiniteFloat | None = Field(
+        None,
+        description="with samples: the minimum f* of your function, as you state it (not "
+        "verified); enables the tails that need f* (linear from (f*, 0), power with a Hill "
+        "estimate of beta) and values_are='error'",
+    )
+    f_max: FiniteFloat | None = Field(
+        None,
+        description="with samples: the maximum of f over the domain, as stated (the upper tail "
+        "is then linear to (f_max, 1) instead of flat at N/(N+1))",
+    )
+    dim: int | None = Field(
+        None, ge=1, le=1_000_000, description="with samples: the domain's dimension, as stated"
+    )
+    sampled_by: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="with samples: who sampled the values, as stated (recorded, not verified)",
+        examples=["A. Researcher, lab X"],
+    )
+    sampling: str | None = Field(
+        None,
+        min_length=1,
+        max_length=2000,
+        description="with samples: how the points were drawn (e.g. 'uniform on [0, 1]^5, "
+        "numpy default_rng(1)'), as stated (recorded, not verified)",
+    )
     delta: Delta | None = Field(
         None,
         description="sample [x* - delta, x* + delta] ∩ domain: one half-width (the cube), or d "
@@ -60,6 +119,19 @@ class TableCreate(BaseModel):
 
     @model_validator(mode="after")
     def _ladder_picks_its_boxes(self) -> TableCreate:
+        given = self.model_fields_set
+        if self.samples is not None:
+            hosted = next((f for f in HOSTED_FIELDS if f in given), None)
+            if hosted is not None:
+                raise field_error(hosted, f"{hosted} is for a hosted function: not with samples")
+        else:
+            user = next((f for f in USER_FIELDS if f in given), None)
+            if user is not None:
+                raise field_error(user, f"{user} describes your own samples: send samples too")
+            if self.function_id is None:
+                raise field_error("function_id", "give exactly one of function_id and samples")
+        if self.f_opt is not None and self.f_max is not None and self.f_max < self.f_opt:
+            raise field_error("f_max", "f_max must be >= f_opt")
         if self.ladder and self.delta is not None:
             raise field_error("delta", "a ladder chooses its own boxes: leave delta null")
         return self

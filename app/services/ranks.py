@@ -24,7 +24,7 @@ from app.errors import (
     TableNotReady,
 )
 from app.schemas.ranks import RankRequest
-from app.services import nested, tables
+from app.services import nested, tables, user_tables
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
 from app.services.provenance import provenance
@@ -97,9 +97,11 @@ def _resolve(
     *,
     may_queue_builds: bool,
 ) -> tuple[BenchmarkFunction, _Source]:
+    if req.sample is not None:
+        return _sample_source(settings, req)
     if req.table_id is not None:
         view, data = tables.load_table_data(sm, req.table_id)
-        return find_function(view.function_id), _table_source(view, data)
+        return user_tables.function_of(view), _table_source(view, data)
     assert req.function_id is not None
     fn = find_function(req.function_id)
     if req.use_analytic and fn.analytic is not None:
@@ -121,6 +123,28 @@ def _resolve(
         if nested is not None:
             return fn, nested
     return fn, _default_table_source(sm, settings, dispatcher, fn, may_queue=may_queue_builds)
+
+
+def _sample_source(settings: Settings, req: RankRequest) -> tuple[BenchmarkFunction, _Source]:
+    """An inline sample: Eq. 28 on it directly (exact, nothing stored)."""
+    assert req.sample is not None
+    data = user_tables.inline_sample_data(settings, req.sample)
+    fn = user_tables.sample_function(req.f_opt, req.f_max)
+    return fn, _Source(
+        kind="sample",
+        whole_domain=True,
+        lower=fn.lower,
+        upper=fn.upper,
+        description={
+            "kind": "sample",
+            "n": data.n,
+            "f_opt": req.f_opt,
+            "f_max": req.f_max,
+            "stated": user_tables.STATED,
+            "relative_to": "domain",
+        },
+        data=data,
+    )
 
 
 def ladder_applies(fn: BenchmarkFunction) -> bool:
@@ -485,8 +509,10 @@ def _ladder_hint(fn: BenchmarkFunction, source: _Source, req: RankRequest) -> li
 
 
 def _request_payload(req: RankRequest) -> dict[str, Any]:
-    """The normalized request (an absent values/runs_by_algorithm is left out of the hash)."""
-    absent = {k for k in ("values", "runs_by_algorithm") if getattr(req, k) is None}
+    """The normalized request (absent values/runs_by_algorithm/sample/f_opt/f_max are left
+    out of the hash)."""
+    optional = ("values", "runs_by_algorithm", "sample", "f_opt", "f_max")
+    absent = {k for k in optional if getattr(req, k) is None}
     return req.model_dump(mode="json", exclude=absent)
 
 

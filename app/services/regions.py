@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.domain import absrank
+from app.domain import absrank, usersamples
 from app.domain.functions import BenchmarkFunction
 
 __all__ = ["rank_context"]
@@ -41,4 +41,6 @@ def rank_context(
         region_lower=lower,
         region_upper=upper,
         domain_volume_fraction=_region_fraction(fn, lower, upper),
+        # a user's samples come without their points: no clipping check for the power tail
+        points_known=usersamples.USER_FLAG not in fn.flags,
     )

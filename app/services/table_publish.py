@@ -44,7 +44,7 @@ from app.schemas.table_curves import (
     TailOptions,
     UpperTailRead,
 )
-from app.services import nested, plots, tables
+from app.services import nested, plots, tables, user_tables
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
 from app.services.provenance import provenance
@@ -160,7 +160,7 @@ def published_table(sm: SM, table_id: str) -> Published:
     view, data = tables.load_table_data(sm, table_id)
 
     def make() -> Published:
-        fn = find_function(view.function_id)
+        fn = user_tables.function_of(view)
         region = view.spec["region"]
         lower = np.asarray(region["lower"], dtype=np.float64)
         upper = np.asarray(region["upper"], dtype=np.float64)

@@ -861,6 +861,8 @@ def oriented_geometry(region: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray
 
 def region_ln_volume_fraction(fn: BenchmarkFunction, region: Mapping[str, Any]) -> float:
     """``ln(Leb(region)/Leb(Ω))`` of a spec region: a box, the domain or an oriented box."""
+    if region.get("kind") == "domain":  # also a user table's, whose domain is not known
+        return 0.0
     if region.get("kind") == "oriented":
         _, axes, half = oriented_geometry(region)
         ln_det = float(np.linalg.slogdet(axes)[1])
