@@ -19,14 +19,12 @@ from app.api.deps import (
     TableIdPath,
 )
 from app.config import Settings
-from app.errors import InvalidInput, TableNotReady
+from app.errors import InvalidInput, PayloadTooLarge, TableNotReady, UnsupportedMediaType
 from app.schemas.common import (
     KEY_REQUIRED,
-    TOO_LARGE,
     ProblemExample,
     body_problems,
     invalid,
-    not_accepted,
     problem_responses,
     refused,
     unknown_function,
@@ -456,6 +454,20 @@ _BAD_LINE = refused(
 )
 
 
+_SAMPLES_TOO_LARGE = ProblemExample(
+    PayloadTooLarge,
+    "request body exceeds max_upload_bytes = 67108864",
+    "body",
+    description="The body exceeds max_upload_bytes (text/csv, text/plain) or max_request_bytes",
+)
+_NOT_TEXT = ProblemExample(
+    UnsupportedMediaType,
+    f"Content-Type 'application/json' is not accepted here; send {' or '.join(TEXT_TYPES)}",
+    "content-type",
+    description="The body is not text/csv or text/plain (JSON samples go to POST /v1/tables)",
+)
+
+
 @router.post(
     "/samples",
     response_model=TableRead,
@@ -467,7 +479,7 @@ _BAD_LINE = refused(
             "headers": {"Location": {"schema": {"type": "string"}}},
         }
     }
-    | problem_responses(KEY_REQUIRED, TOO_LARGE, not_accepted(*TEXT_TYPES), _BAD_LINE),
+    | problem_responses(KEY_REQUIRED, _SAMPLES_TOO_LARGE, _NOT_TEXT, _BAD_LINE),
     summary="Build a table of your own function from a file of its samples",
 )
 async def create_user_table_from_file(

@@ -345,6 +345,13 @@ PROVOKED: dict[tuple[str, str, int], Provoke] = {
     ("GET", "/v1/result-sets/{set_id}.csv", 404): _get(
         "/v1/result-sets/r0c9e4b1a2f3d5e6a7b8c9d0.csv"
     ),
+    ("POST", "/v1/tables/samples", 415): _post("/v1/tables/samples", {"samples": [1.0, 2.0]}),
+    ("POST", "/v1/tables/samples", 422): lambda c: c.open.post(
+        "/v1/tables/samples?filename=samples.txt",
+        content=b"1\n2\nabc\n",
+        headers={"content-type": "text/plain"},
+    ),
+    ("POST", "/v1/rank-spread", 422): _post("/v1/rank-spread", {"v": [1.5]}),
     **_table_publish_cases(),
 }
 
