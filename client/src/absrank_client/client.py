@@ -335,6 +335,53 @@ class Client(ArchiveMethods):
             return table
         return self.wait_table(table, timeout=timeout, progress=progress)
 
+    def user_table(
+        self,
+        samples: Sequence[float] | None = None,
+        *,
+        file: str | os.PathLike[str] | None = None,
+        column: str | None = None,
+        name: str | None = None,
+        f_opt: float | None = None,
+        f_max: float | None = None,
+        dim: int | None = None,
+        sampled_by: str | None = None,
+        sampling: str | None = None,
+    ) -> Table:
+        """A table of your own function from its samples (ready at once, id ``user/…``).
+
+        Give ``samples`` (values of f at uniform points of its domain) or a ``file`` of them
+        (one value per line, or the CSV ``column``). ``name``, ``f_opt``, ``f_max``, ``dim``,
+        ``sampled_by`` and ``sampling`` are recorded as stated (not verified); a stated
+        ``f_opt`` enables the tails that need f*. The same values and statement give the same
+        table.
+        """
+        stated = _body(
+            name=name, f_opt=f_opt, f_max=f_max, dim=dim, sampled_by=sampled_by, sampling=sampling
+        )
+        if (samples is None) == (file is None):
+            raise ValueError("give one of samples and file")
+        if samples is not None:
+            return Table.parse(self._post("/v1/tables", {"samples": _floats(samples)} | stated))
+        path = Path(file)  # type: ignore[arg-type]
+        params = stated | _body(column=column, filename=path.name)
+        response = self.request(
+            "POST",
+            "/v1/tables/samples",
+            params=params,
+            content=path.read_bytes(),
+            content_type="text/csv" if column is not None else "text/plain",
+        )
+        return Table.parse(response.json())
+
+    def rank_spread(
+        self, v: Sequence[float] | None = None, *, log10_v: Sequence[float | None] | None = None
+    ) -> dict[str, Any]:
+        """Spread ``e`` of absolute ranks (Jing & Liu Eq. 29): the geometric mean of the gaps
+        between the ordered distinct ranks (``v``, or ``log10_v`` with ``None`` for v = 0)."""
+        body = _body(v=_floats(v), log10_v=None if log10_v is None else list(log10_v))
+        return dict(self._post("/v1/rank-spread", body))
+
     def wait_table(
         self,
         table: Table | str,
@@ -383,6 +430,9 @@ class Client(ArchiveMethods):
         values: Sequence[float] | None = None,
         *,
         table_id: str | None = None,
+        sample: Sequence[float] | None = None,
+        f_opt: float | None = None,
+        f_max: float | None = None,
         runs_by_algorithm: Mapping[str, Sequence[float]] | None = None,
         results: inputs.ResultsInput | None = None,
         budget: int | None = None,
@@ -406,6 +456,8 @@ class Client(ArchiveMethods):
         or ``results`` in long format (a DataFrame, CSV path or rows ``algorithm, problem, run,
         value`` on one problem, which is the function id unless ``function_id`` is given).
         While the function's table or ladder builds (409 ``table-not-ready``) the call waits.
+        ``sample`` (your own function's values at uniform points, with an optional stated
+        ``f_opt``/``f_max``) ranks against that sample by Eq. 28 directly.
         """
         if results is not None:
             if runs_by_algorithm is not None or values is not None:
@@ -415,6 +467,9 @@ class Client(ArchiveMethods):
         body = _body(
             function_id=function_id,
             table_id=table_id,
+            sample=_floats(sample),
+            f_opt=f_opt,
+            f_max=f_max,
             values=_floats(values),
             runs_by_algorithm=(
                 None
