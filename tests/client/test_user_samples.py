@@ -26,3 +26,13 @@ def test_rank_spread(client: Client) -> None:
     got = client.rank_spread([0.1, 0.4, 0.5])
     assert abs(got["e"] - (0.3 * 0.1) ** 0.5) < 1e-15
     assert client.rank_spread(log10_v=[None, -2.0])["k"] == 2
+
+
+def test_cli_user_table(cli_app: object, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    path = tmp_path / "y.txt"
+    path.write_text("6\n3\n4\n1\n")
+    out = CliRunner().invoke(cli_app, ["user-table", str(path), "--name", "fig9", "-f", "json"])  # type: ignore[arg-type]
+    assert out.exit_code == 0, out.output
+    assert '"id": "user/' in out.output

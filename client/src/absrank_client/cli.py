@@ -527,6 +527,38 @@ def run_test(
         _emit(result, fmt, result.test)
 
 
+@app.command("user-table")
+@_handled
+def user_table(
+    samples: Annotated[
+        Path, typer.Argument(help="your function's samples: one value per line, or a CSV")
+    ],
+    column: Annotated[
+        str | None, typer.Option(help="the CSV column holding the values (header line)")
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="your function's name")] = None,
+    f_opt: Annotated[float | None, typer.Option(help="f*, as you state it")] = None,
+    f_max: Annotated[float | None, typer.Option(help="max of f, as you state it")] = None,
+    dim: Annotated[int | None, typer.Option(help="the domain's dimension, as stated")] = None,
+    sampled_by: Annotated[str | None, typer.Option(help="who sampled, as stated")] = None,
+    sampling: Annotated[str | None, typer.Option(help="how the points were drawn")] = None,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Build a table of your own function from a file of its samples (ready at once)."""
+    with _client() as client:
+        result = client.user_table(
+            file=samples,
+            column=column,
+            name=name,
+            f_opt=f_opt,
+            f_max=f_max,
+            dim=dim,
+            sampled_by=sampled_by,
+            sampling=sampling,
+        )
+    _emit(result, fmt, "table")
+
+
 @app.command()
 @_handled
 def table(
@@ -544,7 +576,9 @@ def table(
 ) -> None:
     """Request a table of v1 (or a ladder) and wait until it is built; a table id shows it."""
     with _client() as client:
-        if function_id.startswith("t") and "/" not in function_id:
+        if (function_id.startswith("t") and "/" not in function_id) or function_id.startswith(
+            "user/"
+        ):
             _emit(client.get_table(function_id), fmt, "table")
             return
         if ladder:
