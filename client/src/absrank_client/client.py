@@ -494,7 +494,7 @@ class Client(ArchiveMethods):
             wait=wait,
             timeout=timeout,
             progress=progress,
-            label=f"tables of {function_id or table_id}",
+            label=f"tables of {function_id or table_id or 'the sample'}",
         )
 
     def _post_waiting_on_tables(
