@@ -73,13 +73,16 @@ References
         ranking problem from binary comparisons. Amer. Math. Monthly 64, 28–33.
 .. [16] H. A. David, H. N. Nagaraja (2003). Order Statistics, 3rd ed., Wiley: the distribution
         of the sample range, ``P(W <= w) = k ∫ f(x) [F(x + w) − F(x)]^{k−1} dx``.
+.. [17] Y. Jing, Q. Liu. Absolute Ranking: An Essential Normalization for Benchmarking
+        Optimization Algorithms (arXiv:2409.04479), Table I: the critical difference with the
+        normal quantile at ``1 − α/(2k)`` (``cd_convention="jing-liu"``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 
 import numpy as np
@@ -94,6 +97,7 @@ from app.domain.ranking import midranks, rank_rows
 from app.domain.stattools import LOG10_TINY, clip_p, is_normal_p, log10_clip, log10_of
 
 __all__ = [
+    "CD_CONVENTIONS",
     "POSTHOC_METHODS",
     "AdjustedPValues",
     "AlignedRanksResult",
@@ -1245,7 +1249,8 @@ class PosthocResult:
         None for the step-wise procedures.
     critical_value : float or None
         Nemenyi: ``q_α / √2`` (Demšar's ``q_α``, the studentized-range quantile with df = ∞
-        divided by √2); Bonferroni–Dunn: the normal quantile at ``1 − α / (2 (k − 1))``.
+        divided by √2); Bonferroni–Dunn: the normal quantile at ``1 − α / (2 (k − 1))``;
+        either under ``cd_convention="jing-liu"``: the normal quantile at ``1 − α / (2k)``.
     pairs : tuple of PairComparison
         All pairs ``(i, j)``, ``i < j``, in lexicographic order; or ``(control, j)`` for every
         other ``j`` in increasing order.
@@ -1267,6 +1272,10 @@ class PosthocResult:
         True when every problem ties all algorithms (all p-values 1).
     reason : str or None
         Why the result is degenerate.
+    cd_convention : {"standard", "jing-liu"}
+        The critical value's convention (:data:`CD_CONVENTIONS`); ``"jing-liu"`` also sets
+        ``p_adjusted = min(1, k · p_value)``, the p-value that convention's CD tests, so the
+        ``significant`` flags and the cliques agree with the reported CD.
     """
 
     procedure: str
@@ -1287,6 +1296,7 @@ class PosthocResult:
     method: str
     degenerate: bool
     reason: str | None
+    cd_convention: str = "standard"
 
 
 def _nemenyi_critical(alpha: float, k: int) -> float:
@@ -1321,6 +1331,18 @@ class _Procedure:
     critical: Callable[[float, int], float] | None  # (alpha, k) -> critical value on |z|
 
 
+def _jing_liu_critical(alpha: float, k: int) -> float:
+    # Jing & Liu's Table I [17]_: the normal quantile at 1 − α/(2k), k the number of algorithms
+    return float(special.ndtri(1.0 - alpha / (2.0 * k)))
+
+
+def _jing_liu_adjust(
+    z_abs: np.ndarray, p: np.ndarray, log10_p: np.ndarray, k: int
+) -> AdjustedPValues:
+    # min(1, k·p) < α  ⇔  2Φ(−|z|) < α/k  ⇔  |z| > z_{1 − α/(2k)}: significant iff |ΔR| > CD
+    return AdjustedPValues(np.minimum(1.0, k * p), np.minimum(0.0, log10_p + math.log10(k)))
+
+
 _ALL = frozenset({"all-pairs"})
 _CONTROL = frozenset({"vs-control"})
 _EITHER = _ALL | _CONTROL
@@ -1337,6 +1359,32 @@ POSTHOC_METHODS: dict[str, _Procedure] = {
     "shaffer": _Procedure(_ALL, partial(_family_adjust, name="shaffer"), None),
 }
 """Post-hoc procedures by name, with the comparisons each allows."""
+
+CD_CONVENTIONS: dict[str, _Procedure | None] = {
+    "standard": None,  # each procedure's own critical value and adjustment
+    "jing-liu": _Procedure(_EITHER, _jing_liu_adjust, _jing_liu_critical),
+}
+"""Critical-value conventions of the procedures with a CD (nemenyi, bonferroni-dunn):
+``"standard"`` keeps each procedure's own (Demšar [1]_); ``"jing-liu"`` is the normal quantile at
+``1 − α/(2k)`` of Jing & Liu's Table I [17]_, with the adjusted p-values it implies."""
+
+
+def _convention_iv(procedure: _Procedure, method: str, cd_convention: object) -> _Procedure:
+    if not isinstance(cd_convention, str) or cd_convention not in CD_CONVENTIONS:
+        raise InvalidInput(
+            f"unknown cd_convention {cd_convention!r}; choose one of {sorted(CD_CONVENTIONS)}",
+            field="cd_convention",
+        )
+    convention = CD_CONVENTIONS[cd_convention]
+    if convention is None:
+        return procedure
+    if procedure.critical is None:
+        raise InvalidInput(
+            f"cd_convention {cd_convention!r} changes a critical difference; {method} has none "
+            "(use nemenyi or bonferroni-dunn, or cd_convention='standard')",
+            field="cd_convention",
+        )
+    return replace(procedure, critical=convention.critical, adjust=convention.adjust)
 
 
 def _comparison_iv(method: str, procedure: _Procedure, control: object, k: int) -> str:
@@ -1360,7 +1408,13 @@ def _comparison_iv(method: str, procedure: _Procedure, control: object, k: int) 
 
 
 def _posthoc_iv(
-    values: ArrayLike, method: str, alpha: float, control: object, rtol: float, atol: float
+    values: ArrayLike,
+    method: str,
+    alpha: float,
+    control: object,
+    rtol: float,
+    atol: float,
+    cd_convention: object = "standard",
 ) -> tuple[_Procedure, str, np.ndarray]:
     procedure = POSTHOC_METHODS.get(method) if isinstance(method, str) else None
     if procedure is None:
@@ -1370,6 +1424,7 @@ def _posthoc_iv(
         )
     if not (isinstance(alpha, int | float | np.floating) and 0.0 < alpha < 1.0):
         raise InvalidInput(f"alpha must be in (0, 1), got {alpha!r}", field="alpha")
+    procedure = _convention_iv(procedure, method, cd_convention)
     a = _matrix_iv(values, min_problems=1)
     comparison = _comparison_iv(method, procedure, control, a.shape[1])
     return procedure, comparison, rank_rows(a, rtol=rtol, atol=atol)
@@ -1447,6 +1502,7 @@ def posthoc(
     control: int | None = None,
     rtol: float = 0.0,
     atol: float = 0.0,
+    cd_convention: str = "standard",
 ) -> PosthocResult:
     """Post-hoc comparisons of average Friedman ranks, all pairs or against a control.
 
@@ -1469,6 +1525,10 @@ def posthoc(
         nemenyi and shaffer).
     rtol, atol : float, optional
         Tie tolerance (:mod:`app.domain.ranking`).
+    cd_convention : {"standard", "jing-liu"}, optional
+        ``"jing-liu"`` (nemenyi and bonferroni-dunn only): the critical value is the normal
+        quantile at ``1 − α/(2k)`` (Jing & Liu, Table I [17]_) and ``p_adjusted = min(1, k p)``,
+        so that significance, cliques and CD agree. The default keeps Demšar's [1]_.
 
     Returns
     -------
@@ -1478,7 +1538,8 @@ def posthoc(
     ------
     app.domain.errors.InvalidInput
         Bad matrix (see :func:`rank_matrix`), unknown ``method``, ``alpha`` outside
-        ``(0, 1)``, or ``control`` missing, unexpected or out of range (``control``).
+        ``(0, 1)``, ``control`` missing, unexpected or out of range (``control``), or an
+        unknown ``cd_convention``, or one given to a procedure without a CD.
 
     Notes
     -----
@@ -1496,7 +1557,9 @@ def posthoc(
     >>> round(res.critical_difference, 3), res.cliques
     (1.929, ((4, 1), (1, 0), (0, 2), (2, 3)))
     """
-    procedure, comparison, ranks = _posthoc_iv(values, method, alpha, control, rtol, atol)
+    procedure, comparison, ranks = _posthoc_iv(
+        values, method, alpha, control, rtol, atol, cd_convention
+    )
     n, k = ranks.shape
     ctrl = None if control is None else int(control)
     i, j = _pair_indices(comparison, k, ctrl)
@@ -1548,6 +1611,7 @@ def posthoc(
         method="asymptotic",
         degenerate=tied,
         reason=reason if tied else None,
+        cd_convention=cd_convention,
     )
 
 
@@ -1587,7 +1651,12 @@ _CD_METHODS: dict[str, Callable[[float, int], float]] = {
 
 
 def critical_difference(
-    n_algorithms: int, n_problems: int, *, alpha: float = 0.05, method: str = "nemenyi"
+    n_algorithms: int,
+    n_problems: int,
+    *,
+    alpha: float = 0.05,
+    method: str = "nemenyi",
+    cd_convention: str = "standard",
 ) -> float:
     """Critical difference of average ranks (Nemenyi or Bonferroni–Dunn) [1]_.
 
@@ -1599,6 +1668,9 @@ def critical_difference(
         Level in ``(0, 1)``.
     method : {"nemenyi", "bonferroni-dunn"}, optional
         Which critical value.
+    cd_convention : {"standard", "jing-liu"}, optional
+        ``"jing-liu"``: the normal quantile at ``1 − α/(2k)`` for either method (Jing & Liu,
+        Table I [17]_; :data:`CD_CONVENTIONS`).
 
     Returns
     -------
@@ -1609,12 +1681,21 @@ def critical_difference(
     --------
     >>> round(critical_difference(5, 10), 3)
     1.929
+    >>> round(critical_difference(5, 10, cd_convention="jing-liu"), 3)
+    1.821
     """
     critical = _CD_METHODS.get(method) if isinstance(method, str) else None
     if critical is None:
         raise InvalidInput(
             f"unknown method {method!r}; choose one of {sorted(_CD_METHODS)}", field="method"
         )
+    procedure = _convention_iv(
+        _Procedure(_EITHER, partial(_family_adjust, name="bonferroni"), critical),
+        method,
+        cd_convention,
+    )
+    critical = procedure.critical
+    assert critical is not None
     if not (isinstance(alpha, int | float | np.floating) and 0.0 < alpha < 1.0):
         raise InvalidInput(f"alpha must be in (0, 1), got {alpha!r}", field="alpha")
     k = _k_iv(n_algorithms, field="algorithms")

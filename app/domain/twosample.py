@@ -30,6 +30,12 @@ References
        Matematik 3, 1958 (one-sided asymptotic approximation, as in scipy).
 .. [5] A. Vargha, H. D. Delaney. A critique and improvement of the CL common language effect size
        statistics of McGraw and Wong. J. Educ. Behav. Stat. 25(2), 2000.
+.. [6] SciPy, ``scipy.stats.ranksums``: the rank-sum statistic's normal approximation with
+       variance ``n_x n_y (n + 1)/12``, no tie and no continuity correction.
+.. [7] M. G. H. Omran et al. Permutation Tests for Metaheuristic Algorithms. Mathematics
+       10(13):2219, 2022 (rank-sum p-values as scipy's ``ranksums`` prints them).
+.. [8] SciPy, ``scipy.stats.ks_2samp(method="exact")``: the exact law of the statistic for
+       samples without ties, used whatever the ties.
 """
 
 from __future__ import annotations
@@ -61,6 +67,7 @@ __all__ = [
     "A12_THRESHOLDS",
     "ALTERNATIVES",
     "KS_EXACT_MAX_N",
+    "KS_TIES",
     "METHODS",
     "A12Result",
     "KSResult",
@@ -181,6 +188,9 @@ class RankSumResult:
         True when every pooled value is tied.
     reason : str or None
         Why the result is degenerate.
+    tie_correction : bool
+        Whether the normal approximation's variance was corrected for ties (asymptotic method
+        only); False with ``tie_correction=False``, scipy's ``ranksums`` [6]_.
     """
 
     statistic: float
@@ -199,6 +209,7 @@ class RankSumResult:
     atol: float
     degenerate: bool
     reason: str | None
+    tie_correction: bool = True
 
 
 @dataclass(frozen=True)
@@ -210,6 +221,7 @@ class _Ranked:
     n_y: int
     k_obs: int  # 2 U_x, an integer in [0, 2 n_x n_y]
     ties: np.ndarray  # tie-group sizes of the pooled sample
+    tie_correction: bool = True  # asymptotic variance corrected for ties
 
 
 def _rank_sum_pmf(scores: np.ndarray, m: int) -> np.ndarray:
@@ -264,7 +276,8 @@ def _rank_sum_asymptotic(
     # Normal approximation with tie correction, as scipy.stats.mannwhitneyu [1]_.
     n_x, n_y = r.n_x, r.n_y
     n = n_x + n_y
-    t = r.ties.astype(np.float64)
+    # without tie correction (scipy.stats.ranksums [6]_): Var = n_x n_y (n + 1)/12
+    t = r.ties.astype(np.float64) if r.tie_correction else np.ones(1)
     tie_term = float(np.sum(t**3 - t))
     sd = math.sqrt(n_x * n_y / 12.0 * ((n + 1) - tie_term / (n * (n - 1))))
     dev = r.k_obs / 2.0 - n_x * n_y / 2.0
@@ -287,6 +300,7 @@ def rank_sum(
     atol: float = 0.0,
     exact_max_cells: float = 5e7,
     continuity: bool = True,
+    tie_correction: bool = True,
 ) -> RankSumResult:
     """Wilcoxon rank-sum / Mann–Whitney U test, exact with ties when feasible [1]_, [2]_.
 
@@ -307,6 +321,10 @@ def rank_sum(
         ``S_max`` twice the largest rank sum of ``m`` items. The default admits 50 vs 50.
     continuity : bool, optional
         Continuity correction of 1/2 in the normal approximation (default True, as scipy).
+    tie_correction : bool, optional
+        Tie correction of the normal approximation's variance (default True, as scipy's
+        ``mannwhitneyu``). ``method="asymptotic", continuity=False, tie_correction=False`` is
+        scipy's ``ranksums`` [6]_ (the value Omran et al. print [7]_).
 
     Returns
     -------
@@ -348,6 +366,7 @@ def rank_sum(
         n_y=n_y,
         k_obs=int(scores[:n_x].sum()) - n_x * (n_x + 1),
         ties=tie_sizes(pooled, rtol=rtol, atol=atol),
+        tie_correction=bool(tie_correction),
     )
     u = r.k_obs / 2.0
     common = {
@@ -370,6 +389,7 @@ def rank_sum(
             z=None,
             degenerate=True,
             reason=f"all {n_x + n_y} pooled values are tied; nothing left to test",
+            tie_correction=False,
             **common,
         )
     m = min(n_x, n_y)
@@ -385,6 +405,7 @@ def rank_sum(
         z=None if z is None else float(z),
         degenerate=False,
         reason=None,
+        tie_correction=bool(tie_correction) and used == "asymptotic",
         **(common | {"continuity": bool(continuity) and used == "asymptotic"}),
     )
 
@@ -428,6 +449,12 @@ class KSResult:
         True when every pooled value is tied.
     reason : str or None
         Why the result is degenerate.
+    ties : {"conditional", "ignore"}
+        The exact null law's treatment of ties (the ``ties`` option).
+    ties_ignored : bool
+        True when the exact p-value was computed as if the pooled values were distinct
+        (``ties="ignore"``, scipy's exact method [8]_) although the pooled sample has ties: it
+        is then not the exact p-value of the test (the conditional one is).
     """
 
     statistic: float
@@ -444,6 +471,12 @@ class KSResult:
     atol: float
     degenerate: bool
     reason: str | None
+    ties: str = "conditional"
+    ties_ignored: bool = False
+
+
+KS_TIES = ("conditional", "ignore")
+"""The exact KS null law: conditional on the ties [3]_, or as if there were none (scipy [8]_)."""
 
 
 @dataclass(frozen=True)
@@ -580,6 +613,7 @@ def ks_2samp(
     rtol: float = 0.0,
     atol: float = 0.0,
     exact_max_paths: float = 1e7,
+    ties: str = "conditional",
 ) -> KSResult:
     """Two-sample Kolmogorov–Smirnov test, exact with ties when feasible [3]_.
 
@@ -599,6 +633,12 @@ def ks_2samp(
         Tie tolerance of the pooled sample (:mod:`app.domain.ranking`).
     exact_max_paths : float, optional
         Limit on the lattice size ``(n_x + 1)(n_y + 1)`` of the exact method.
+    ties : {"conditional", "ignore"}, optional
+        ``"conditional"`` (default): the exact null law is conditional on the tie blocks [3]_.
+        ``"ignore"``: the statistic is the same, but its exact law treats the pooled values as
+        distinct (the constraint checked at every lattice point), as scipy's
+        ``ks_2samp(method="exact")`` [8]_; with ties this is not the exact p-value, and
+        ``ties_ignored`` says so.
 
     Returns
     -------
@@ -629,6 +669,7 @@ def ks_2samp(
     xa, ya = _two_sample_test_iv(
         x, y, alternative, method, rtol, atol, (exact_max_paths, "exact_max_paths")
     )
+    choice(ties, KS_TIES, "ties")
     n_x, n_y = xa.size, ya.size
     n = n_x + n_y
     order, labels = tie_labels(np.concatenate([xa, ya]), rtol=rtol, atol=atol)
@@ -649,6 +690,7 @@ def ks_2samp(
         "n_y": n_y,
         "rtol": float(rtol),
         "atol": float(atol),
+        "ties": ties,
     }
     if group_n.size == 1:
         return KSResult(
@@ -664,9 +706,13 @@ def ks_2samp(
     if n > KS_EXACT_MAX_N:
         fits, size = False, f"n_x + n_y = {n} > KS_EXACT_MAX_N = {KS_EXACT_MAX_N}"
     used, why = _choose(method, fits, size, "KS test")
+    ignored = used == "exact" and ties == "ignore" and group_n.size < n
     if used == "exact":
         is_end = np.zeros(n + 1, dtype=bool)
         is_end[k_end] = True
+        if ties == "ignore":  # every position ends a block: the law of untied samples [8]_
+            is_end[:] = True
+            why += "; ties ignored in the null law (scipy's exact convention)"
         ks_path = _KSPath(is_end=is_end, n_x=n_x, n_y=n_y, d_num=d_num)
         p = _ks_exact(ks_path, alternative)
         log_p = log10_of(p) if is_normal_p(p) else _ks_exact_log10(ks_path, alternative)
@@ -681,6 +727,7 @@ def ks_2samp(
         method_reason=why,
         degenerate=False,
         reason=None,
+        ties_ignored=ignored,
         **common,
     )
 

@@ -9,8 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.schemas.common import STRICT_REQUEST, FiniteFloat
 from app.schemas.ranks import Regions
 from app.schemas.stattests import (
+    CD_CONVENTION_DESCRIPTION,
     NAME,
     BradleyTerryRead,
+    CDConvention,
     MatrixMissing,
     PosthocMethod,
     PosthocRead,
@@ -99,6 +101,12 @@ class ComparisonCreate(BaseModel):
     posthoc: PosthocMethod = Field("nemenyi", description="post-hoc family (see /v1/tests/posthoc)")
     control: NAME | None = Field(
         None, description="control algorithm (bonferroni-dunn and li need one)"
+    )
+    cd_convention: CDConvention = Field(
+        "standard",
+        description=CD_CONVENTION_DESCRIPTION + "; applies to the relative ranks' post-hoc, its "
+        "CD diagram and the NIIA report's significance (absolute ranks' paired tests keep "
+        "their adjustment)",
     )
     rtol: float = Field(
         0.0,

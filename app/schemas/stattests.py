@@ -15,6 +15,7 @@ SampleMissing = Literal["reject", "drop"]
 PosthocMethod = Literal[
     "nemenyi", "bonferroni-dunn", "holm", "hochberg", "hommel", "finner", "li", "shaffer"
 ]
+CDConvention = Literal["standard", "jing-liu"]
 Cell = FiniteFloat | None
 """A metric value; ``null`` is a missing value (handled by the declared ``missing`` policy)."""
 
@@ -80,6 +81,14 @@ class FriedmanRequest(MatrixInput):
     model_config = STRICT_REQUEST | ConfigDict(json_schema_extra={"examples": [_MATRIX_EXAMPLE]})
 
 
+CD_CONVENTION_DESCRIPTION = (
+    "critical value of the CD (nemenyi, bonferroni-dunn only): standard = Demšar's (studentized "
+    "range for nemenyi, z at 1 − α/(2(k−1)) for bonferroni-dunn); jing-liu = the paper's "
+    "convention of Jing & Liu, Table I (z at 1 − α/(2k)), with p_adjusted = min(1, k·p) so the "
+    "significant pairs and the cliques follow that CD"
+)
+
+
 class PosthocRequest(MatrixInput):
     """Post-hoc comparisons of Friedman ranks, all pairs or against a control."""
 
@@ -89,6 +98,7 @@ class PosthocRequest(MatrixInput):
                 _MATRIX_EXAMPLE | {"method": "nemenyi", "alpha": 0.05},
                 _MATRIX_EXAMPLE | {"method": "holm", "control": "L-SHADE"},
                 _MATRIX_EXAMPLE | {"method": "shaffer"},
+                _MATRIX_EXAMPLE | {"method": "nemenyi", "cd_convention": "jing-liu"},
             ]
         }
     )
@@ -99,6 +109,7 @@ class PosthocRequest(MatrixInput):
     )
     alpha: float = Field(0.05, gt=0.0, lt=1.0, description="family-wise significance level")
     control: NAME | None = Field(None, description="the control algorithm's name")
+    cd_convention: CDConvention = Field("standard", description=CD_CONVENTION_DESCRIPTION)
 
 
 class BradleyTerryRequest(MatrixInput):
@@ -178,24 +189,46 @@ class RankSumRequest(TwoSampleInput):
     """Wilcoxon rank-sum / Mann–Whitney U test, with Vargha–Delaney A12."""
 
     model_config = STRICT_REQUEST | ConfigDict(
-        json_schema_extra={"examples": [_TWO_SAMPLE_EXAMPLE]}
+        json_schema_extra={
+            "examples": [
+                _TWO_SAMPLE_EXAMPLE,
+                _TWO_SAMPLE_EXAMPLE | {"convention": "scipy-ranksums"},
+            ]
+        }
     )
     method: ExactOrAsymptotic = Field(
         "auto", description="auto = exact (midrank permutation distribution) when feasible"
     )
     rtol: float = _TOLERANCE
+    convention: Literal["standard", "scipy-ranksums"] = Field(
+        "standard",
+        description="standard = the test above; scipy-ranksums = the paper's convention of "
+        "Omran et al. (2022): scipy.stats.ranksums' normal approximation without tie or "
+        "continuity correction (method must be auto or asymptotic)",
+    )
 
 
 class KSRequest(TwoSampleInput):
     """Two-sample Kolmogorov–Smirnov test."""
 
     model_config = STRICT_REQUEST | ConfigDict(
-        json_schema_extra={"examples": [{"x": [1, 1.01, 3, 4], "y": [1.01, 0.5, 0.25]}]}
+        json_schema_extra={
+            "examples": [
+                {"x": [1, 1.01, 3, 4], "y": [1.01, 0.5, 0.25]},
+                {"x": [1, 1.01, 3, 4], "y": [1.01, 0.5, 0.25], "convention": "scipy-exact"},
+            ]
+        }
     )
     method: ExactOrAsymptotic = Field(
         "auto", description="auto = exact (conditional on ties) when feasible"
     )
     rtol: float = _TOLERANCE
+    convention: Literal["standard", "scipy-exact"] = Field(
+        "standard",
+        description="standard = exact law conditional on the ties; scipy-exact = "
+        "scipy.stats.ks_2samp(method='exact')'s law, which ignores ties: not exact under ties "
+        "(result.ks.ties_ignored and a warning say so)",
+    )
 
 
 class PermutationRequest(TwoSampleInput):

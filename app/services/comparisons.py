@@ -113,6 +113,8 @@ def _options(body: ComparisonCreate) -> dict[str, Any]:
     for absent in ("value_runs", "result_sets"):  # old requests keep their hash
         if options.get(absent) is None:
             options.pop(absent, None)
+    if options.get("cd_convention") == "standard":  # added later: the default keeps the hash
+        options.pop("cd_convention")
     return options
 
 
@@ -168,7 +170,12 @@ def _significance(result: ranktests.PosthocResult, k: int) -> np.ndarray:
 def _posthoc(matrix: np.ndarray, body: ComparisonCreate, control: int | None) -> Any:
     with _problems("posthoc"):
         return ranktests.posthoc(
-            matrix, method=body.posthoc, alpha=body.alpha, control=control, rtol=body.rtol
+            matrix,
+            method=body.posthoc,
+            alpha=body.alpha,
+            control=control,
+            rtol=body.rtol,
+            cd_convention=body.cd_convention,
         )
 
 
@@ -758,8 +765,10 @@ def cd_diagram(sm: sessionmaker[Session], cid: str, *, fmt: str = "svg") -> byte
         if post["comparison"] == "vs-control"
         else "bars join algorithms not significantly different"
     )
+    convention = post.get("cd_convention", "standard")
+    named = "" if convention == "standard" else ", CD of Jing & Liu (Table I: z at 1 − α/(2k))"
     title = (
-        f"{post['procedure']} ({post['comparison']}), alpha = {post['alpha']}, "
+        f"{post['procedure']} ({post['comparison']}), alpha = {post['alpha']}{named}, "
         f"N = {len(comp['problems'])} problems; {joins}"
     )
     return cd_diagram_svg(

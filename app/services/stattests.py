@@ -126,6 +126,20 @@ def _problems(body: BaseModel, default_field: str) -> AbstractContextManager[Non
     return domain_errors_as_problems(default_field, request_fields=type(body).model_fields)
 
 
+CONVENTION_FIELDS = ("cd_convention", "convention")
+"""Options added after answers were published: at their default (``"standard"``) they are left
+out of the hashed request, so a request that does not name them keeps its ``request_sha256``."""
+
+
+def request_payload(body: BaseModel) -> dict[str, Any]:
+    """The request as hashed in the provenance: its JSON form without conventions at default."""
+    payload: dict[str, Any] = body.model_dump(mode="json")
+    for name in CONVENTION_FIELDS:
+        if payload.get(name) == "standard":
+            del payload[name]
+    return payload
+
+
 def _answer(
     test: str,
     body: BaseModel,
@@ -139,7 +153,7 @@ def _answer(
         "result": jsonable(result),
         "policies": jsonable(policies),
         "warnings": warnings,
-        "provenance": provenance(body.model_dump(mode="json"), test=test, **provenance_extra),
+        "provenance": provenance(request_payload(body), test=test, **provenance_extra),
     }
 
 
@@ -179,10 +193,16 @@ def posthoc(body: PosthocRequest, settings: Settings) -> dict[str, Any]:
         control = algorithms.index(body.control)
     with _problems(body, "method"):
         result = ranktests.posthoc(
-            matrix, method=body.method, alpha=body.alpha, control=control, rtol=body.rtol
+            matrix,
+            method=body.method,
+            alpha=body.alpha,
+            control=control,
+            rtol=body.rtol,
+            cd_convention=body.cd_convention,
         )
     named = named_posthoc(result, algorithms)
-    return _answer("posthoc", body, named, info | {"alpha": body.alpha}, [])
+    info |= {"alpha": body.alpha, "cd_convention": body.cd_convention}
+    return _answer("posthoc", body, named, info, [])
 
 
 def bradley_terry(body: BradleyTerryRequest, settings: Settings) -> dict[str, Any]:
@@ -261,27 +281,66 @@ def _samples(body: TwoSampleInput, settings: Settings) -> tuple[np.ndarray, np.n
 
 
 def _two_sample(
-    test: str, body: RankSumRequest | KSRequest, settings: Settings, fn: Callable[..., Any]
-) -> dict[str, Any]:
+    test: str,
+    body: RankSumRequest | KSRequest,
+    settings: Settings,
+    fn: Callable[..., Any],
+    options: dict[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any]]:
     x, y, info = _samples(body, settings)
     with _problems(body, "x"):
         result = {
             test.replace("-", "_"): fn(
-                x, y, alternative=body.alternative, method=body.method, rtol=body.rtol
+                x,
+                y,
+                alternative=body.alternative,
+                rtol=body.rtol,
+                **({"method": body.method} | options),
             ),
             "a12": twosample.vargha_delaney_a12(x, y, rtol=body.rtol),
         }
-    return _answer(test, body, result, info | {"rtol": body.rtol}, [])
+    return result, info | {"rtol": body.rtol, "convention": body.convention}
+
+
+_RANKSUMS = {"method": "asymptotic", "continuity": False, "tie_correction": False}
+"""scipy.stats.ranksums: the normal approximation without tie or continuity correction."""
 
 
 def rank_sum(body: RankSumRequest, settings: Settings) -> dict[str, Any]:
-    """Wilcoxon rank-sum / Mann–Whitney U (exact with ties when feasible) and A12."""
-    return _two_sample("rank-sum", body, settings, twosample.rank_sum)
+    """Wilcoxon rank-sum / Mann–Whitney U (exact with ties when feasible) and A12.
+
+    ``convention="scipy-ranksums"``: scipy's ``ranksums`` (Omran et al.'s printed values);
+    ``method="exact"`` is then refused (422 naming ``convention``).
+    """
+    options: dict[str, Any] = {}
+    if body.convention == "scipy-ranksums":
+        if body.method == "exact":
+            raise InvalidInput(
+                "convention 'scipy-ranksums' is a normal approximation: use method auto or "
+                "asymptotic, or convention 'standard' for the exact test",
+                field="convention",
+            )
+        options = _RANKSUMS
+    result, info = _two_sample("rank-sum", body, settings, twosample.rank_sum, options)
+    return _answer("rank-sum", body, result, info, [])
 
 
 def ks(body: KSRequest, settings: Settings) -> dict[str, Any]:
-    """Two-sample Kolmogorov–Smirnov (exact, conditional on ties, when feasible) and A12."""
-    return _two_sample("ks", body, settings, twosample.ks_2samp)
+    """Two-sample Kolmogorov–Smirnov (exact, conditional on ties, when feasible) and A12.
+
+    ``convention="scipy-exact"``: the exact law ignores ties, as scipy's; with ties the answer
+    says it is not exact (``result.ks.ties_ignored`` and a warning).
+    """
+    ties = "ignore" if body.convention == "scipy-exact" else "conditional"
+    result, info = _two_sample("ks", body, settings, twosample.ks_2samp, {"ties": ties})
+    warnings = []
+    if result["ks"].ties_ignored:
+        warnings.append(
+            "convention 'scipy-exact': the pooled sample has ties, which the exact null law "
+            "ignores (as scipy's does), so the p-value is not exact; convention 'standard' gives "
+            "the exact p-value conditional on the ties"
+        )
+    return _answer("ks", body, result, info, warnings)
 
 
 def permutation_test(body: PermutationRequest, settings: Settings) -> dict[str, Any]:

@@ -350,6 +350,9 @@ def compare(
     posthoc: Annotated[str | None, typer.Option(help="nemenyi, holm, shaffer, ...")] = None,
     control: Annotated[str | None, typer.Option(help="control algorithm")] = None,
     alpha: Annotated[float | None, typer.Option(help="significance level")] = None,
+    cd_convention: Annotated[
+        str | None, typer.Option(help="standard, or jing-liu (Table I: z at 1 - alpha/(2k))")
+    ] = None,
     missing: Annotated[str | None, typer.Option(help="reject, drop-problem, ...")] = None,
     regions: Annotated[str | None, typer.Option(help="auto, domain or nested")] = None,
     absolute: Annotated[str | None, typer.Option(help="auto or off")] = None,
@@ -384,6 +387,7 @@ def compare(
             posthoc=posthoc,
             control=control,
             alpha=alpha,
+            cd_convention=cd_convention,
             missing=missing,
             regions=regions,  # type: ignore[arg-type]
             absolute=absolute,  # type: ignore[arg-type]

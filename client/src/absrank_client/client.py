@@ -564,10 +564,20 @@ class Client(ArchiveMethods):
         missing: str | None = None,
         par_k: float | None = None,
         rtol: float | None = None,
+        cd_convention: str | None = None,
     ) -> Posthoc:
-        """Post-hoc comparisons of Friedman ranks (nemenyi, shaffer, holm, ..., or vs control)."""
+        """Post-hoc comparisons of Friedman ranks (nemenyi, shaffer, holm, ..., or vs control).
+
+        ``cd_convention="jing-liu"``: the CD of Jing & Liu's Table I (z at 1 − α/(2k)).
+        """
         body = inputs.matrix_payload(values, algorithms, problems) | _body(
-            method=method, alpha=alpha, control=control, missing=missing, par_k=par_k, rtol=rtol
+            method=method,
+            alpha=alpha,
+            control=control,
+            missing=missing,
+            par_k=par_k,
+            rtol=rtol,
+            cd_convention=cd_convention,
         )
         raw = self._test("posthoc", body)
         names = (raw.get("policies") or {}).get("algorithms") or body.get("algorithms") or ()
@@ -633,9 +643,12 @@ class Client(ArchiveMethods):
         method: str | None = None,
         rtol: float | None = None,
         missing: str | None = None,
+        convention: str | None = None,
     ) -> TestResult:
         """Wilcoxon rank-sum / Mann–Whitney U test of two samples, with A12."""
         options = {"alternative": alternative, "method": method, "rtol": rtol, "missing": missing}
+        if convention is not None:
+            options["convention"] = convention
         return self._sample_test("rank-sum", x, y, options)
 
     def ks(
@@ -647,9 +660,12 @@ class Client(ArchiveMethods):
         method: str | None = None,
         rtol: float | None = None,
         missing: str | None = None,
+        convention: str | None = None,
     ) -> TestResult:
         """Two-sample Kolmogorov–Smirnov test (exact, conditional on ties, when feasible)."""
         options = {"alternative": alternative, "method": method, "rtol": rtol, "missing": missing}
+        if convention is not None:
+            options["convention"] = convention
         return self._sample_test("ks", x, y, options)
 
     def permutation(
@@ -702,6 +718,7 @@ class Client(ArchiveMethods):
         posthoc: str | None = None,
         control: str | None = None,
         alpha: float | None = None,
+        cd_convention: str | None = None,
         missing: str | None = None,
         par_k: float | None = None,
         rtol: float | None = None,
@@ -734,6 +751,7 @@ class Client(ArchiveMethods):
             posthoc=posthoc,
             control=control,
             alpha=alpha,
+            cd_convention=cd_convention,
             missing=missing,
             par_k=par_k,
             rtol=rtol,
