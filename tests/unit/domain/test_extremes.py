@@ -192,3 +192,19 @@ def test_units_and_exact_midranks():
     assert [Fraction(u, 2**1074) for u in units(vals)] == [Fraction(v) for v in vals.tolist()]
     keys = [3, 1, 3, 2]
     assert midranks_exact(keys).tolist() == [float(r) for r in _midranks(keys)]
+
+
+# --------------------------------------------------------------------------- v(f_max)
+
+
+def test_v_at_registered_maximum_is_one():
+    # SPEC §3.2, known maximum: the mirror image at the top; v(f_max) = P(f <= f_max) = 1.
+    from app.domain.absrank import absolute_ranks
+    from tests.unit.domain.test_absrank import _ctx, _table
+
+    table = _table([0.0, 1.0, 2.0, 3.0, 4.0])  # largest sample equals f_max
+    res = absolute_ranks(np.array([3.0, 4.0, 5.0]), table, _ctx(f_opt=0.0, f_max=4.0))
+    v = np.asarray(res.v)
+    assert v[1] == 1.0  # at f_max: exactly 1, not N/(N+1) = 5/6
+    assert v[2] == 1.0  # above f_max
+    assert v[0] < 1.0
