@@ -1171,7 +1171,10 @@ def _apply_atom(t: np.ndarray, est: _Piece, method: np.ndarray, ctx: RankContext
 def _assemble(
     t: np.ndarray, eq: _Eq28, lower: _LowerTail, upper: str, ctx: RankContext
 ) -> tuple[_Piece, np.ndarray]:
-    masks = {"low": t < lower.limit, "up": t > eq.y_max}
+    up = t > eq.y_max
+    if upper == "linear-to-f_max" and ctx.f_max is not None:
+        up |= t >= float(ctx.f_max)  # v(f_max) = 1 even when y_N = f_max (not N/(N+1))
+    masks = {"low": t < lower.limit, "up": up}
     masks["mid"] = ~(masks["low"] | masks["up"])
     makers: dict[str, Callable[[np.ndarray], _Piece]] = {
         "low": lower.piece,

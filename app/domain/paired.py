@@ -41,7 +41,7 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from app.domain.errors import InvalidInput, NotApplicable
-from app.domain.ranking import midranks
+from app.domain.exactfloat import INFINITE_UNITS, midranks_exact, units
 from app.domain.stattools import (
     binomial_half_log10_cdf,
     choice,
@@ -71,30 +71,48 @@ METHODS = ("auto", "exact", "asymptotic")
 ZERO_METHODS = ("pratt", "wilcox", "zsplit")
 #: Hard cap on ``exact_max_n``: point probabilities ``2^-n`` stay normal floats up to n = 1000.
 WILCOXON_EXACT_MAX_N = 1000
+_FINITE_LIMIT = 1 << 2100  # above |x − y| · 2^1074 for any finite x, y (< 2^1025 · 2^1074)
 
 
 # --------------------------------------------------------------------------- shared validation
 
 
-def _differences(x: ArrayLike, y: ArrayLike | None) -> np.ndarray:
-    """``d = x − y`` (or ``x`` itself), with equal values (also equal infinities) giving 0."""
+@dataclass(frozen=True)
+class _Differences:
+    """Exact signs and magnitudes of ``d = x − y``, in the integer units of ``exactfloat``.
+
+    ``x − y`` in floats overflows (``1.7e308 − (−1.7e308)``) and rounds; a common scaling to
+    avoid the overflow flushes subnormal differences to 0 (issue 13). Exact integers keep both:
+    ``magnitude[i] = |x_i − y_i| · 2^1074`` (``INFINITE_UNITS`` for an infinite difference; two
+    infinite differences tie, as two equal infinities do in floats).
+    """
+
+    sign: np.ndarray  # int8, shape (n,): −1, 0 or +1
+    magnitude: list[int]
+
+    @property
+    def size(self) -> int:
+        return int(self.sign.size)
+
+
+def _differences(x: ArrayLike, y: ArrayLike | None) -> _Differences:
+    """``d = x − y`` (or ``x`` itself) exactly; equal values (also equal infinities) give 0."""
     xa = sample(x, "x")
     if y is None:
-        return xa
+        return _Differences(np.sign(xa).astype(np.int8), [abs(v) for v in units(xa)])
     ya = sample(y, "y")
     if ya.shape != xa.shape:
         raise InvalidInput(
             f"x and y must have the same length (paired), got {xa.size} and {ya.size}", field="y"
         )
-    with np.errstate(invalid="ignore", over="ignore"):
-        d = xa - ya
-        overflow = np.isinf(d) & np.isfinite(xa) & np.isfinite(ya)
-        if overflow.any():
-            # |x − y| beyond the float range: halve both (exact for normal floats). Ranks of |d|
-            # and signs, hence both tests, are invariant under this common positive scaling.
-            d = xa / 2.0 - ya / 2.0
-    d[xa == ya] = 0.0
-    return d
+    sign = np.sign(np.where(xa == ya, 0.0, np.where(xa > ya, 1.0, -1.0))).astype(np.int8)
+    ux, uy = units(xa), units(ya)
+    # A finite difference is below 2^2100 units; one with an infinite side is at least that.
+    magnitude = [
+        0 if s == 0 else abs(a - b) if abs(a - b) < _FINITE_LIMIT else INFINITE_UNITS
+        for a, b, s in zip(ux, uy, sign.tolist(), strict=True)
+    ]
+    return _Differences(sign, magnitude)
 
 
 def _zero_tol(zero_tol: float) -> float:
@@ -178,18 +196,21 @@ class _SignedRanks:
     shift: float  # W+ − t_obs/2: half the zero ranks for zsplit, else 0
 
 
-def _signed_ranks(d: np.ndarray, zero_method: str, zero_tol: float) -> _SignedRanks:
-    zero = np.abs(d) <= zero_tol
-    a = np.where(zero, 0.0, np.abs(d))
+def _signed_ranks(d: _Differences, zero_method: str, zero_tol: float) -> _SignedRanks:
+    tol = units(np.array([zero_tol]))[0]  # exact: |d| <= zero_tol compared in integers
+    zero = np.array([m <= tol for m in d.magnitude], dtype=bool)
+    keys = [0 if z else m for m, z in zip(d.magnitude, zero.tolist(), strict=True)]
     if zero_method == "wilcox":
         ranks = np.zeros(d.size)
-        ranks[~zero] = midranks(a[~zero], field="x")
+        ranks[~zero] = midranks_exact(
+            [m for m, z in zip(keys, zero.tolist(), strict=True) if not z]
+        )
     else:  # pratt, zsplit: the zeros take the lowest ranks, tied among themselves
-        ranks = midranks(a, field="x")
+        ranks = midranks_exact(keys)
     scores_all = np.rint(2.0 * ranks).astype(np.int64)
     shift = float(scores_all[zero].sum()) / 4.0 if zero_method == "zsplit" else 0.0
     return _SignedRanks(
-        scores=scores_all[~zero], t_obs=int(scores_all[d > zero_tol].sum()), shift=shift
+        scores=scores_all[~zero], t_obs=int(scores_all[~zero & (d.sign > 0)].sum()), shift=shift
     )
 
 
@@ -276,7 +297,7 @@ def _wilcoxon_signed_rank_iv(
     alternative: str,
     method: str,
     exact_max_n: int,
-) -> tuple[np.ndarray, float]:
+) -> tuple[_Differences, float]:
     choice(zero_method, ZERO_METHODS, "zero_method")
     choice(alternative, ALTERNATIVES, "alternative")
     choice(method, METHODS, "method")
@@ -483,7 +504,7 @@ def _binomial_half_log10_p(p: float, k: int, n: int, alternative: str) -> float:
 
 def _sign_test_iv(
     x: ArrayLike, y: ArrayLike | None, zero_tol: float, alternative: str
-) -> tuple[np.ndarray, float]:
+) -> tuple[_Differences, float]:
     choice(alternative, ALTERNATIVES, "alternative")
     return _differences(x, y), _zero_tol(zero_tol)
 
@@ -530,8 +551,10 @@ def sign_test(
     0.0625
     """
     d, tol = _sign_test_iv(x, y, zero_tol, alternative)
-    n_less = int(np.count_nonzero(d < -tol))
-    n_greater = int(np.count_nonzero(d > tol))
+    tol_units = units(np.array([tol]))[0]
+    beyond = np.array([m > tol_units for m in d.magnitude], dtype=bool)
+    n_less = int(np.count_nonzero(beyond & (d.sign < 0)))
+    n_greater = int(np.count_nonzero(beyond & (d.sign > 0)))
     n_eff = n_less + n_greater
     degenerate = n_eff == 0
     p = 1.0 if degenerate else _binomial_half_p(n_greater, n_eff, alternative)

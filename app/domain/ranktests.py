@@ -93,7 +93,8 @@ from scipy.sparse.csgraph import connected_components
 from statsmodels.stats.multitest import multipletests
 
 from app.domain.errors import InvalidInput, NotApplicable
-from app.domain.ranking import midranks, rank_rows
+from app.domain.exactfloat import midranks_exact, to_float, units
+from app.domain.ranking import check_tolerances, midranks, rank_rows
 from app.domain.stattools import LOG10_TINY, clip_p, is_normal_p, log10_clip, log10_of
 
 __all__ = [
@@ -217,11 +218,8 @@ def _finite_matrix_iv(values: ArrayLike, test: str) -> np.ndarray:
             "Friedman test (ranks only) or replace infinite values by a declared policy",
             field="values",
         )
-    # Both tests are invariant under a common positive scaling of the matrix: divide by a power
-    # of two (exact) when row means or ranges could overflow.
-    scale = float(np.max(np.abs(a))) if a.size else 0.0
-    if scale * a.shape[1] > 2.0**1000:
-        a = np.ldexp(a, -math.frexp(scale)[1])
+    # No scaling of the matrix: one power of two for all problems flushed the small problems'
+    # values to ties (issue 13). Alignments and ranges are exact in integer units instead.
     return a
 
 
@@ -494,10 +492,7 @@ def friedman_aligned_ranks(
     """
     a = _finite_matrix_iv(values, "the aligned-ranks test")
     n, k = a.shape
-    aligned = a - a.mean(axis=1, keepdims=True)
-    if not np.isfinite(aligned).all():
-        raise NotApplicable("values too large to align (overflow)", field="values")
-    r = midranks(aligned.ravel(), rtol=rtol, atol=atol, field="values").reshape(n, k)
+    r = _aligned_ranks(a, rtol, atol)
     average = _frozen(r.mean(axis=0))
     if bool(np.all(r == r[:, :1])):
         reason = "every problem ties all of its aligned values: nothing to test (T = 0, p = 1)"
@@ -509,6 +504,53 @@ def friedman_aligned_ranks(
     p = clip_p(stats.chi2.sf(statistic, k - 1))
     log_p = chi2_log10_sf(statistic, k - 1, p)
     return AlignedRanksResult(statistic, p, log_p, k - 1, average, n, k, "asymptotic", False, None)
+
+
+def _aligned_ranks(a: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """Ranks of ``a_ij − mean_i`` among all ``N k`` values, ordered exactly.
+
+    ``k (a_ij − mean_i) = k U_ij − Σ_j U_ij`` in the integer units of
+    :mod:`app.domain.exactfloat`: no rounding, overflow or underflow, whatever the magnitudes of
+    the problems. A tie tolerance is applied to the correctly rounded aligned values.
+    """
+    check_tolerances(rtol, atol)
+    n, k = a.shape
+    u = units(a)
+    keys = []
+    for i in range(n):
+        row = u[i * k : (i + 1) * k]
+        total = sum(row)
+        keys.extend(k * v - total for v in row)
+    if rtol == 0.0 and atol == 0.0:
+        return midranks_exact(keys).reshape(n, k)
+    try:
+        aligned = [to_float(key, k) for key in keys]
+    except OverflowError:
+        raise NotApplicable(
+            "aligned values beyond the float range cannot be compared with a tolerance; "
+            "send rtol = atol = 0 (exact comparison)",
+            field="values",
+        ) from None
+    return midranks(aligned, rtol=rtol, atol=atol, field="values").reshape(n, k)
+
+
+def _range_ranks(a: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """Midranks of the problems' ranges ``max − min``, exact (Quade's weights ``Q_i``)."""
+    check_tolerances(rtol, atol)
+    hi = units(a.max(axis=1))
+    lo = units(a.min(axis=1))
+    ranges = [h - m for h, m in zip(hi, lo, strict=True)]
+    if rtol == 0.0 and atol == 0.0:
+        return midranks_exact(ranges)
+    try:
+        rounded = [to_float(r) for r in ranges]
+    except OverflowError:
+        raise NotApplicable(
+            "ranges beyond the float range cannot be compared with a tolerance; "
+            "send rtol = atol = 0 (exact comparison)",
+            field="values",
+        ) from None
+    return midranks(rounded, rtol=rtol, atol=atol, field="values")
 
 
 @dataclass(frozen=True, eq=False)  # holds arrays: compare fields, not results
@@ -599,7 +641,7 @@ def quade(values: ArrayLike, *, rtol: float = 0.0, atol: float = 0.0) -> QuadeRe
     a = _finite_matrix_iv(values, "Quade's test")
     ranks = rank_rows(a, rtol=rtol, atol=atol)
     n, k = ranks.shape
-    weights = midranks(a.max(axis=1) - a.min(axis=1), rtol=rtol, atol=atol, field="values")
+    weights = _range_ranks(a, rtol, atol)
     s4 = np.rint(2.0 * weights).astype(np.int64)[:, None] * _centred_twice(ranks)  # 4 S_ij
     a16 = sum((s4 * s4).sum(axis=1).tolist())  # 16 A
     b16n = sum(c * c for c in s4.sum(axis=0).tolist())  # 16 N B
