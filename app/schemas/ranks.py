@@ -243,6 +243,7 @@ class RankItem(BaseModel):
     interval: RankInterval
     provisional: bool = Field(
         False,
+        exclude_if=lambda v: not v,  # sent only when true: final answers keep their bytes
         description="true: the value lies below the lowest sample y_1 of the domain table and "
         "above f*, where a tail model extrapolates, and the function's nested-region ladder "
         "that ranks it without extrapolation is awaited (see the response's `awaiting`); v is "
@@ -384,6 +385,7 @@ class RankResponse(BaseModel):
     warnings: list[str]
     awaiting: Awaited | None = Field(
         None,
+        exclude_if=lambda v: v is None,  # sent only with provisional results
         description="with provisional results: the nested-region ladder they wait for (queued "
         "when the caller may queue builds); send the same request again once it is ready. "
         "Sent only then",
