@@ -127,14 +127,17 @@ class Result:
 def _runs(fids: tuple[int, ...], dims: tuple[int, ...]) -> list[Result]:
     import cocoex
 
+    from app.domain.functions import get_function
+
     out = []
     for dim in dims:
         for fid in fids:
             suite = cocoex.Suite(
                 "bbob", "instances: 1", f"function_indices: {fid} dimensions: {dim}"
             )
-            (problem,) = list(suite)
-            f_opt = float(problem.final_target_fvalue1) - 1e-8
+            problem = suite.get_problem(0)  # (iterating a Suite frees its problems)
+            f_opt = get_function(f"bbob/f{fid}/i1/d{dim}").f_opt  # the service's (COCO's) f*
+            assert f_opt is not None
             for name, optimize in OPTIMIZERS.items():
                 for factor in BUDGET_FACTORS:
                     budget = factor * dim
@@ -144,6 +147,7 @@ def _runs(fids: tuple[int, ...], dims: tuple[int, ...]) -> list[Result]:
                     out.append(
                         Result(f"bbob/f{fid}/i1/d{dim}", dim, name, budget, f.best, f.best - f_opt)
                     )
+            problem.free()
             suite.free()
     return out
 
@@ -179,7 +183,7 @@ def _client(log2n: int) -> Iterator[Any]:
             yield client
 
 
-def _rank(client: Any, group: list[Result], regions: str) -> list[dict[str, Any]]:
+def _rank(client: Any, group: list[Result], regions: str) -> dict[str, Any]:
     body = {
         "function_id": group[0].function_id,
         "values": [r.f for r in group],
@@ -188,18 +192,16 @@ def _rank(client: Any, group: list[Result], regions: str) -> list[dict[str, Any]
     }
     r = client.post("/v1/absolute-ranks", json=body)
     r.raise_for_status()
-    return list(r.json()["results"])
+    return dict(r.json())
 
 
-def _y1(client: Any, function_id: str) -> float:
-    """``y_1`` of the function's default domain table (built by the ``domain`` request)."""
+def _y1(client: Any, source: dict[str, Any]) -> float:
+    """``y_1`` of the domain table a rank came from (``-inf`` for an exact v1: no tail)."""
     from app.services import tables
 
-    settings = client.app.state.dispatcher.settings
-    spec = tables.table_spec(settings, function_id=function_id)
-    _, data = tables.load_table_data(
-        client.app.state.sessionmaker, tables.table_id_for(tables.spec_hash(spec))
-    )
+    if source.get("kind") != "table":
+        return -math.inf
+    _, data = tables.load_table_data(client.app.state.sessionmaker, source["table_id"])
     return float(data.values[0])
 
 
@@ -212,10 +214,10 @@ def rank_all(results: list[Result], log2n: int) -> tuple[list[Result], dict[str,
     clock = {}
     with _client(log2n) as client:
         start = time.perf_counter()
-        for (fid, _), idx in groups.items():
-            items = _rank(client, [results[i] for i in idx], "domain")
-            y1 = _y1(client, fid)
-            for i, item in zip(idx, items, strict=True):
+        for idx in groups.values():
+            body = _rank(client, [results[i] for i in idx], "domain")
+            y1 = _y1(client, body["source"])
+            for i, item in zip(idx, body["results"], strict=True):
                 out[i] = Result(
                     **asdict(out[i])
                     | {
@@ -227,7 +229,7 @@ def rank_all(results: list[Result], log2n: int) -> tuple[list[Result], dict[str,
         clock["before_s"] = time.perf_counter() - start
         start = time.perf_counter()
         for idx in groups.values():
-            items = _rank(client, [out[i] for i in idx], "auto")
+            items = _rank(client, [out[i] for i in idx], "auto")["results"]
             for i, item in zip(idx, items, strict=True):
                 assert not item.get("provisional"), item  # the inline dispatcher built it
                 out[i] = Result(
