@@ -133,7 +133,8 @@ class ComparisonCreate(BaseModel):
         "auto",
         description="absolute ranks: 'nested' = each function's nested-region ladder (queued "
         "when missing, the comparison is partial while it builds), 'domain' = the default "
-        "full-domain table, 'auto' = the ladder where it is ready",
+        "full-domain table, 'auto' = the ladder where it is ready; where values lie below the "
+        "table's lowest sample it is queued and the comparison is partial until it is ready",
     )
     absolute: Literal["auto", "off"] = Field(
         "auto", description="auto: absolute ranks when every problem is a hosted function id"
@@ -227,7 +228,8 @@ class ComparisonRead(BaseModel):
     id: str
     location: str
     status: Literal["complete", "partial"] = Field(
-        description="partial: absolute ranks wait for tables; POST the same request again later"
+        description="partial: absolute ranks wait for tables or ladders (absolute.pending); "
+        "POST the same request again later"
     )
     view: Literal["full", "summary"] = Field(description="the view asked for (?view=)")
     algorithms: list[str]

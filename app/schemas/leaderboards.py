@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.schemas.ranks import RankInterval
+from app.schemas.ranks import Awaited, RankInterval
 from app.schemas.stattests import PosthocRead
 
 LeaderboardAggregate = Literal["best", "worst", "median", "lower-median", "mean"]
@@ -31,19 +31,6 @@ ExclusionReason = Literal[
 * ``errors-without-f-star`` — errors on a function without a known ``f*``."""
 
 RankStatus = Literal["final", "provisional"]
-
-
-class Awaited(BaseModel):
-    """A table or ladder that a provisional entry waits for."""
-
-    kind: Literal["default-table", "ladder"]
-    status: str = Field(description="not-built, queued, building, merging or failed")
-    table_id: str | None = None
-    location: str | None = Field(None, description="where to follow the build (GET it)")
-    table_request: dict[str, Any] | None = Field(
-        None, description="the POST /v1/tables body that builds it (when it is not built)"
-    )
-    detail: str
 
 
 class AbsoluteRankRead(BaseModel):

@@ -150,7 +150,8 @@ class RankRequest(BaseModel):
         description="with function_id: 'domain' = the default full-domain table; 'nested' = the "
         "function's nested-region ladder (ranks far below 1/N without "
         "extrapolation; queued when missing, 409 while it builds); 'auto' = the ladder when it "
-        "is ready, else the domain table",
+        "is ready, else the domain table, and when a value lies below the table's lowest "
+        "sample the ladder is queued and those values are marked provisional until it is ready",
     )
 
     @model_validator(mode="after")
@@ -228,8 +229,31 @@ class RankRequest(BaseModel):
             )
 
 
+class Awaited(BaseModel):
+    """A table or ladder that a provisional answer waits for (poll ``location``, or send the
+    same request again)."""
+
+    kind: Literal["default-table", "ladder"]
+    status: str = Field(description="not-built, queued, building, merging or failed")
+    table_id: str | None = Field(
+        None, description="the table awaited (for a ladder: the first level not ready)"
+    )
+    table_ids: list[str] | None = Field(
+        None, description="a ladder's tables, level 0 (the domain) first"
+    )
+    location: str | None = Field(None, description="where to follow the build (GET it)")
+    table_request: dict[str, Any] | None = Field(
+        None, description="the POST /v1/tables body that builds it (when it is not built)"
+    )
+    detail: str
+
+
 class RankInterval(BaseModel):
-    """An interval for ``v`` at the request's confidence level."""
+    """An interval for ``v`` at the request's confidence level.
+
+    A provisional rank (``provisional: true``) has no lower end: ``log10_lo`` is null and
+    ``v_lo`` is 0 (a tail model bounds the true ``v`` only from above).
+    """
 
     log10_lo: float | None
     log10_hi: float | None
@@ -252,6 +276,14 @@ class RankItem(BaseModel):
         "median-exact"
     )
     interval: RankInterval
+    provisional: bool = Field(
+        False,
+        exclude_if=lambda v: not v,  # sent only when true: final answers keep their bytes
+        description="true: the value lies below the lowest sample y_1 of the domain table and "
+        "above f*, where a tail model extrapolates, and the function's nested-region ladder "
+        "that ranks it without extrapolation is awaited (see the response's `awaiting`); v is "
+        "the tail model's meanwhile and the interval has no lower end. Sent only when true",
+    )
 
 
 class AlgorithmRank(RankItem):
@@ -386,4 +418,11 @@ class RankResponse(BaseModel):
         "transform; with runs_by_algorithm each algorithm has its own transform"
     )
     warnings: list[str]
+    awaiting: Awaited | None = Field(
+        None,
+        exclude_if=lambda v: v is None,  # sent only with provisional results
+        description="with provisional results: the nested-region ladder they wait for (queued "
+        "when the caller may queue builds); send the same request again once it is ready. "
+        "Sent only then",
+    )
     provenance: dict[str, Any]

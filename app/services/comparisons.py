@@ -26,7 +26,7 @@ from app.domain import niia, paired, ranktests
 from app.domain.ranking import rank_rows
 from app.repositories.comparisons import ComparisonRepository
 from app.schemas.comparisons import ComparisonCreate
-from app.schemas.ranks import RankRequest
+from app.schemas.ranks import Awaited, RankRequest
 from app.services import results_input
 from app.services.cd_diagram import cd_diagram_svg
 from app.services.comparison_answers import CellWarning, grouped_warnings, summary
@@ -274,6 +274,7 @@ class _RankedProblem:
     method: list[str | None]
     source: dict[str, Any]
     warnings: list[CellWarning]
+    awaiting: Awaited | None = None  # regions='auto': the ladder provisional cells wait for
 
 
 def _rank_cells(
@@ -314,6 +315,8 @@ def _rank_cells(
             out.log10_v[col] = -np.inf if item["log10_v"] is None else item["log10_v"]
             out.method[col] = item["method"]
         out.source = res["source"]
+        if "awaiting" in res:
+            out.awaiting = Awaited.model_validate(res["awaiting"])
 
         def named(m: re.Match[str], cols: np.ndarray = cols) -> str:
             return f"algorithm {algorithms[int(cols[int(m.group(1))])]!r}"
@@ -351,6 +354,9 @@ def _absolute_matrix(
         except (errors.TableNotReady, errors.TableNotBuilt) as exc:
             pending.append({"problem": problem, "detail": exc.detail, **jsonable(exc.extra)})
             continue
+        if row.awaiting is not None:  # provisional cells: the comparison waits for the ladder
+            pending.append(_pending_ladder(problem, row.awaiting))
+            continue
         # a missing cell (no run, or a missing run) has v = 1 under worst-rank and par-k alike:
         # par-k's k × (the problem's worst present value) depends on the other algorithms, and
         # an absolute rank must not (docs/METHODS.md, missing values)
@@ -360,6 +366,22 @@ def _absolute_matrix(
             row.method[col] = f"missing ({body.missing}: v = 1)"
         ranked.append(row)
     return ranked, pending
+
+
+def _pending_ladder(problem: str, awaited: Awaited) -> dict[str, Any]:
+    """A ``pending`` entry for a problem whose cells lie below its domain table's samples and
+    wait for its nested-region ladder (as ``POST /v1/absolute-ranks`` names it in
+    ``awaiting``)."""
+    return {
+        "problem": problem,
+        "detail": awaited.detail,
+        "kind": "ladder",
+        "table_id": awaited.table_id,
+        "table_ids": awaited.table_ids,
+        "table_status": awaited.status,
+        "location": awaited.location,
+        "table_request": awaited.table_request,
+    }
 
 
 def _null_minus_inf(a: np.ndarray) -> list[Any]:
@@ -438,7 +460,8 @@ def _absolute(
     if pending:
         return {
             "status": "pending",
-            "reason": "some problems' tables are not ready; POST the same request again later",
+            "reason": "some problems' tables (or the nested-region ladders that values below "
+            "their tables' samples need) are not ready; POST the same request again later",
             "pending": pending,
         }, None
     log10 = np.vstack([r.log10_v for r in ranked])

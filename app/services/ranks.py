@@ -6,7 +6,7 @@ import math
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,7 @@ from app.errors import (
     TableNotBuilt,
     TableNotReady,
 )
-from app.schemas.ranks import RankRequest
+from app.schemas.ranks import Awaited, RankRequest
 from app.services import nested, tables, user_tables
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
@@ -65,6 +65,9 @@ class _Source:
     data: absrank.TableData | None = None
     curve: absrank.V1Curve | None = None  # nested regions: the ladder's combined v1
     warnings: tuple[str, ...] = ()
+    # regions='auto' while the ladder is not ready: values (as f) in (f*, y_1) are provisional
+    awaiting: Awaited | None = None
+    provisional_below: float | None = None
 
 
 def _table_source(view: tables.TableView, data: absrank.TableData) -> _Source:
@@ -122,7 +125,12 @@ def _resolve(
         nested = _nested_source(sm, settings, dispatcher, req, fn, may_queue=may_queue_builds)
         if nested is not None:
             return fn, nested
-    return fn, _default_table_source(sm, settings, dispatcher, fn, may_queue=may_queue_builds)
+    source = _default_table_source(sm, settings, dispatcher, fn, may_queue=may_queue_builds)
+    if req.regions == "auto" and ladder_applies(fn):
+        source = _ladder_for_deep_values(
+            sm, settings, dispatcher, req, fn, source, may_queue=may_queue_builds
+        )
+    return fn, source
 
 
 def _sample_source(settings: Settings, req: RankRequest) -> tuple[BenchmarkFunction, _Source]:
@@ -170,10 +178,7 @@ def _nested_source(
     """
 
     def load() -> tuple[absrank.V1Curve, list[tables.TableView]]:
-        with domain_errors_as_problems():
-            return nested.ladder_curve(
-                sm, settings, fn.id, tail=req.tail, k_anchor=req.tail_k, confidence=req.confidence
-            )
+        return _load_ladder(sm, settings, req, fn)
 
     try:
         curve, views = load()
@@ -195,6 +200,25 @@ def _nested_source(
         except (TableNotBuilt, TableNotReady) as again:
             again.field = "regions"
             raise
+    return _ladder_source(settings, fn, curve, views)
+
+
+def _load_ladder(
+    sm: sessionmaker[Session], settings: Settings, req: RankRequest, fn: BenchmarkFunction
+) -> tuple[absrank.V1Curve, list[tables.TableView]]:
+    """The ladder's curve and tables; never queues (:func:`app.services.nested.ladder_curve`)."""
+    with domain_errors_as_problems():
+        return nested.ladder_curve(
+            sm, settings, fn.id, tail=req.tail, k_anchor=req.tail_k, confidence=req.confidence
+        )
+
+
+def _ladder_source(
+    settings: Settings,
+    fn: BenchmarkFunction,
+    curve: absrank.V1Curve,
+    views: list[tables.TableView],
+) -> _Source:
     return _Source(
         kind="nested",
         whole_domain=True,
@@ -208,6 +232,84 @@ def _nested_source(
             "relative_to": "domain",
         },
         curve=curve,
+    )
+
+
+def _deep_values(fn: BenchmarkFunction, req: RankRequest, y1: float) -> np.ndarray:
+    """The values sent (as ``f``) in ``(f*, y_1)``: where a tail model extrapolates (at or below
+    ``f*`` the rank is exact, at or above ``y_1`` the table interpolates)."""
+    assert fn.f_opt is not None
+    sent = (
+        req.values
+        if req.values is not None
+        else [v for runs in (req.runs_by_algorithm or {}).values() for v in runs]
+    )
+    t = np.asarray(sent, dtype=np.float64) + _offset(fn, req)
+    return t[(t < y1) & (t > fn.f_opt)]
+
+
+def _ladder_for_deep_values(
+    sm: sessionmaker[Session],
+    settings: Settings,
+    dispatcher: Any,
+    req: RankRequest,
+    fn: BenchmarkFunction,
+    table: _Source,
+    *,
+    may_queue: bool,
+) -> _Source:
+    """``regions='auto'`` without a ready ladder: when values lie below the domain table's
+    lowest sample (and above ``f*``), queue the ladder (if the caller may queue builds) and
+    rank from it if it is ready (an inline dispatcher builds it at once); else the domain
+    table, its values there marked provisional and the ladder named as ``awaiting``."""
+    assert table.data is not None
+    y1 = float(table.data.values[0])
+    if _deep_values(fn, req, y1).size == 0:
+        return table  # nothing needs the ladder: today's answer, nothing queued
+    try:
+        if may_queue:
+            with domain_errors_as_problems():
+                tables.request_ladder(sm, settings, dispatcher, fn.id)
+        curve, views = _load_ladder(sm, settings, req, fn)
+    except (InvalidInput, NotApplicable):  # no ladder can be laid out for this function
+        return table
+    except (TableNotBuilt, TableNotReady) as exc:
+        return replace(
+            table,
+            awaiting=_awaited_ladder(settings, fn, exc, may_queue=may_queue),
+            provisional_below=y1,
+        )
+    return _ladder_source(settings, fn, curve, views)
+
+
+def _awaited_ladder(
+    settings: Settings, fn: BenchmarkFunction, exc: AppError, *, may_queue: bool
+) -> Awaited:
+    """The ladder a provisional answer waits for, from the problem that its level raised."""
+    request = {"function_id": fn.id, "ladder": True}
+    built = isinstance(exc, TableNotReady)
+    status = str(exc.extra.get("table_status", "building")) if built else "not-built"
+    if not built and not may_queue:
+        detail = (
+            f"the nested-region ladder of {fn.id} is not built, and only a holder of an API key "
+            f'may queue it: POST /v1/tables {{"function_id": "{fn.id}", "ladder": true}} '
+            "with an X-API-Key header"
+        )
+    elif status == "failed":
+        detail = (
+            f"{exc.detail}; a holder of an API key may retry it with POST /v1/tables "
+            f'{{"function_id": "{fn.id}", "ladder": true}}'
+        )
+    else:
+        detail = exc.detail or ""
+    return Awaited(
+        kind="ladder",
+        status=status,
+        table_id=exc.extra.get("table_id"),
+        table_ids=tables.ladder_table_ids(settings, fn.id),
+        location=exc.extra.get("location"),
+        table_request=request if status in ("not-built", "failed") else None,
+        detail=detail,
     )
 
 
@@ -296,8 +398,11 @@ def _finite_or_none(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _items(values: list[float], res: absrank.RankResult) -> list[dict[str, Any]]:
-    """One ``RankItem`` per value."""
+def _items(
+    values: list[float], res: absrank.RankResult, provisional: np.ndarray | None = None
+) -> list[dict[str, Any]]:
+    """One ``RankItem`` per value; ``provisional`` (a mask) marks the ranks that await the
+    ladder: their interval has no lower end, and they say ``provisional: true``."""
 
     def interval(lo: float, hi: float) -> dict[str, Any]:
         return {
@@ -316,7 +421,7 @@ def _items(values: list[float], res: absrank.RankResult) -> list[dict[str, Any]]
         res.log10_hi.tolist(),
         strict=True,
     )
-    return [
+    out = [
         {
             "value": value,
             "v": v,
@@ -326,6 +431,20 @@ def _items(values: list[float], res: absrank.RankResult) -> list[dict[str, Any]]
         }
         for value, v, log10_v, method, lo, hi in columns
     ]
+    if provisional is not None:
+        for item, marked in zip(out, provisional.tolist(), strict=True):
+            if marked:  # a tail model bounds v only from above: no lower end (METHODS.md)
+                item["interval"] |= {"log10_lo": None, "v_lo": 0.0}
+                item["provisional"] = True
+    return out
+
+
+def _provisional(source: _Source, fn: BenchmarkFunction, t: np.ndarray) -> np.ndarray | None:
+    """Which values (as ``f``) await the ladder: those in ``(f*, y_1)`` (``None``: none do)."""
+    if source.provisional_below is None:
+        return None
+    assert fn.f_opt is not None
+    return (t < source.provisional_below) & (t > fn.f_opt)
 
 
 def _resolution_warnings(req: RankRequest, fn: BenchmarkFunction, sent: list[float]) -> list[str]:
@@ -465,6 +584,8 @@ def rank_values_warned(
             )
         )
     body["warnings"] = [w.message for w in warnings]
+    if source.awaiting is not None:
+        body["awaiting"] = source.awaiting.model_dump(mode="json")
     body["provenance"] = provenance(
         _request_payload(req),
         table=source.description.get("table_id"),
@@ -482,12 +603,54 @@ LADDER_HINT = (
 (leaderboards, which say so per entry with ``awaiting``, leave it out)."""
 
 
+PROVISIONAL = (
+    "values lie below the lowest sample of the function's domain table, where a tail model "
+    "extrapolates: their ranks are provisional (the tail model's, with no lower end) until the "
+    "function's nested-region ladder is ready (awaiting); send the same request again then"
+)
+"""The general wording of the warning on provisional ranks (``regions='auto'``)."""
+PROVISIONAL_NEEDS_KEY = (
+    "values lie below the lowest sample of the function's domain table, where a tail model "
+    "extrapolates: their ranks are provisional (the tail model's, with no lower end); the "
+    "function's nested-region ladder would rank them, and only a holder of an API key may "
+    'queue it (POST /v1/tables with "ladder": true and an X-API-Key header)'
+)
+"""Its wording when the caller may not queue the ladder and it is not built."""
+
+
+def _provisional_warning(
+    fn: BenchmarkFunction, source: _Source, req: RankRequest
+) -> list[RankWarning]:
+    """Say which values are provisional, what they wait for and who may queue it."""
+    assert source.awaiting is not None
+    assert source.data is not None
+    assert source.provisional_below is not None
+    deep = _deep_values(fn, req, source.provisional_below).size
+    awaited = source.awaiting
+    head = (
+        f"{deep} value(s) lie below the lowest of the domain table's {source.data.n} samples "
+        f"(y_1 = {source.provisional_below!r}), where a tail model extrapolates: their ranks "
+        "are provisional (the tail model's, with no lower end)"
+    )
+    if awaited.status == "not-built":
+        return [RankWarning(f"{head}; {awaited.detail}", general=PROVISIONAL_NEEDS_KEY)]
+    return [
+        RankWarning(
+            f"{head} until the nested-region ladder of {fn.id} is ready ({awaited.status}: "
+            f"follow {awaited.location}); send the same request again then",
+            general=PROVISIONAL,
+        )
+    ]
+
+
 def _ladder_hint(fn: BenchmarkFunction, source: _Source, req: RankRequest) -> list[RankWarning]:
     """Say so when values below the domain table's samples used a tail model."""
     if source.data is None or not source.whole_domain or req.function_id is None:
         return []
     if not ladder_applies(fn):
         return []
+    if source.awaiting is not None:
+        return _provisional_warning(fn, source, req)
     sent = (
         req.values
         if req.values is not None
@@ -579,7 +742,7 @@ def _rank_values(
         "budget": req.budget,
         "runs": req.runs,
         "aggregate": aggregate,
-        "results": _items(req.values, res),
+        "results": _items(req.values, res, _provisional(source, fn, t)),
         "algorithms": None,
         "tail": res.tail,
         "warnings": list(res.warnings)
@@ -702,7 +865,8 @@ def _rank_runs(
     with domain_errors_as_problems():
         curve = _curve(fn, source, ctx, req)
         single = absrank.ranks_from_curve(np.asarray(flat) + offset, curve, budget=req.budget)
-    per_run = _items(flat, single)
+    deep = _provisional(source, fn, np.asarray(flat) + offset)
+    per_run = _items(flat, single, deep)
     warnings = list(single.warnings)
     algorithms: list[dict[str, Any]] = []
     by_warning: dict[str, list[str]] = {}  # a domain warning -> the algorithms that got it
@@ -711,6 +875,9 @@ def _rank_runs(
         runs = runs_by_algorithm[name]
         entry, extra = _rank_algorithm(name, runs, curve, req, offset)
         entry["per_run"] = per_run[start : start + len(runs)]
+        if deep is not None and _aggregate_awaits(entry, deep[start : start + len(runs)]):
+            entry["interval"] |= {"log10_lo": None, "v_lo": 0.0}
+            entry["provisional"] = True
         start += len(runs)
         algorithms.append(entry)
         for w in extra:
@@ -734,6 +901,17 @@ def _rank_runs(
         + _runs_below_minimum_warnings(fn, runs_by_algorithm, offset)
         + _resolution_warnings(req, fn, [v for runs in runs_by_algorithm.values() for v in runs]),
     }
+
+
+def _aggregate_awaits(entry: dict[str, Any], runs_deep: np.ndarray) -> bool:
+    """Whether an algorithm's aggregate rank awaits the ladder: its value is one of the deep
+    runs (an order statistic), or some run is deep and the aggregate is a mean or an even
+    median (whose rank integrates ``v1`` below the value)."""
+    if not runs_deep.any():
+        return False
+    return bool(numerical(entry["aggregate"], entry["runs"])) or any(
+        item["value"] == entry["value"] and item.get("provisional") for item in entry["per_run"]
+    )
 
 
 def _runs_below_minimum_warnings(

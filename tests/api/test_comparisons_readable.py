@@ -259,7 +259,12 @@ def test_the_ladder_hint_of_many_problems_is_one_warning(client: TestClient) -> 
     assert hints[0]["problems"] == problems
     direct = client.post(
         "/v1/absolute-ranks",
-        json={"function_id": problems[0], "values": [1e-9], "values_are": "error"},
+        json={
+            "function_id": problems[0],
+            "values": [1e-9],
+            "values_are": "error",
+            "regions": "domain",
+        },
     )
     (text,) = [w for w in direct.json()["warnings"] if "nested-region ladder" in w]
     assert problems[0] in text  # POST /v1/absolute-ranks keeps its own, specific wording

@@ -45,7 +45,12 @@ def test_values_at_samples_follow_eq28(client: TestClient) -> None:
 
 
 def test_identical_requests_give_identical_bytes(client: TestClient) -> None:
-    payload = {"function_id": "bbob/f15/i1/d2", "values": [1000.5, 1003.0, 1050.0], "budget": 7}
+    payload = {
+        "function_id": "bbob/f15/i1/d2",
+        "values": [1000.5, 1003.0, 1050.0],
+        "budget": 7,
+        "regions": "domain",  # the domain table's own tail (auto would use the ladder)
+    }
     first = client.post("/v1/absolute-ranks", json=payload)
     assert first.status_code == 200
     second = client.post("/v1/absolute-ranks", json=payload)
@@ -112,7 +117,7 @@ def test_default_table_not_ready_is_409_with_location(
 
 
 def test_power_tail_refused_on_the_ill_conditioned_ellipsoid(client: TestClient) -> None:
-    payload = {"function_id": "classic/ellipsoid/d10", "values": [1.0]}
+    payload = {"function_id": "classic/ellipsoid/d10", "values": [1.0], "regions": "domain"}
     refused = client.post("/v1/absolute-ranks", json=payload | {"tail": "power"})
     assert refused.status_code == 409
     assert refused.json()["field"] == "tail"
@@ -124,7 +129,12 @@ def test_power_tail_refused_on_the_ill_conditioned_ellipsoid(client: TestClient)
 def test_power_tail_on_the_sampled_sphere_agrees_with_the_exact_form(client: TestClient) -> None:
     t = 1e-4
     sampled = _rank(
-        client, function_id="classic/sphere/d5", values=[t], use_analytic=False, tail="power"
+        client,
+        function_id="classic/sphere/d5",
+        values=[t],
+        use_analytic=False,
+        tail="power",
+        regions="domain",
     )
     exact = _rank(client, function_id="classic/sphere/d5", values=[t])
     item = sampled["results"][0]

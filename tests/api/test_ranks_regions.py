@@ -28,13 +28,14 @@ def _ranks(client: TestClient, status: int = 200, **body: Any) -> dict[str, Any]
     return r.json()
 
 
-def test_auto_uses_the_domain_table_until_a_ladder_exists_and_says_so(client: TestClient) -> None:
-    out = _ranks(client)
+def test_domain_uses_the_domain_table_and_says_the_ladder_would_do_better(
+    client: TestClient,
+) -> None:
+    out = _ranks(client, regions="domain")
     assert out["source"]["kind"] == "table"
     assert out["results"][0]["method"].startswith("tail-")
     assert any("nested-region ladder" in w for w in out["warnings"])
-    domain = _ranks(client, regions="domain")
-    assert domain["results"] == out["results"]
+    assert not any(r.get("provisional") for r in out["results"])
 
 
 def test_nested_queues_the_ladder_then_ranks_deep_values_without_extrapolation(
@@ -95,8 +96,10 @@ def test_nested_while_building_is_409_naming_regions(
     problem = r.json()
     assert problem["field"] == "regions"
     assert r.headers["content-type"].startswith("application/problem+json")
-    # auto does not wait for it
-    assert _ranks(client)["source"]["kind"] == "table"
+    # auto does not wait for it: the domain table, deep values provisional
+    auto = _ranks(client)
+    assert auto["source"]["kind"] == "table"
+    assert auto["results"][0]["provisional"] is True
 
 
 @pytest.mark.parametrize(

@@ -444,6 +444,12 @@ def rank(
         )
     _emit(ranks, fmt, f"absolute ranks on {ranks.function_id} (lower is better)")
     if fmt is not Format.json:
+        if ranks.provisional and ranks.awaiting is not None:
+            _note(
+                "provisional (column provisional = True): tail-model ranks with no lower end, "
+                f"awaiting the nested-region ladder ({ranks.awaiting.status}): "
+                f"{ranks.awaiting.detail}"
+            )
         for w in ranks.warnings:
             _note(f"warning: {w}")
 

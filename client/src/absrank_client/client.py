@@ -458,6 +458,10 @@ class Client(ArchiveMethods):
         While the function's table or ladder builds (409 ``table-not-ready``) the call waits.
         ``sample`` (your own function's values at uniform points, with an optional stated
         ``f_opt``/``f_max``) ranks against that sample by Eq. 28 directly.
+        With ``regions='auto'`` (the default) values below the domain table's samples queue the
+        function's ladder and come back ``provisional`` meanwhile (``RankSet.awaiting``); with
+        ``wait`` the call sends the request again until they are final (unless the ladder is
+        not built and this caller may not queue it: then the provisional answer is returned).
         """
         if results is not None:
             if runs_by_algorithm is not None or values is not None:
@@ -495,7 +499,16 @@ class Client(ArchiveMethods):
             timeout=timeout,
             progress=progress,
             label=f"tables of {function_id or table_id or 'the sample'}",
+            pending=self._awaited_ladder,
         )
+
+    def _awaited_ladder(self, ranks: RankSet) -> JobStatus | None:
+        """While provisional ranks wait for a ladder that is queued or building: its status."""
+        awaited = ranks.awaiting
+        if not ranks.provisional or awaited is None or awaited.location is None:
+            return None  # final, or a ladder nobody queued (the warning says who may)
+        table = self.get_table(awaited.location)
+        return JobStatus(self._url(awaited.location), "building", table.progress, table.eta_seconds)
 
     def _post_waiting_on_tables(
         self,
@@ -507,12 +520,16 @@ class Client(ArchiveMethods):
         timeout: float | None,
         progress: ProgressOption,
         label: str,
+        pending: Callable[[T], JobStatus | None] | None = None,
     ) -> T:
-        """POST; while the answer is 409 ``table-not-ready``, wait and send it again."""
+        """POST; while the answer is 409 ``table-not-ready`` (or, with ``pending``, an answer
+        that ``pending`` says still waits), wait and send it again."""
 
         def fetch() -> tuple[Any, JobStatus | None, str | None]:
             try:
-                return parse(self._post(path, body)), None, None
+                answer = parse(self._post(path, body))
+                status = pending(answer) if wait and pending is not None else None
+                return answer, status, None
             except TableNotReady as exc:
                 if not wait:
                     raise

@@ -22,6 +22,7 @@ __all__ = [
     "AbsolutePair",
     "AlgorithmRank",
     "AlgorithmSummary",
+    "AwaitedLadder",
     "BradleyTerry",
     "Comparison",
     "Cpu",
@@ -439,6 +440,9 @@ class Rank:
     v_hi: float | None
     log10_lo: float | None
     log10_hi: float | None
+    provisional: bool = False
+    """True: the value lies below the domain table's samples and its rank (the tail model's,
+    with no lower end) awaits the function's nested-region ladder (``RankSet.awaiting``)."""
 
     @classmethod
     def parse(cls, raw: JSON) -> Rank:
@@ -452,6 +456,7 @@ class Rank:
             v_hi=interval.get("v_hi"),
             log10_lo=interval.get("log10_lo"),
             log10_hi=interval.get("log10_hi"),
+            provisional=bool(raw.get("provisional", False)),
         )
 
     def row(self) -> Row:
@@ -462,6 +467,7 @@ class Rank:
             "method": self.method,
             "log10_lo": self.log10_lo,
             "log10_hi": self.log10_hi,
+            "provisional": self.provisional,
         }
 
 
@@ -492,6 +498,34 @@ class AlgorithmRank(Rank):
 
 
 @dataclass(frozen=True)
+class AwaitedLadder:
+    """The ladder provisional ranks wait for (``location``: GET it to follow the build; None
+    while it is not built, then ``table_request`` is the body a key holder POSTs)."""
+
+    kind: str
+    status: str
+    table_id: str | None
+    table_ids: tuple[str, ...]
+    location: str | None
+    table_request: JSON | None
+    detail: str
+
+    @classmethod
+    def parse(cls, raw: JSON | None) -> AwaitedLadder | None:
+        if not raw:
+            return None
+        return cls(
+            kind=str(raw.get("kind", "")),
+            status=str(raw.get("status", "")),
+            table_id=raw.get("table_id"),
+            table_ids=tuple(raw.get("table_ids") or ()),
+            location=raw.get("location"),
+            table_request=raw.get("table_request"),
+            detail=str(raw.get("detail", "")),
+        )
+
+
+@dataclass(frozen=True)
 class RankSet(_Tabular):
     """The answer of ``POST /v1/absolute-ranks``.
 
@@ -510,6 +544,15 @@ class RankSet(_Tabular):
     tail: JSON
     warnings: tuple[ServiceWarning, ...]
     raw: JSON = field(repr=False)
+    awaiting: AwaitedLadder | None = None
+    """With provisional ranks: the nested-region ladder they wait for."""
+
+    @property
+    def provisional(self) -> bool:
+        """Whether some rank (a value's, an algorithm's or a run's) is provisional."""
+        return any(r.provisional for r in self.ranks) or any(
+            a.provisional or any(r.provisional for r in a.per_run) for a in self.algorithms
+        )
 
     @classmethod
     def parse(cls, raw: JSON) -> RankSet:
@@ -524,6 +567,7 @@ class RankSet(_Tabular):
             tail=raw.get("tail") or {},
             warnings=_warnings(raw.get("warnings")),
             raw=raw,
+            awaiting=AwaitedLadder.parse(raw.get("awaiting")),
         )
 
     def by_algorithm(self) -> dict[str, AlgorithmRank]:
