@@ -555,6 +555,7 @@ def build_ladder(fn: Any, settings: Any, use_cache: bool) -> tuple[list[Any], di
             n_chunks=1,
             chunks_done=1,
             eta_seconds=None,
+            first_chunk_started=None,
             error=None,
             created_at=now,
             started_at=now,
