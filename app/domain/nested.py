@@ -427,7 +427,10 @@ def domain_extents(
 
 
 def planned_kept_share(
-    axes: np.ndarray, half_widths: np.ndarray, x_opt: np.ndarray, lower: np.ndarray,
+    axes: np.ndarray,
+    half_widths: np.ndarray,
+    x_opt: np.ndarray,
+    lower: np.ndarray,
     upper: np.ndarray,
 ) -> float:
     """Share of :data:`PLAN_KEPT_POINTS` fixed-seed Sobol points of the oriented box in ``Ω``."""
@@ -1428,6 +1431,18 @@ def _nested_iv(levels: Sequence[NestedLevel], tail: str) -> tuple[float, np.ndar
     return f_opt, x_opt
 
 
+def _check_kept(lv: NestedLevel, j: int) -> None:
+    kept = lv.kept
+    if kept is None:
+        return
+    if not lv.oriented or not (0 < kept.n_kept <= kept.n_box) or kept.n_kept != lv.table.n:
+        raise InvalidInput(
+            f"level {j} is intersected (B ∩ Ω) but is not oriented, or its kept count "
+            f"{kept.n_kept} is not its table's n {lv.table.n} in 1..{kept.n_box}",
+            field="levels",
+        )
+
+
 def _check_level(
     lv: NestedLevel,
     j: int,
@@ -1465,22 +1480,14 @@ def _check_level(
                 field="levels",
             )
         ext = np.abs(Q) @ h
-        if lv.kept is None and (
-            np.any(x_opt - ext < lo - 1e-9 * (hi - lo)) or np.any(x_opt + ext > hi + 1e-9 * (hi - lo))
-        ):
+        tol = 1e-9 * (hi - lo)
+        if lv.kept is None and (np.any(x_opt - ext < lo - tol) or np.any(x_opt + ext > hi + tol)):
             raise InvalidInput(
                 f"level {j}'s oriented box is not inside its region's bounding box", field="levels"
             )
     if np.any(x_opt < lo) or np.any(x_opt > hi):
         raise InvalidInput(f"x* lies outside level {j}'s region", field="levels")
-    if lv.kept is not None:
-        kept = lv.kept
-        if not lv.oriented or not (0 < kept.n_kept <= kept.n_box) or kept.n_kept != lv.table.n:
-            raise InvalidInput(
-                f"level {j} is intersected (B ∩ Ω) but is not oriented, or its kept count "
-                f"{kept.n_kept} is not its table's n {lv.table.n} in 1..{kept.n_box}",
-                field="levels",
-            )
+    _check_kept(lv, j)
     ln_frac = lv.ln_volume_fraction
     if not (math.isfinite(ln_frac) and ln_frac <= outer_ln + 1e-12):
         raise InvalidInput(
