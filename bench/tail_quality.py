@@ -426,7 +426,8 @@ class QuadraticReference(Reference):
         if sign <= 0:
             raise ValueError(f"{fn.id}: H is not positive definite")
         self.ln_det = float(ln_det)
-        self.inv_diag = np.diag(np.linalg.inv(big_h))
+        self.inv_h = np.linalg.inv(big_h)
+        self.inv_diag = np.diag(self.inv_h)
         # H = L Lᵀ; x − x* = sqrt(Q) L^{-T} u with u uniform in the unit ball
         self.inv_chol = np.linalg.inv(np.linalg.cholesky(big_h))
         self.units: list[np.ndarray] = []
@@ -465,12 +466,24 @@ class QuadraticReference(Reference):
         return self.units[chunk]
 
     def ln_share(
-        self, t: np.ndarray, lower: np.ndarray, upper: np.ndarray, chunks: int = MC_CHUNKS
+        self,
+        t: np.ndarray,
+        lower: np.ndarray,
+        upper: np.ndarray,
+        chunks: int = MC_CHUNKS,
+        oriented: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> RefValue:
+        """Share of the region where ``f <= t``: the box ``[lower, upper]``, or with
+        ``oriented = (Q, h)`` the set ``{x in [lower, upper] : |Qᵀ(x − x*)| <= h}`` relative to
+        the oriented box's own volume ``|det Q|·Π 2h_k`` (so an oriented box cut by the domain,
+        ``B ∩ Ω``, is compared to ``count/(N_box + 1)``: the kept share is checked too)."""
         t = np.asarray(t, dtype=np.float64)
         x0 = self.fn.x_opt
         s = t - self.fn.f_opt
         ln_box = float(np.sum(np.log(upper - lower)))
+        if oriented is not None:
+            axes, half = oriented
+            ln_box = float(np.sum(np.log(2.0 * half)) + np.linalg.slogdet(axes)[1])
         ln_v = np.full(t.shape, np.nan)
         rel = np.zeros(t.shape)
         notes = []
@@ -481,14 +494,22 @@ class QuadraticReference(Reference):
             big_q = float(self.q_of_s(np.array([si]))[0])
             ln_vol = self.ln_vd + 0.5 * x0.size * math.log(big_q) - 0.5 * self.ln_det
             extent = np.sqrt(big_q * self.inv_diag)
-            if np.all(x0 - extent >= lower) and np.all(x0 + extent <= upper):
+            inside = np.all(x0 - extent >= lower) and np.all(x0 + extent <= upper)
+            if oriented is not None:  # the ellipsoid's extent along each axis q_k
+                axes, half = oriented
+                along = np.sqrt(big_q * np.einsum("ik,ij,jk->k", axes, self.inv_h, axes))
+                inside = inside and bool(np.all(along <= half))
+            if inside:
                 ln_v[i] = ln_vol - ln_box
                 notes.append("exact (ellipsoid inside)")
                 continue
             hits, total = 0, chunks * MC_POINTS
             for chunk in range(chunks):
                 pts = x0 + math.sqrt(big_q) * self._unit(chunk)
-                hits += int(np.count_nonzero(np.all((pts >= lower) & (pts <= upper), axis=1)))
+                ok = np.all((pts >= lower) & (pts <= upper), axis=1)
+                if oriented is not None:
+                    ok &= np.all(np.abs((pts - x0) @ oriented[0]) <= oriented[1], axis=1)
+                hits += int(np.count_nonzero(ok))
             if hits < MC_MIN_HITS:
                 notes.append(f"none: clipped, {hits} of {total} MC points in the box")
                 continue
@@ -555,6 +576,7 @@ def build_ladder(fn: Any, settings: Any, use_cache: bool) -> tuple[list[Any], di
             n_chunks=1,
             chunks_done=1,
             eta_seconds=None,
+            first_chunk_started=None,
             error=None,
             created_at=now,
             started_at=now,
@@ -591,6 +613,24 @@ def _errors(ln_est: np.ndarray, ref: RefValue) -> list[float | None]:
     return out
 
 
+def _covers(lo: np.ndarray, hi: np.ndarray, ref: RefValue) -> list[bool | None]:
+    """Whether the served 95% interval ``[lo, hi]`` holds the reference (``None``: no reference).
+
+    A Monte Carlo reference counts as covered when its ±2 sd band meets the interval."""
+    out: list[bool | None] = []
+    for a, b, r, rel in zip(lo, hi, ref.ln_v, ref.rel_se, strict=True):
+        if not np.isfinite(r):
+            out.append(None)
+            continue
+        band = 2.0 * float(rel)
+        out.append(bool(a <= r + band and r - band <= b))
+    return out
+
+
+def _mark(covers: bool | None) -> str:
+    return {True: "✓", False: "✗", None: ""}[covers]
+
+
 def _serving_level(info: dict[str, Any], t: float) -> int | None:
     for lv in info["levels"]:
         serves = lv.get("serves")
@@ -611,16 +651,27 @@ def shallow_check(ref: Reference, ladder: Sequence[Any]) -> dict[str, Any]:
     its Monte Carlo share (``CHECK_CHUNKS`` chunks). Rows with a reference of relative standard
     error >= 10% are left out; the first ``CHECK_LEVELS`` levels with rows are compared.
     """
+    from app.services import tables
+
     rows: list[dict[str, Any]] = []
     levels: list[int] = []
     for level, (view, data) in enumerate(ladder):
-        lower = np.asarray(view.spec["region"]["lower"])
-        upper = np.asarray(view.spec["region"]["upper"])
+        region = view.spec["region"]
+        lower = np.asarray(region["lower"])
+        upper = np.asarray(region["upper"])
+        oriented = None
+        if region["kind"] == "oriented":
+            if not isinstance(ref, QuadraticReference):
+                continue
+            _, axes, half = tables.oriented_geometry(region)
+            oriented = (axes, half)
+        n_box = int(view.spec["n"])  # an intersected level's table keeps data.n <= n_box points
         ranks = [k for k in (100, 1000, 4096) if k <= data.low_values.size]
         t = np.array([data.low_values[k - 1] for k in ranks])
-        rv = ref.ln_share(t, lower, upper, chunks=1)
+        kw = {"oriented": oriented} if oriented is not None else {}
+        rv = ref.ln_share(t, lower, upper, chunks=1, **kw)
         if np.any(np.isfinite(rv.ln_v) & (rv.rel_se >= 0.1)) or not np.any(np.isfinite(rv.ln_v)):
-            rv = ref.ln_share(t, lower, upper, chunks=CHECK_CHUNKS)
+            rv = ref.ln_share(t, lower, upper, chunks=CHECK_CHUNKS, **kw)
         ok = np.isfinite(rv.ln_v) & (rv.rel_se < 0.1)
         if not np.any(ok):
             continue
@@ -629,11 +680,14 @@ def shallow_check(ref: Reference, ladder: Sequence[Any]) -> dict[str, Any]:
             if not good:
                 continue
             count = int(data.counts[np.searchsorted(data.values, ti, "right") - 1])
-            emp = math.log(count / (data.n + 1))
+            emp = math.log(count / (n_box + 1))
             sd = math.sqrt(1.0 / count + rel**2) / LN10  # binomial + Monte Carlo share
             rows.append(
                 {
                     "level": level,
+                    "kind": "oriented ∩ domain"
+                    if tables.region_intersected(region)
+                    else region["kind"],
                     "k": k,
                     "count": count,
                     "log10_table": emp / LN10,
@@ -719,9 +773,12 @@ def accuracy_case(fid: str, kind: str, settings: Any, use_cache: bool) -> dict[s
     }
     # (b) nested regions, as the service combines them
     curve = nested_curve_for(fn, ladder)
-    ln_n, _, _, m_n = curve.evaluate(t)
+    ln_n, lo_n, hi_n, m_n = curve.evaluate(t)
     out["nested"] = {
         "decades": _errors(ln_n, rv),
+        "covers": _covers(lo_n, hi_n, rv),
+        "log10_lo": [float(x / LN10) for x in lo_n],
+        "log10_hi": [float(x / LN10) for x in hi_n],
         "method": list(m_n),
         "level": [_serving_level(curve.info, float(x)) for x in t],
         "levels_used": curve.info["levels_used"],
@@ -782,17 +839,20 @@ def print_case(r: dict[str, Any]) -> None:
     )
     print(
         f"  {'k':>2} {'t − f*':>10} {'log10 v_ref':>12} {'power':>7} {'auto':>16} "
-        f"{'nested':>20}  reference"
+        f"{'nested':>22}  reference"
     )
     for i, k in enumerate(r["k"]):
         ref = r["log10_reference"][i]
         auto = f"{_dec(r['auto']['decades'][i])} {_short(r['auto']['method'][i])}"
         lv = r["nested"]["level"][i]
-        nst = f"{_dec(r['nested']['decades'][i])} L{lv} {_short(r['nested']['method'][i])}"
+        nst = (
+            f"{_dec(r['nested']['decades'][i])} L{lv} {_short(r['nested']['method'][i])}"
+            f"{_mark(r['nested']['covers'][i])}"
+        )
         print(
             f"  {k:>2} {r['t_minus_f_opt'][i]:>10.3g} "
             f"{'—' if ref is None else f'{ref:.2f}':>12} "
-            f"{'refused' if p['refused'] else _dec(p['decades'][i]):>7} {auto:>16} {nst:>20}  "
+            f"{'refused' if p['refused'] else _dec(p['decades'][i]):>7} {auto:>16} {nst:>22}  "
             f"{r['reference_note'][i]}"
         )
 
@@ -820,11 +880,15 @@ def compact_table(cases: dict[str, dict[str, Any]], *, markdown: bool) -> str:
             ]
         )
         rows.append(
-            ["", "nested"]
+            ["", "nested (✓ interval covers)"]
             + [
-                f"{_dec(x)} L{lv} {_short(m)}"
-                for x, lv, m in zip(
-                    r["nested"]["decades"], r["nested"]["level"], r["nested"]["method"], strict=True
+                f"{_dec(x)} L{lv} {_short(m)}{_mark(cov)}"
+                for x, lv, m, cov in zip(
+                    r["nested"]["decades"],
+                    r["nested"]["level"],
+                    r["nested"]["method"],
+                    r["nested"]["covers"],
+                    strict=True,
                 )
             ]
         )
@@ -870,6 +934,7 @@ def goals(results: dict[str, Any]) -> dict[str, bool]:
     for fid, r in results.get("accuracy", {}).get("functions", {}).items():
         worst = _max_abs(r["nested"]["decades"])
         out[f"nested_{fid}"] = worst is not None and worst <= GOAL_DECADES
+        out[f"nested_covers_{fid}"] = all(c is not False for c in r["nested"]["covers"])
     return out
 
 

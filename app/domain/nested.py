@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 from app.domain import absrank, sampling
 from app.domain.absrank import RankContext, TableData
@@ -60,20 +61,25 @@ __all__ = [
     "CLIP_SHARE",
     "METHODS",
     "MIN_INNER_SAMPLES",
+    "MIN_KEPT_SHARE",
     "MIN_ROTATION",
     "RESIDUAL_FLOOR",
     "SHAPE_METHOD",
     "THIN_SHARE",
+    "KeptShare",
     "LadderBox",
     "LadderPlan",
     "LadderShape",
     "NestedLevel",
+    "domain_extents",
+    "kept_share_interval",
     "ladder_boxes",
     "ladder_deltas",
     "ladder_shape",
     "ln_volume_fraction",
     "nested_curve",
     "plan_ladder",
+    "planned_kept_share",
 ]
 
 LN10 = math.log(10.0)
@@ -133,6 +139,16 @@ class LadderBox:
         ``Q`` of an *oriented* box ``{x* + Q·diag(h_j)·u : u ∈ [−1, 1]^d}`` (column ``k`` the
         ``k``-th axis; it lies inside ``Ω``, and ``lower``/``upper`` are its axis-aligned
         bounding box); ``None`` for an axis-aligned box.
+    intersect : bool
+        ``True`` for an *intersected* level ``R_j = B_j ∩ Ω``: the oriented box ``B_j`` leaves
+        ``Ω``; its table samples ``B_j`` and keeps the points inside ``Ω`` (``lower``/``upper``
+        are then the bounding box of ``B_j`` clipped to ``Ω``, and ``half_widths`` are capped
+        at ``Ω``'s extent along each axis, which leaves ``B_j ∩ Ω`` unchanged).
+    planned_kept_share : float or None
+        For an intersected level, the share of :data:`PLAN_KEPT_POINTS` fixed-seed Sobol points
+        of ``B_j`` inside ``Ω`` (the planning estimate of ``Leb(B_j ∩ Ω)/Leb(B_j)``; the table
+        measures it again on its own points); ``ln_volume_fraction`` is
+        ``ln(planned_kept_share·Leb(B_j)/Leb(Ω))``.
     """
 
     level: int
@@ -142,6 +158,8 @@ class LadderBox:
     ln_volume_fraction: float
     half_widths: np.ndarray | None = None
     axes: np.ndarray | None = None
+    intersect: bool = False
+    planned_kept_share: float | None = None
 
     @property
     def oriented(self) -> bool:
@@ -310,6 +328,7 @@ def ladder_boxes(
     levels: int,
     shape: np.ndarray | None = None,
     orientation: tuple[np.ndarray, np.ndarray] | None = None,
+    intersect: bool = False,
 ) -> list[LadderBox]:
     """The boxes ``R_0 = Ω ⊃ R_1 ⊃ … ⊃ R_L`` of :func:`ladder_deltas` with their volume shares.
 
@@ -323,6 +342,15 @@ def ladder_boxes(
         ``{x* + Q·diag(σ_j·b)·u : u ∈ [−1, 1]^d}`` lies inside ``Ω``
         (``Σ_k |Q_ik| σ_j b_k <= min(x*_i − l_i, u_i − x*_i)`` for every ``i``) is that box
         instead of the axis-aligned one (so all levels from the first that fits on).
+    intersect : bool, optional
+        With ``orientation``: a level whose oriented box leaves ``Ω`` becomes the intersected
+        region ``B_j ∩ Ω`` (:attr:`LadderBox.intersect`) where that is the finer region: the
+        capped box ``B_j`` (half-widths ``min(σ_j·b_k, e_k)``, ``e_k`` the largest ``|z_k|``
+        over ``Ω``, so ``B_j ∩ Ω`` is unchanged) has less volume than the clipped
+        axis-aligned box (each sample then stands for less volume: the table resolves
+        ``v1`` down to ``Leb(B_j)/(N·Leb(Ω))``) and at least :data:`MIN_KEPT_SHARE` of its
+        planning points lie inside ``Ω``. Default ``False`` (the ladders before intersected
+        levels).
 
     Returns
     -------
@@ -365,8 +393,80 @@ def ladder_boxes(
         half = np.minimum(reach, delta * scale)
         r_lo, r_hi = sampling.region_box(lo, hi, x, half)
         ln_frac = ln_volume_fraction(lo, hi, r_lo, r_hi)
+        if intersect and axes is not None and b is not None:
+            cut = _intersected_box(j, delta, delta * b, axes, ln_det, x, lo, hi, ln_frac)
+            if cut is not None:
+                out.append(cut)
+                continue
         out.append(LadderBox(j, delta, r_lo, r_hi, ln_frac, half))
     return out
+
+
+#: Fixed-seed scrambled Sobol points of the oriented box with which :func:`ladder_boxes` plans
+#: an intersected level (geometry only, no evaluation of ``f``): its kept share decides whether
+#: the level is worth sampling.
+PLAN_KEPT_POINTS = 2**14
+PLAN_KEPT_SEED = 20_261_202
+#: An intersected level ``B_j ∩ Ω`` is planned only when at least this share of ``B_j``'s
+#: planning points lies inside ``Ω`` (so its table keeps at least ``N/16`` points).
+MIN_KEPT_SHARE = 1.0 / 16.0
+
+
+def domain_extents(
+    axes: np.ndarray, x_opt: np.ndarray, lower: np.ndarray, upper: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(min, max)`` of ``z_k = Q[:, k]ᵀ(x − x*)`` over the box ``Ω = [lower, upper]``.
+
+    Exact (a linear function on a box is extreme at a vertex): ``Σ_i min/max(Q_ik (l_i − x*_i),
+    Q_ik (u_i − x*_i))``.
+    """
+    Q = np.asarray(axes, dtype=np.float64)
+    a = Q * (np.asarray(lower, dtype=np.float64) - x_opt)[:, None]
+    c = Q * (np.asarray(upper, dtype=np.float64) - x_opt)[:, None]
+    return np.sum(np.minimum(a, c), axis=0), np.sum(np.maximum(a, c), axis=0)
+
+
+def planned_kept_share(
+    axes: np.ndarray,
+    half_widths: np.ndarray,
+    x_opt: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+) -> float:
+    """Share of :data:`PLAN_KEPT_POINTS` fixed-seed Sobol points of the oriented box in ``Ω``."""
+    U = sampling.sobol_chunk(x_opt.size, PLAN_KEPT_SEED, 0, PLAN_KEPT_POINTS)
+    X = sampling.oriented_box_points(U, x_opt, axes, half_widths)
+    inside = np.all((X >= lower) & (X <= upper), axis=1)
+    return float(np.count_nonzero(inside)) / PLAN_KEPT_POINTS
+
+
+def _intersected_box(
+    j: int,
+    delta: float,
+    h: np.ndarray,
+    axes: np.ndarray,
+    ln_det: float,
+    x: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    ln_axis_frac: float,
+) -> LadderBox | None:
+    """The intersected level ``B_j ∩ Ω`` if it is finer than the axis-aligned box, else None."""
+    z_lo, z_hi = domain_extents(axes, x, lo, hi)
+    cap = np.maximum(-z_lo, z_hi)
+    h = np.minimum(h, cap)  # beyond e_k no point of Ω: B_j ∩ Ω unchanged
+    if not np.all(h > 0):
+        return None
+    ln_box = float(np.sum(np.log(2.0 * h)) + ln_det - np.sum(np.log(hi - lo)))
+    if not ln_box < ln_axis_frac:
+        return None
+    share = planned_kept_share(axes, h, x, lo, hi)
+    if share < MIN_KEPT_SHARE:
+        return None
+    ext = np.abs(axes) @ h
+    r_lo, r_hi = np.maximum(lo, x - ext), np.minimum(hi, x + ext)
+    ln_frac = min(ln_box + math.log(share), 0.0)
+    return LadderBox(j, delta, r_lo, r_hi, ln_frac, h, axes, True, share)
 
 
 #: A ladder stops before a box narrower than this share of the domain's width in some
@@ -410,6 +510,7 @@ def plan_ladder(
     min_log10_volume: float,
     shape: np.ndarray | None = None,
     orientation: tuple[np.ndarray, np.ndarray] | None = None,
+    intersect: bool = False,
 ) -> LadderPlan:
     r"""The ladder the service builds: shaped boxes until the deepest is small enough.
 
@@ -438,6 +539,8 @@ def plan_ladder(
     orientation : (ndarray, ndarray), optional
         Oriented boxes for the levels that fit inside ``Ω`` (:func:`ladder_boxes`); their
         thinness is judged along their own axes (``2h_k`` against the domain's narrowest side).
+    intersect : bool, optional
+        Intersected levels ``B_j ∩ Ω`` where the oriented box leaves ``Ω`` (:func:`ladder_boxes`).
 
     Returns
     -------
@@ -467,7 +570,14 @@ def plan_ladder(
             field="min_log10_volume",
         )
     boxes = ladder_boxes(
-        lower, upper, x_opt, factor=factor, levels=max_levels, shape=shape, orientation=orientation
+        lower,
+        upper,
+        x_opt,
+        factor=factor,
+        levels=max_levels,
+        shape=shape,
+        orientation=orientation,
+        intersect=intersect,
     )
     width = boxes[0].upper - boxes[0].lower
     for j, box in enumerate(boxes[1:], start=1):
@@ -1034,6 +1144,57 @@ def _fit(Z: np.ndarray, g: np.ndarray, p: float, full: bool, scale: np.ndarray) 
 
 
 @dataclass(frozen=True, eq=False)
+class KeptShare:
+    """The measured share ``φ = Leb(B ∩ Ω)/Leb(B)`` of an intersected level (``R_j = B ∩ Ω``).
+
+    The level's table sampled ``n_box`` scrambled Sobol points of the oriented box ``B`` and
+    kept (evaluated ``f`` at) the ``n_kept`` inside ``Ω``; ``φ̂ = n_kept/n_box``, with a
+    Clopper–Pearson interval (:meth:`interval`), the convention of the tables' own counts.
+
+    Attributes
+    ----------
+    n_box : int
+        ``N``: Sobol points drawn in ``B`` (the spec's ``n``).
+    n_kept : int
+        ``M``: those inside ``Ω`` (the table's ``n``).
+    domain_lower, domain_upper : ndarray, shape (d,)
+        ``Ω``, whose faces also bound ``R_j`` (the power tail's clipping check looks at them).
+    """
+
+    n_box: int
+    n_kept: int
+    domain_lower: np.ndarray
+    domain_upper: np.ndarray
+
+    @property
+    def share(self) -> float:
+        """``φ̂ = M/N``."""
+        return self.n_kept / self.n_box
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """Clopper–Pearson interval of ``φ`` at ``confidence`` (exact 1 when ``M = N``).
+
+        A scrambled Sobol count is treated as binomial, as for the tables' own counts: for the
+        indicator of a set with a piecewise smooth boundary the randomized-QMC variance is
+        ``O(N^{-1-1/d})``, below the binomial ``φ(1 − φ)/N`` at the sizes used (measured in
+        tests/unit/domain/test_nested.py over independent scramblings).
+        """
+        return kept_share_interval(self.n_box, self.n_kept, confidence)
+
+
+def kept_share_interval(n_box: int, n_kept: int, confidence: float) -> tuple[float, float]:
+    """Clopper–Pearson ``(lower, upper)`` of a share ``M/N`` at ``confidence`` (two-sided)."""
+    n = _check_int(n_box, "n_box", 1)
+    m = _check_int(n_kept, "n_kept", 0)
+    if m > n:
+        raise InvalidInput(f"n_kept {m} exceeds n_box {n}", field="n_kept")
+    alpha = 1.0 - float(confidence)
+    lower = 0.0 if m == 0 else float(special.betaincinv(m, n - m + 1, alpha / 2.0))
+    upper = 1.0 if m == n else float(special.betaincinv(m + 1, n - m, 1.0 - alpha / 2.0))
+    return lower, upper
+
+
+@dataclass(frozen=True, eq=False)
 class NestedLevel:
     """One sampled rung of a ladder: a table on ``R_j`` and how to rank on it.
 
@@ -1059,6 +1220,11 @@ class NestedLevel:
         ``z = Qᵀ(x − x*)``, ``|z_k| <= h_k``.
     half_widths : ndarray, shape (d,), or None
         ``h`` of an oriented box (required with ``axes``).
+    kept : KeptShare or None
+        Set for an intersected level ``R_j = B ∩ Ω`` (the oriented box ``B`` leaves ``Ω``; the
+        table holds only its points inside ``Ω``): then ``ln_volume_fraction`` is
+        ``ln(φ̂·Leb(B)/Leb(Ω))`` and the intervals served from the level include ``φ``'s
+        (:func:`nested_curve`).
     """
 
     table: TableData
@@ -1068,11 +1234,32 @@ class NestedLevel:
     label: Mapping[str, Any] = field(default_factory=dict)
     axes: np.ndarray | None = None
     half_widths: np.ndarray | None = None
+    kept: KeptShare | None = None
 
     @property
     def oriented(self) -> bool:
         """Whether ``R_j`` is an oriented box."""
         return self.axes is not None
+
+    @property
+    def intersected(self) -> bool:
+        """Whether ``R_j = B ∩ Ω`` (an oriented box cut by the domain)."""
+        return self.kept is not None
+
+    def open_faces(self, x_opt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which faces ``z_k = −h_k`` / ``z_k = +h_k`` of an oriented box are inside ``Ω``.
+
+        Every face of an oriented level inside ``Ω``; for an intersected level a face counts
+        only where ``Ω`` reaches beyond it (``min/max z_k`` over ``Ω``, exact), since beyond a
+        face outside ``Ω`` there is nothing to sample (as a face shared with ``Ω``).
+        """
+        h = np.asarray(self.half_widths, dtype=np.float64)
+        if self.kept is None or self.axes is None:
+            return np.ones(h.size, dtype=bool), np.ones(h.size, dtype=bool)
+        z_lo, z_hi = domain_extents(
+            self.axes, x_opt, self.kept.domain_lower, self.kept.domain_upper
+        )
+        return z_lo < -h, z_hi > h
 
     def local(self, x_opt: np.ndarray) -> tuple[TableData, RankContext]:
         """Table and context in the box's own coordinates ``z = Qᵀ(x − x*)`` (oriented levels).
@@ -1086,6 +1273,19 @@ class NestedLevel:
             return self.table, self.ctx
         h = np.asarray(self.half_widths, dtype=np.float64)
         z = (self.table.low_x - x_opt) @ np.asarray(self.axes, dtype=np.float64)
+        if self.kept is not None:
+            # R_j = B ∩ Ω: the faces of B inside Ω (z) and the faces of Ω (x − x*) both bound
+            # it; the clipping check sees both as coordinates of one box
+            lo_open, hi_open = self.open_faces(x_opt)
+            dev = self.table.low_x - x_opt
+            table = dataclasses.replace(self.table, low_x=np.hstack([z, dev]))
+            ctx = dataclasses.replace(
+                self.ctx,
+                x_opt=np.zeros(2 * h.size),
+                region_lower=np.r_[np.where(lo_open, -h, -np.inf), self.kept.domain_lower - x_opt],
+                region_upper=np.r_[np.where(hi_open, h, np.inf), self.kept.domain_upper - x_opt],
+            )
+            return table, ctx
         table = dataclasses.replace(self.table, low_x=z)
         ctx = dataclasses.replace(
             self.ctx, x_opt=np.zeros(h.size), region_lower=-h, region_upper=h.copy()
@@ -1165,6 +1365,10 @@ def _beyond_level(
         return np.zeros(0, dtype=bool)
     z = (points - x_opt) @ np.asarray(inner.axes, dtype=np.float64)
     h = np.asarray(inner.half_widths, dtype=np.float64)
+    if inner.kept is not None:  # an intersected level: only its faces inside Ω count
+        lo_open, hi_open = inner.open_faces(x_opt)
+        out = ((z < -CLIP_SHARE * h) & lo_open) | ((z > CLIP_SHARE * h) & hi_open)
+        return np.asarray(np.any(out, axis=1))
     return np.asarray(np.any(np.abs(z) > CLIP_SHARE * h, axis=1))
 
 
@@ -1227,6 +1431,18 @@ def _nested_iv(levels: Sequence[NestedLevel], tail: str) -> tuple[float, np.ndar
     return f_opt, x_opt
 
 
+def _check_kept(lv: NestedLevel, j: int) -> None:
+    kept = lv.kept
+    if kept is None:
+        return
+    if not lv.oriented or not (0 < kept.n_kept <= kept.n_box) or kept.n_kept != lv.table.n:
+        raise InvalidInput(
+            f"level {j} is intersected (B ∩ Ω) but is not oriented, or its kept count "
+            f"{kept.n_kept} is not its table's n {lv.table.n} in 1..{kept.n_box}",
+            field="levels",
+        )
+
+
 def _check_level(
     lv: NestedLevel,
     j: int,
@@ -1264,14 +1480,14 @@ def _check_level(
                 field="levels",
             )
         ext = np.abs(Q) @ h
-        if np.any(x_opt - ext < lo - 1e-9 * (hi - lo)) or np.any(
-            x_opt + ext > hi + 1e-9 * (hi - lo)
-        ):
+        tol = 1e-9 * (hi - lo)
+        if lv.kept is None and (np.any(x_opt - ext < lo - tol) or np.any(x_opt + ext > hi + tol)):
             raise InvalidInput(
                 f"level {j}'s oriented box is not inside its region's bounding box", field="levels"
             )
     if np.any(x_opt < lo) or np.any(x_opt > hi):
         raise InvalidInput(f"x* lies outside level {j}'s region", field="levels")
+    _check_kept(lv, j)
     ln_frac = lv.ln_volume_fraction
     if not (math.isfinite(ln_frac) and ln_frac <= outer_ln + 1e-12):
         raise InvalidInput(
@@ -1406,6 +1622,28 @@ def _level_info(
             "half_widths": np.asarray(lv.half_widths).tolist(),
             "coordinates": "z = Q^T (x - x*), |z_k| <= h_k (axes = columns of Q); lower/upper "
             "is the bounding box; containment and clipping checks use z",
+        }
+    if lv.kept is not None:
+        level_conf = _level_confidence(lv, confidence)
+        share_lo, share_hi = lv.kept.interval(level_conf)
+        lo_open, hi_open = lv.open_faces(np.asarray(levels[0].ctx.x_opt, dtype=np.float64))
+        info["region"] |= {
+            "intersect": "domain",
+            "kept": {
+                "n_box": lv.kept.n_box,
+                "n_kept": lv.kept.n_kept,
+                "share": lv.kept.share,
+                "share_lower": share_lo,
+                "share_upper": share_hi,
+                "confidence": level_conf,
+                "faces_inside_domain": int(np.sum(lo_open) + np.sum(hi_open)),
+                "method": "R_j = B ∩ Ω: the oriented box B sampled by scrambled Sobol, f "
+                "evaluated only at the n_kept points inside Ω; Leb(B ∩ Ω)/Leb(B) = n_kept/n_box "
+                "with its Clopper-Pearson interval at 1 - alpha/2, the level's own curve at "
+                "1 - alpha/2 (Bonferroni: both hold with probability >= 1 - alpha); intervals "
+                "served from the level are [share_lower·lo, share_upper·hi]; only faces of B "
+                "inside Ω (and the faces of Ω) count in the containment and clipping checks",
+            },
         }
     tau = plan.taus[j]
     if tau is not None:
@@ -1547,12 +1785,17 @@ def nested_curve(
             *levels[j].local(x_opt),
             tail=tail if j == deepest else "auto",
             k_anchor=k_anchor,
-            confidence=confidence,
+            confidence=_level_confidence(levels[j], confidence),
         )
         for j in plan.used
     }
     cuts = np.asarray(plan.thresholds[1:], dtype=np.float64)
     ln_fracs = [levels[j].ln_volume_fraction for j in plan.used]
+    ln_shift_lo, ln_shift_hi = [], []
+    for j in plan.used:
+        lo_share, hi_share = _share_bounds(levels[j], confidence)
+        ln_shift_lo.append(levels[j].ln_volume_fraction + lo_share)
+        ln_shift_hi.append(levels[j].ln_volume_fraction + hi_share)
 
     def evaluate(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         x = np.atleast_1d(np.asarray(t, dtype=np.float64))
@@ -1564,8 +1807,8 @@ def nested_curve(
             if np.any(mask):
                 part_v, part_lo, part_hi, part_m = curves[j].evaluate(x[mask])
                 ln_v[mask] = part_v + ln_fracs[m]
-                lo[mask] = part_lo + ln_fracs[m]
-                hi[mask] = np.minimum(part_hi + ln_fracs[m], 0.0)
+                lo[mask] = part_lo + ln_shift_lo[m]
+                hi[mask] = np.minimum(part_hi + ln_shift_hi[m], 0.0)
                 method[mask] = [f"nested-{name}" for name in part_m]
         return ln_v, lo, hi, method
 
@@ -1610,6 +1853,21 @@ def nested_curve(
         power=_shifted_power(curves[deepest], ln_fracs[-1], plan.thresholds[-1]),
         pieces=tuple(pieces),
     )
+
+
+def _level_confidence(level: NestedLevel, confidence: float) -> float:
+    """Confidence of a level's own curve: ``1 − α/2`` for an intersected level (Bonferroni
+    with its kept share's interval), else ``confidence``."""
+    return confidence if level.kept is None else 1.0 - (1.0 - confidence) / 2.0
+
+
+def _share_bounds(level: NestedLevel, confidence: float) -> tuple[float, float]:
+    """``ln(φ_lo/φ̂)``, ``ln(φ_hi/φ̂)`` of an intersected level at ``1 − α/2`` (0, 0 otherwise)."""
+    if level.kept is None:
+        return 0.0, 0.0
+    lo, hi = level.kept.interval(_level_confidence(level, confidence))
+    share = level.kept.share
+    return (math.log(lo / share) if lo > 0 else -math.inf), math.log(hi / share)
 
 
 def _warnings(levels: Sequence[NestedLevel], plan: _Plan, curves: dict[int, V1Curve]) -> list[str]:

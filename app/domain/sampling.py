@@ -31,6 +31,7 @@ __all__ = [
     "ChunkResult",
     "chunk_plan",
     "evaluate_chunk",
+    "evaluate_intersected_chunk",
     "evaluate_oriented_chunk",
     "merge_chunk_results",
     "oriented_box_points",
@@ -408,6 +409,68 @@ def evaluate_oriented_chunk(
     X = oriented_box_points(sobol_chunk(lo.size, seed, index, size), center, axes, half_widths)
     np.clip(X, lo, hi, out=X)
     return _evaluate_points(f, X, index, k_low)
+
+
+def evaluate_intersected_chunk(
+    f: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    center: np.ndarray,
+    axes: np.ndarray,
+    half_widths: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    seed: int,
+    index: int,
+    size: int,
+    k_low: int,
+) -> ChunkResult:
+    """One Sobol chunk of an oriented box ``B`` intersected with the domain ``[lower, upper]``.
+
+    The chunk's points of ``B`` (:func:`oriented_box_points`, the bytes of
+    :func:`evaluate_oriented_chunk` before clipping) are tested against the domain; ``f`` is
+    evaluated **only** at those inside it (``lower <= x <= upper`` in every coordinate; a point
+    on a face is inside), and the others get the value ``+inf`` (never evaluated: ``f`` may be
+    undefined outside). Whether a point is kept depends on that point alone, so the kept set,
+    and the table merged from the chunks, are the same for any chunking.
+
+    Parameters
+    ----------
+    f : callable
+        ``f(X, mask) -> values`` at the kept points ``X`` (shape ``(m, d)``); ``mask`` (shape
+        ``(size,)``) says which of the chunk's points they are (e.g. to pick their noise).
+    center, axes, half_widths
+        As in :func:`oriented_box_points`.
+    lower, upper : array_like, shape (d,)
+        The domain.
+    seed, index, size, k_low
+        As in :func:`evaluate_chunk`.
+
+    Returns
+    -------
+    ChunkResult
+        ``values`` of shape ``(size,)`` in Sobol order, ``+inf`` where the point is outside the
+        domain; the ``k_low`` lowest (``+inf`` ones last, when fewer are kept).
+    """
+    lo, hi = _as_box(lower, upper)
+    k_low = _check_int(k_low, "k_low", minimum=0)
+    X = oriented_box_points(sobol_chunk(lo.size, seed, index, size), center, axes, half_widths)
+    inside = np.all((X >= lo) & (X <= hi), axis=1)
+    values = np.full(size, np.inf)
+    if np.any(inside):
+        kept = np.asarray(f(X[inside], inside), dtype=np.float64)
+        if kept.shape != (int(np.count_nonzero(inside)),):
+            raise InvalidInput(
+                f"f returned shape {kept.shape}, expected ({int(np.count_nonzero(inside))},)",
+                field="values",
+            )
+        if not np.all(np.isfinite(kept)):
+            pos = np.flatnonzero(inside)[int(np.flatnonzero(~np.isfinite(kept))[0])]
+            raise InvalidInput(
+                f"f returned a non-finite value at Sobol index {int(pos) + index * size}",
+                field="values",
+            )
+        values[inside] = kept
+    low = _lowest(values, min(k_low, size))
+    return ChunkResult(values=values, low_index=low, low_x=X[low])
 
 
 def _evaluate_points(

@@ -186,7 +186,9 @@ class LadderLevel(BaseModel):
     kind: str = Field(
         "box",
         description="domain | box (axis-aligned) | oriented (a box along the fitted form's "
-        "eigenvectors, for rotated forms, where it fits in the domain)",
+        "eigenvectors, for rotated forms, where it fits in the domain) | oriented ∩ domain "
+        "(such a box that leaves the domain: only its points inside the domain are evaluated, "
+        "and their share measures the level's volume)",
     )
     delta: list[float] | float | None = Field(
         description="half-widths h_j of the box, one per coordinate (before clipping to the "

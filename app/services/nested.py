@@ -47,7 +47,9 @@ def ladder_levels(fn: BenchmarkFunction, ladder: Ladder) -> list[nested.NestedLe
         for the domain), ``ln(Leb(R_j)/Leb(Ω))`` and ``delta`` (the box's half-widths, one per
         coordinate for a ladder level; for an oriented level, region kind ``"oriented"``, its
         half-widths along its axes, with ``axes`` and ``half_widths`` set and the context's
-        region its bounding box), labelled with the table's id, location, data hash and
+        region its bounding box; an intersected one, ``intersect="domain"``, also ``kept``:
+        its table's ``n`` points of the spec's ``n`` inside the domain, whose share enters the
+        volume fraction), labelled with the table's id, location, data hash and
         the ladder scale ``sigma`` (``None`` for a table that is not a ladder level).
 
     Raises
@@ -69,7 +71,11 @@ def ladder_levels(fn: BenchmarkFunction, ladder: Ladder) -> list[nested.NestedLe
         with domain_errors_as_problems("function_id"):
             ln_fraction = tables.region_ln_volume_fraction(fn, region)
         ctx = rank_context(fn, lower, upper, whole_domain=region["kind"] == "domain")
-        axes = half = None
+        axes = half = kept = None
+        if tables.region_intersected(region):
+            # B ∩ Ω: the table holds the points of B inside Ω; their share measures the volume
+            kept = nested.KeptShare(int(view.spec["n"]), int(data.n), fn.lower, fn.upper)
+            ln_fraction += math.log(kept.share)
         if region["kind"] == "oriented":
             # the region is the oriented box; lower/upper only its bounding box
             _, axes, half = tables.oriented_geometry(region)
@@ -82,6 +88,7 @@ def ladder_levels(fn: BenchmarkFunction, ladder: Ladder) -> list[nested.NestedLe
                 delta=region["half_widths"] if axes is not None else region.get("delta"),
                 axes=axes,
                 half_widths=half,
+                kept=kept,
                 label={
                     "table_id": view.id,
                     "location": view.location,

@@ -736,6 +736,7 @@ def _cached_plan(
             min_log10_volume=min_log10_volume,
             shape=np.asarray(shape),
             orientation=shape.orientation,
+            intersect=True,
         )
 
 
@@ -804,8 +805,11 @@ def ladder_specs(
         table's spec, and hash, when ``log2n`` and ``seed`` are the defaults); level ``j >= 1``
         is the per-coordinate box ``delta = h_j`` (:func:`ladder_plan`) whose region also
         records ``ladder = {"sigma": σ_j, "shape": {...}}`` (method, model, half-widths ``a``,
-        degree, fit residual, fallback reason), so the hash changes with the shape. Every
-        level's box is known before any table is built: the levels build in parallel.
+        degree, fit residual, fallback reason), so the hash changes with the shape; or an
+        oriented box (``kind="oriented"``), with ``intersect="domain"`` when it leaves the
+        domain (the level is ``B ∩ Ω``: its table keeps only the points inside the domain,
+        :func:`app.domain.sampling.evaluate_intersected_chunk`). Every level's box is known
+        before any table is built: the levels build in parallel.
 
     Raises
     ------
@@ -836,18 +840,44 @@ def _oriented_region(fn: BenchmarkFunction, box: nested.LadderBox) -> dict[str, 
     ``center`` is ``x*``, ``axes`` the rows ``Q[:, k]`` (the box's axes, rounded by
     :func:`app.domain.nested.ladder_shape`), ``half_widths`` the ``h_k`` along them; the points
     are ``center + ((2U − 1)·h) @ Qᵀ`` (:func:`app.domain.sampling.oriented_box_points`), and
-    ``lower``/``upper`` is the box's axis-aligned bounding box.
+    ``lower``/``upper`` is the box's axis-aligned bounding box. An intersected level
+    (:attr:`app.domain.nested.LadderBox.intersect`) adds ``"intersect": "domain"`` (the region
+    is the box ∩ the domain: points outside the domain are drawn but never evaluated; the
+    measured share kept is in the table's provenance, ``kept``) and its bounding box is clipped
+    to the domain.
     """
     assert box.axes is not None
     assert box.half_widths is not None
     assert fn.x_opt is not None
-    return {
+    region: dict[str, Any] = {
         "kind": "oriented",
         "center": _floats(fn.x_opt),
         "axes": [_floats(col) for col in np.asarray(box.axes).T],
         "half_widths": _floats(box.half_widths),
         "lower": _floats(box.lower),
         "upper": _floats(box.upper),
+    }
+    if box.intersect:
+        region["intersect"] = "domain"
+    return region
+
+
+def region_intersected(region: Mapping[str, Any]) -> bool:
+    """Whether a spec region is an oriented box intersected with the domain (``B ∩ Ω``)."""
+    return region.get("kind") == "oriented" and region.get("intersect") == "domain"
+
+
+def kept_provenance(n_box: int, n_kept: int) -> dict[str, Any]:
+    """The measured share of an intersected level's box kept inside the domain (provenance)."""
+    lo, hi = nested.kept_share_interval(n_box, n_kept, 0.95)
+    return {
+        "n_box": n_box,
+        "n_kept": n_kept,
+        "share": n_kept / n_box,
+        "share_interval_95": [lo, hi],
+        "method": "share of the table's n_box scrambled Sobol points of the oriented box inside "
+        "the domain (f evaluated only there), Clopper-Pearson 95% interval; the ranks combine "
+        "it with the level's own interval (Bonferroni, app.domain.nested.nested_curve)",
     }
 
 
@@ -860,7 +890,11 @@ def oriented_geometry(region: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray
 
 
 def region_ln_volume_fraction(fn: BenchmarkFunction, region: Mapping[str, Any]) -> float:
-    """``ln(Leb(region)/Leb(Ω))`` of a spec region: a box, the domain or an oriented box."""
+    """``ln(Leb(region)/Leb(Ω))`` of a spec region: a box, the domain or an oriented box.
+
+    For an intersected region (``B ∩ Ω``) this is the box ``B``'s (capped at 0); the share of
+    ``B`` inside ``Ω`` is measured by its table (:func:`kept_provenance`).
+    """
     if region.get("kind") == "domain":  # also a user table's, whose domain is not known
         return 0.0
     if region.get("kind") == "oriented":
@@ -985,7 +1019,7 @@ def describe_ladder(
         levels.append(
             {
                 "level": level,
-                "kind": region["kind"],
+                "kind": "oriented ∩ domain" if region_intersected(region) else region["kind"],
                 "delta": region["half_widths"] if oriented else region.get("delta"),
                 "sigma": region.get("ladder", {}).get("sigma"),
                 "log10_volume_fraction": ln_fraction / math.log(10.0),
@@ -1107,6 +1141,21 @@ def _compute_chunk(spec: Mapping[str, Any], index: int, chunk_size: int) -> samp
         # one N(0, 1) per point from per-index blocks: any worker, any chunk size, same table
         normals = noise_normals(seed, index * chunk_size, chunk_size)
         f = functools.partial(fn.evaluate_with_normals, normals=normals)
+    if region_intersected(spec["region"]):  # an oriented box ∩ the domain
+        center, axes, half = oriented_geometry(spec["region"])
+        if fn.noisy:
+
+            def kept_f(X: np.ndarray, mask: np.ndarray) -> np.ndarray:
+                return fn.evaluate_with_normals(X, normals=normals[mask])
+
+        else:
+
+            def kept_f(X: np.ndarray, mask: np.ndarray) -> np.ndarray:
+                return fn.evaluate(X)
+
+        return sampling.evaluate_intersected_chunk(
+            kept_f, center, axes, half, fn.lower, fn.upper, seed, index, chunk_size, k_low
+        )
     if spec["region"]["kind"] == "oriented":  # a ladder box along the local form's axes
         center, axes, half = oriented_geometry(spec["region"])
         return sampling.evaluate_oriented_chunk(
@@ -1189,7 +1238,9 @@ def run_chunk(sm: SM, settings: Settings, table_id: str, index: int) -> str:
         return "failed"
     cpu = time.process_time() - t0
     values = np.ascontiguousarray(result.values, dtype="<f8")
-    if values.shape != (claimed.chunk_size,) or not np.all(np.isfinite(values)):
+    # an intersected level's points outside the domain carry +inf (never evaluated)
+    allowed = np.isposinf(values) if region_intersected(claimed.spec["region"]) else False
+    if values.shape != (claimed.chunk_size,) or not np.all(np.isfinite(values) | allowed):
         _fail(
             sm, table_id, f"chunk {index}: expected {claimed.chunk_size} finite values", chunk=index
         )
@@ -1332,6 +1383,14 @@ def _build(
         dim=len(spec["region"]["lower"]),
         k=min(k_exact, n),
     )
+    if region_intersected(spec["region"]):
+        # B ∩ Ω: the table is over the kept points (Eq. 28 counts among them); the +inf of the
+        # points outside Ω sort last, so the first min(k, M) lowest are the kept ones
+        keep = np.isfinite(values)
+        values = values[keep]
+        if values.size == 0:
+            raise ValueError("no Sobol point of the oriented box lies inside the domain")
+        low_x = np.ascontiguousarray(low_x[: min(low_x.shape[0], values.size)])
     data = absrank.build_table_data(values, low_x, k_exact=k_exact, n_knots=int(rep["n_knots"]))
     return data, values
 
@@ -1411,6 +1470,8 @@ def merge(sm: SM, settings: Settings, table_id: str) -> bool:
         "workers": sorted({w.rsplit(":", 1)[0] for w in workers}),
         "merged_by": socket.gethostname(),
     }
+    if region_intersected(spec["region"]):
+        provenance["kept"] = kept_provenance(n, int(data.n))
     with session_scope(sm) as session:
         repo = TableRepository(session)
         stored = repo.finish_merge(
