@@ -612,10 +612,37 @@ class _Piece:
     method: str
 
 
+@dataclass(frozen=True, eq=False)
+class _GapKnots:
+    """A table's knots as gaps ``y_j − f*``: exact for the first ``exact`` knots.
+
+    ``fl(y_j − f*)`` is the exact difference wherever it is representable (always within a factor
+    2 of ``f*``, Sterbenz's lemma), which is checked knot by knot with the error term of Knuth's
+    TwoSum [4]; the leading knots with an exact difference are compared with exact gaps.
+    """
+
+    knots: np.ndarray  # fl(values − f*), the first ``exact`` of them exact
+    exact: int
+
+    @classmethod
+    def of(cls, values: np.ndarray, f_opt: float) -> _GapKnots:
+        d = values - f_opt
+        # TwoSum of values + (−f*): err = (values − f*) − d exactly [4]
+        b_virtual = d - values
+        err = (values - (d - b_virtual)) + (-f_opt - b_virtual)
+        inexact = np.flatnonzero(err != 0.0)
+        return cls(d, int(inexact[0]) if inexact.size else int(values.size))
+
+    @property
+    def top(self) -> float:
+        """The largest gap compared exactly (``-inf`` when no knot's difference is exact)."""
+        return float(self.knots[self.exact - 1]) if self.exact else -math.inf
+
+
 class _Eq28:
     """Paper Eq. 28 on a stored table, with Clopper–Pearson intervals."""
 
-    def __init__(self, table: TableData, alpha: float) -> None:
+    def __init__(self, table: TableData, alpha: float, f_opt: float | None = None) -> None:
         self.table = table
         self.n = table.n
         self.alpha = alpha
@@ -625,29 +652,70 @@ class _Eq28:
         self.y_max = float(table.values[-1])
         j = int(np.searchsorted(table.counts, min(table.k_exact, table.n)))
         self.exact_upto = float(table.values[min(j, table.values.size - 1)])
+        self.f_opt = f_opt
+        self._gaps: _GapKnots | None = None
+
+    @property
+    def gaps(self) -> _GapKnots:
+        """The knots as gaps to ``f*`` (computed on first use; needs ``f_opt``)."""
+        if self._gaps is None:
+            assert self.f_opt is not None
+            self._gaps = _GapKnots.of(self.table.values, self.f_opt)
+        return self._gaps
 
     def count_at(self, y: float) -> float:
         return float(np.interp(y, self.table.values, self.table.counts))
 
     def ln_v(self, t: np.ndarray) -> np.ndarray:
-        return np.log(np.interp(t, self.table.values, self.table.counts)) - self.ln_n1
+        return self._ln_v(t, self.table.values)
 
-    def bracket(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _ln_v(self, x: np.ndarray, knots: np.ndarray) -> np.ndarray:
+        return np.log(np.interp(x, knots, self.table.counts[: knots.size])) - self.ln_n1
+
+    def bracket(
+        self, t: np.ndarray, knots: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Bounds on the sample count ``#{y_i <= t}`` for ``t`` in ``[y_1, y_N]``.
 
         Returns knot indices ``j`` and ``nxt`` and a mask ``exact``: the count lies in
         ``[counts[j], counts[j]]`` where ``exact``, else in ``[counts[j], counts[nxt] − 1]``.
+        ``knots``: the leading knots in the units of ``t`` (default the values of ``f``; the
+        exact gaps ``y_j − f*`` for gaps).
         """
         values, counts = self.table.values, self.table.counts
-        j = np.clip(np.searchsorted(values, t, side="right") - 1, 0, values.size - 1)
+        knots = values if knots is None else knots
+        j = np.clip(np.searchsorted(knots, t, side="right") - 1, 0, values.size - 1)
         nxt = np.minimum(j + 1, values.size - 1)
-        exact = (values[j] == t) | (values[nxt] <= self.exact_upto) | (counts[nxt] - counts[j] <= 1)
+        exact = (knots[j] == t) | (values[nxt] <= self.exact_upto) | (counts[nxt] - counts[j] <= 1)
         return j, nxt, exact
 
-    def piece(self, t: np.ndarray) -> _Piece:
-        """Eq. 28; interval = Clopper–Pearson on the bracketed count (:func:`absolute_ranks`)."""
-        ln_v = self.ln_v(t)
-        j, nxt, exact = self.bracket(t)
+    def piece(self, t: np.ndarray, gap: np.ndarray | None = None) -> _Piece:
+        """Eq. 28; interval = Clopper–Pearson on the bracketed count (:func:`absolute_ranks`).
+
+        With ``gap`` (exact ``t − f*``), values up to the last knot whose ``y_j − f*`` is exact
+        are compared and interpolated as gaps (``(gap − (y_a − f*))/(y_b − y_a)``: no rounding of
+        ``f* + gap``); the others as ``t``, where ``t`` resolves the gap as finely as ``gap``
+        itself.
+        """
+        if gap is None:
+            return self._piece(t, self.table.values)
+        gaps = self.gaps
+        near = gap <= gaps.top
+        if not np.any(near):
+            return self._piece(t, self.table.values)
+        ln_v, lo, hi = (np.empty(t.shape) for _ in range(3))
+        for mask, x, knots in (
+            (near, gap, gaps.knots[: gaps.exact]),
+            (~near, t, self.table.values),
+        ):
+            if np.any(mask):
+                part = self._piece(x[mask], knots)
+                ln_v[mask], lo[mask], hi[mask] = part.ln_v, part.ln_lo, part.ln_hi
+        return _Piece(ln_v, lo, hi, "interpolated")
+
+    def _piece(self, t: np.ndarray, knots: np.ndarray) -> _Piece:
+        ln_v = self._ln_v(t, knots)
+        j, nxt, exact = self.bracket(t, knots)
         cp_hi = np.empty(t.shape)
         cp_hi[exact] = self.cp.upper(j[exact])
         cp_hi[~exact] = self.cp.upper_below(nxt[~exact])
@@ -664,7 +732,7 @@ class _LowerTail(Protocol):
     limit: float  # the tail is used for t < limit
     uses_atom: bool
 
-    def piece(self, t: np.ndarray) -> _Piece: ...
+    def piece(self, t: np.ndarray, gap: np.ndarray | None = None) -> _Piece: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -675,7 +743,8 @@ class _PaperTail:
     limit: float
     uses_atom: bool = False
 
-    def piece(self, t: np.ndarray) -> _Piece:
+    def piece(self, t: np.ndarray, gap: np.ndarray | None = None) -> _Piece:
+        # exp(t − y_1): a rounding of t by ulp(f*) changes it by a factor 1 + ulp(f*); no gap
         ln_v = (t - self.eq.y_min) - self.eq.ln_n1
         lo = np.full(t.shape, _NEG_INF)
         hi = np.maximum(self.eq.ln_cp_upper_zero(), ln_v)
@@ -697,15 +766,17 @@ class _LinearTail:
         """``v1`` where the line meets the samples: ``max(atom, v1(y_1))``."""
         return max(self.atom, self.eq.count_at(self.eq.y_min) / (self.eq.n + 1.0))
 
-    def piece(self, t: np.ndarray) -> _Piece:
+    def piece(self, t: np.ndarray, gap: np.ndarray | None = None) -> _Piece:
+        """``gap``: exact ``t − f*`` (errors), used for the ramp ``(t − f*)/(y_1 − f*)``."""
         ln_top = math.log(self.v_top)
         span = self.eq.y_min - self.f_opt
         ln_atom = _ln(self.atom)
+        rise = t - self.f_opt if gap is None else gap
         with np.errstate(divide="ignore", invalid="ignore"):
-            frac_ln = np.log(t - self.f_opt) - math.log(span) if span > 0 else np.zeros(t.shape)
+            frac_ln = np.log(rise) - math.log(span) if span > 0 else np.zeros(t.shape)
             ramp = ln_top + frac_ln  # ln of the linear part above the atom
             ln_v = np.logaddexp(ln_atom, _ln1m_exp(np.array(ln_atom - ln_top)) + ramp)
-        below, at = t < self.f_opt, t == self.f_opt
+        below, at = (t < self.f_opt, t == self.f_opt) if gap is None else (gap < 0, gap == 0)
         ln_v = np.where(below, _NEG_INF, np.where(at, ln_atom, ln_v))
         lo = np.where(below, _NEG_INF, ln_atom)
         hi = np.where(below | at, ln_v, np.maximum(self.eq.ln_cp_upper_zero(), ln_v))
@@ -726,9 +797,11 @@ class _PowerTail:
     beta_hi: float
     uses_atom: bool = True
 
-    def piece(self, t: np.ndarray) -> _Piece:
+    def piece(self, t: np.ndarray, gap: np.ndarray | None = None) -> _Piece:
+        """``gap``: exact ``t − f*`` (errors), used in ``(t − f*)/(y_k − f*)``."""
+        rise = t - self.f_opt if gap is None else gap
         with np.errstate(divide="ignore", invalid="ignore"):
-            ln_ratio = np.log(np.maximum(t - self.f_opt, 0.0)) - math.log(self.limit - self.f_opt)
+            ln_ratio = np.log(np.maximum(rise, 0.0)) - math.log(self.limit - self.f_opt)
         ln_v = self.ln_anchor + self.beta * ln_ratio
         lo = self.ln_anchor_lo + self.beta_hi * ln_ratio
         hi = self.ln_anchor_hi + self.beta_lo * ln_ratio
@@ -1131,6 +1204,19 @@ def _check_transform(budget: int, runs: int, aggregate: str, order: int | None) 
     return _AGGREGATES[aggregate](runs, order)
 
 
+VALUES_ARE = ("f", "error")
+"""What query values hold: values of ``f``, or errors ``t − f*`` (exact gaps)."""
+
+
+def _check_values_are(values_are: str) -> bool:
+    """Whether the values are errors (gaps to ``f*``)."""
+    if values_are not in VALUES_ARE:
+        raise InvalidInput(
+            f"values_are must be one of {list(VALUES_ARE)}, got {values_are!r}", field="values_are"
+        )
+    return values_are == "error"
+
+
 def _check_confidence(confidence: float) -> float:
     if isinstance(confidence, bool) or not isinstance(confidence, int | float | np.floating):
         raise InvalidInput(f"confidence must be a number, got {confidence!r}", field="confidence")
@@ -1154,12 +1240,14 @@ def _check_table_options(table: TableData, ctx: RankContext, tail: str, k_anchor
         )
 
 
-def _apply_atom(t: np.ndarray, est: _Piece, method: np.ndarray, ctx: RankContext) -> _Piece:
+def _apply_atom(
+    t: np.ndarray, est: _Piece, method: np.ndarray, ctx: RankContext, gap: np.ndarray | None
+) -> _Piece:
     """Registered plateau mass: ``v1(f*) = atom`` and ``v1(t) >= atom`` above ``f*``."""
     if ctx.f_opt is None or ctx.atom <= 0:
         return est
     ln_atom = math.log(ctx.atom)
-    above, at = t > ctx.f_opt, t == ctx.f_opt
+    above, at = (t > ctx.f_opt, t == ctx.f_opt) if gap is None else (gap > 0, gap == 0)
     method[at] = "atom"
 
     def lift(x: np.ndarray) -> np.ndarray:
@@ -1169,23 +1257,35 @@ def _apply_atom(t: np.ndarray, est: _Piece, method: np.ndarray, ctx: RankContext
 
 
 def _assemble(
-    t: np.ndarray, eq: _Eq28, lower: _LowerTail, upper: str, ctx: RankContext
+    t: np.ndarray,
+    eq: _Eq28,
+    lower: _LowerTail,
+    upper: str,
+    ctx: RankContext,
+    gap: np.ndarray | None = None,
 ) -> tuple[_Piece, np.ndarray]:
+    """The pieces of ``v1`` at ``t``; with ``gap`` (exact ``t − f*``, ``t = f* + gap`` rounded)
+    the lower tail, the atom and the knots near ``f*`` see the gap."""
+    if gap is None:
+        low = t < lower.limit
+    else:
+        assert eq.f_opt is not None
+        low = gap < lower.limit - eq.f_opt  # exact where y_k − f* is (Sterbenz)
     up = t > eq.y_max
     if upper == "linear-to-f_max" and ctx.f_max is not None:
         up |= t >= float(ctx.f_max)  # v(f_max) = 1 even when y_N = f_max (not N/(N+1))
-    masks = {"low": t < lower.limit, "up": up}
+    masks = {"low": low, "up": ~low & up}
     masks["mid"] = ~(masks["low"] | masks["up"])
-    makers: dict[str, Callable[[np.ndarray], _Piece]] = {
+    makers: dict[str, Callable[[np.ndarray, np.ndarray | None], _Piece]] = {
         "low": lower.piece,
         "mid": eq.piece,
-        "up": lambda x: _upper_piece(x, eq, ctx, upper),
+        "up": lambda x, _: _upper_piece(x, eq, ctx, upper),
     }
     ln_v, lo, hi = (np.empty(t.shape) for _ in range(3))
     method = np.empty(t.shape, dtype=object)
     for name, mask in masks.items():
         if np.any(mask):
-            part = makers[name](t[mask])
+            part = makers[name](t[mask], None if gap is None else gap[mask])
             ln_v[mask], lo[mask], hi[mask], method[mask] = (
                 part.ln_v,
                 part.ln_lo,
@@ -1194,7 +1294,7 @@ def _assemble(
             )
     est = _Piece(ln_v, lo, hi, "")
     if lower.uses_atom:
-        est = _apply_atom(t, est, method, ctx)
+        est = _apply_atom(t, est, method, ctx, gap)
     return est, method
 
 
@@ -1256,7 +1356,7 @@ def table_curve(
     """
     _check_table_options(table, ctx, tail, k_anchor)
     confidence = _check_confidence(confidence)
-    eq = _Eq28(table, 1.0 - confidence)
+    eq = _Eq28(table, 1.0 - confidence, None if ctx.f_opt is None else float(ctx.f_opt))
     lower, info, warnings = _LOWER_TAILS[tail](
         _TailInputs(table, ctx, eq, int(k_anchor), float(confidence))
     )
@@ -1287,6 +1387,12 @@ def table_curve(
         est, method = _assemble(np.asarray(t, dtype=np.float64), eq, lower, upper, ctx)
         return est.ln_v, est.ln_lo, est.ln_hi, method
 
+    def evaluate_gap(gap: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        assert eq.f_opt is not None
+        g = np.asarray(gap, dtype=np.float64)
+        est, method = _assemble(eq.f_opt + g, eq, lower, upper, ctx, g)
+        return est.ln_v, est.ln_lo, est.ln_hi, method
+
     atom = ctx.atom if lower.uses_atom else 0.0
     model = TableCurve(
         n=table.n,
@@ -1304,6 +1410,7 @@ def table_curve(
         power=power,
         atom=atom,
         table=model,
+        evaluate_gap=None if eq.f_opt is None else evaluate_gap,
     )
 
 
@@ -1338,17 +1445,23 @@ def ranks_from_curve(
     runs: int = 1,
     aggregate: str = "best",
     order: int | None = None,
+    values_are: str = "f",
 ) -> RankResult:
     """Absolute ranks of metric values from a curve ``v1``.
 
     Parameters
     ----------
     t : array_like, shape (n,)
-        Metric values (units of ``f``), finite: one aggregate value per entry.
+        Metric values (units of ``f``), finite: one aggregate value per entry; with
+        ``values_are="error"`` the errors ``t − f*`` themselves.
     curve : V1Curve
         ``v1`` of one evaluation.
     budget, runs, aggregate, order
         As in :func:`absolute_ranks`.
+    values_are : {"f", "error"}, optional
+        ``"error"``: ``t`` holds exact gaps to the curve's ``f*``, ranked as gaps
+        (:meth:`V1Curve.evaluate_errors`): an error far below the float64 resolution of ``f*``
+        keeps its digits, where ``f* + e`` would round them away.
 
     Returns
     -------
@@ -1360,15 +1473,19 @@ def ranks_from_curve(
     InvalidInput
         Non-finite ``t`` or invalid options.
     NotApplicable
-        An aggregate the curve cannot support (see :mod:`app.domain.aggregates`).
+        An aggregate the curve cannot support (see :mod:`app.domain.aggregates`); errors on a
+        curve without ``f*``.
     """
     values = _finite_1d(t, "values")
     k = _check_transform(budget, runs, aggregate, order)
+    gaps = _check_values_are(values_are)
     if k == NOT_AN_ORDER_STATISTIC:
         from app.domain.aggregates import aggregate_ranks  # imports this module
 
-        return aggregate_ranks(values, curve, budget=budget, runs=runs, aggregate=aggregate)
-    ln_v, lo, hi, method = curve.evaluate(values)
+        return aggregate_ranks(
+            values, curve, budget=budget, runs=runs, aggregate=aggregate, values_are=values_are
+        )
+    ln_v, lo, hi, method = curve.evaluate_errors(values) if gaps else curve.evaluate(values)
     info = curve.info | {
         "transform": {"budget": int(budget), "runs": int(runs), "aggregate": aggregate, "order": k}
     }
@@ -1520,13 +1637,20 @@ ANALYTIC_KINDS = tuple(_ANALYTIC)
 
 
 def _analytic_ln_v1(
-    t: np.ndarray, kind: str, ctx: RankContext, halfwidth: float | None
+    t: np.ndarray,
+    kind: str,
+    ctx: RankContext,
+    halfwidth: float | None,
+    gap: np.ndarray | None = None,
 ) -> tuple[np.ndarray, float]:
+    """``ln v1`` at ``t``; with ``gap`` (exact ``t − f*``) the forms take ``ln gap`` itself."""
     if ctx.f_opt is None or ctx.x_opt is None:
         raise NotApplicable(f"analytic {kind!r} ranks need f* and x*", field="kind")
     a, b = analytic.box_distances(ctx.region_lower, ctx.region_upper, ctx.x_opt)
+    rise = np.maximum(t - ctx.f_opt, 0.0) if gap is None else gap
+    above = t > ctx.f_opt if gap is None else gap > 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        ln_gap = np.where(t > ctx.f_opt, np.log(np.maximum(t - ctx.f_opt, 0.0)), _NEG_INF)
+        ln_gap = np.where(above, np.log(np.maximum(rise, 0.0)), _NEG_INF)
     return _ANALYTIC[kind](_AnalyticInputs(ln_gap, a, b, ctx, halfwidth))
 
 
@@ -1631,6 +1755,13 @@ def analytic_curve(kind: str, ctx: RankContext, *, cone_halfwidth: float | None 
         method = np.full(ln_v.shape, "analytic", dtype=object)
         return ln_v, ln_v - pad, np.minimum(ln_v + pad, 0.0), method
 
+    def evaluate_gap(gap: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        assert ctx.f_opt is not None
+        g = np.asarray(gap, dtype=np.float64)
+        ln_v, _ = _analytic_ln_v1(ctx.f_opt + g, kind, ctx, cone_halfwidth, g)
+        method = np.full(ln_v.shape, "analytic", dtype=object)
+        return ln_v, ln_v - pad, np.minimum(ln_v + pad, 0.0), method
+
     info = {
         "mode": "analytic",
         "kind": kind,
@@ -1643,4 +1774,5 @@ def analytic_curve(kind: str, ctx: RankContext, *, cone_halfwidth: float | None 
         warnings=[],
         f_opt=ctx.f_opt,
         power=_analytic_power(kind, ctx, cone_halfwidth),
+        evaluate_gap=evaluate_gap,
     )

@@ -201,12 +201,14 @@ def _best_of_c(ln_v1: np.ndarray, budget: int) -> np.ndarray:
         return absrank.ln_best_of_c(np.asarray(ln_v1, dtype=np.float64), budget)
 
 
-def _evaluate(curve: V1Curve, x: np.ndarray, budget: int) -> np.ndarray:
-    """``ln v_c`` of the point, low and high curves at ``x``: shape ``(3,) + x.shape``."""
+def _evaluate(inp: _Inputs, x: np.ndarray) -> np.ndarray:
+    """``ln v_c`` of the point, low and high curves at ``x`` (in ``inp``'s units: values of
+    ``f``, or gaps ``t − f*``): shape ``(3,) + x.shape``."""
     flat = np.asarray(x, dtype=np.float64).ravel()
-    ln_v, ln_lo, ln_hi, _ = curve.evaluate(flat)
+    curve = inp.curve
+    ln_v, ln_lo, ln_hi, _ = curve.evaluate_errors(flat) if inp.gaps else curve.evaluate(flat)
     stacked = np.stack([ln_v, np.minimum(ln_lo, ln_v), np.maximum(ln_hi, ln_v)])
-    return _best_of_c(stacked, budget).reshape((3, *np.shape(x)))
+    return _best_of_c(stacked, inp.budget).reshape((3, *np.shape(x)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -288,10 +290,19 @@ class _Value:
 
 @dataclass(frozen=True)
 class _Inputs:
+    """One aggregate's curve and options, and the units of its values.
+
+    ``origin`` is where ``v1`` starts, in the units of the values: ``f*`` for values of ``f``,
+    0 for gaps ``t − f*`` (errors), so that every node ``origin + w`` is the exact gap ``w`` when
+    the values are errors (``f* + w`` would round it by up to ``ulp(f*)/2``).
+    """
+
     curve: V1Curve
-    f_opt: float
+    origin: float
     budget: int
     runs: int
+    gaps: bool = False
+    f_star: float = 0.0  # f* itself (units of f)
 
 
 # --------------------------------------------------------------------------------------------
@@ -418,14 +429,15 @@ def _power_ends(inp: _Inputs, span: float) -> list[tuple[float, float]] | None:
     analytic forms give exact power laws there).
     """
     power = inp.curve.power
-    if power is None or inp.curve.atom > 0 or power.f_opt != inp.f_opt:
+    if power is None or inp.curve.atom > 0 or power.f_opt != inp.f_star:
         return None
-    if not inp.f_opt + span < power.limit:
+    limit = power.limit - inp.f_star if inp.gaps else power.limit  # in the values' units
+    if not inp.origin + span < limit:
         return None
-    x = inp.f_opt + span * np.array([1.0, *_POWER_CHECK])
+    x = inp.origin + span * np.array([1.0, *_POWER_CHECK])
     # the offsets the curve sees (x − f* is exact near f*, Sterbenz): no rounding amplification
     with np.errstate(divide="ignore"):
-        ln_ratio = np.log((x - inp.f_opt) / (x[0] - inp.f_opt))
+        ln_ratio = np.log((x - inp.origin) / (x[0] - inp.origin))
     ln_v, ln_lo, ln_hi, _ = inp.curve.evaluate(x)
     out: list[tuple[float, float]] = []
     for which, ln in enumerate((ln_v, ln_lo, ln_hi)):
@@ -444,7 +456,7 @@ def _power_ends(inp: _Inputs, span: float) -> list[tuple[float, float]] | None:
 def _mean_power(inp: _Inputs, t: float) -> _Value | None:
     """``mean-power`` (module docstring), or ``None`` where it does not apply."""
     r, c = inp.runs, inp.budget
-    ends = _power_ends(inp, r * (t - inp.f_opt))
+    ends = _power_ends(inp, r * (t - inp.origin))
     if ends is None:
         return None
     # c·v1·(1 − ε) <= v_c <= c·v1 on [f*, f* + L], ε = (c − 1)·v1(f* + L)/2
@@ -479,8 +491,8 @@ def _mean_convolution(inp: _Inputs, t: float) -> _Value:
     the largest error estimate exceeds :func:`_tolerance`, up to ``max(MEAN_GRID[1], 16 r)``.
     """
     r = inp.runs
-    span = r * (t - inp.f_opt)
-    ln_at = _evaluate(inp.curve, np.array([t, inp.f_opt + span]), inp.budget)
+    span = r * (t - inp.origin)
+    ln_at = _evaluate(inp, np.array([t, inp.origin + span]))
     saturated = ln_at[:, 0] >= ln_at[:, 1]  # v_c(t) = v_c(f* + L): P = v_c(t)^r
     exact = [_Numeric.exact(r * float(ln_at[k, 0])) for k in range(3)]
     if np.all(saturated):
@@ -495,7 +507,7 @@ def _mean_convolution(inp: _Inputs, t: float) -> _Value:
     n = MEAN_GRID[0]
     while n < 16 * r:
         n *= 2
-    ln_f = _evaluate(inp.curve, inp.f_opt + span * (np.arange(n + 1) / n), inp.budget)
+    ln_f = _evaluate(inp, inp.origin + span * (np.arange(n + 1) / n))
     while True:
         # P(mean <= t) >= P(every run <= t) = v_c(t)^r: exact where v_c(t) rounds to 1
         ests = [
@@ -508,8 +520,8 @@ def _mean_convolution(inp: _Inputs, t: float) -> _Value:
         n *= 2
         finer = np.empty((3, n + 1))
         finer[:, 0::2] = ln_f  # j/n == 2j/(2n) exactly: the old nodes are reused
-        odd = inp.f_opt + span * (np.arange(1, n, 2) / n)
-        finer[:, 1::2] = _evaluate(inp.curve, odd, inp.budget)
+        odd = inp.origin + span * (np.arange(1, n, 2) / n)
+        finer[:, 1::2] = _evaluate(inp, odd)
         ln_f = finer
     return _Value.combine(ests, "mean-exact" if saturated[0] else "mean-convolution", n)
 
@@ -518,10 +530,10 @@ def _mean_values(inp: _Inputs, t: np.ndarray) -> list[_Value]:
     """``P(mean of r runs <= t)`` for each ``t`` (module docstring)."""
     out: list[_Value] = []
     for value in t.tolist():
-        if value < inp.f_opt:
+        if value < inp.origin:
             out.append(_Value.zero())
-        elif value == inp.f_opt:  # all runs on the plateau (0 without an atom)
-            ln_atom = _evaluate(inp.curve, np.array([value]), inp.budget)[:, 0]
+        elif value == inp.origin:  # all runs on the plateau (0 without an atom)
+            ln_atom = _evaluate(inp, np.array([value]))[:, 0]
             exact = [_Numeric.exact(inp.runs * float(x)) for x in ln_atom]
             out.append(_Value.combine(exact, "mean-exact", 0))
         else:
@@ -602,26 +614,26 @@ def _median_curve(ln_f: np.ndarray, ln_ft: np.ndarray, runs: int) -> list[_Numer
 def _median_level(inp: _Inputs, t: np.ndarray, ln_ft: np.ndarray, n: int) -> list[list[_Numeric]]:
     """Quadrature with ``n`` cells for values ``t > f*``: per curve, per value."""
     u, v = _median_nodes(n)
-    gap = (t - inp.f_opt)[:, None]
-    x = inp.f_opt + gap * u
+    gap = (t - inp.origin)[:, None]
+    x = inp.origin + gap * u
     x[:, -1] = t
     y = t[:, None] + gap * v
-    ln_f = _evaluate(inp.curve, np.concatenate((x, y), axis=1), inp.budget)
+    ln_f = _evaluate(inp, np.concatenate((x, y), axis=1))
     return [_median_curve(ln_f[w], ln_ft[w], inp.runs) for w in range(3)]
 
 
 def _median_values(inp: _Inputs, t: np.ndarray) -> list[_Value]:
     """``P(median of an even r runs <= t)`` for each ``t`` (module docstring)."""
     r, k = inp.runs, inp.runs // 2
-    ln_ft = _evaluate(inp.curve, np.maximum(t, inp.f_opt), inp.budget)  # (3, m)
+    ln_ft = _evaluate(inp, np.maximum(t, inp.origin))  # (3, m)
     out: dict[int, _Value] = {}
-    for i in np.flatnonzero(t <= inp.f_opt).tolist():
-        if t[i] < inp.f_opt:
+    for i in np.flatnonzero(t <= inp.origin).tolist():
+        if t[i] < inp.origin:
             out[i] = _Value.zero()
         else:  # both middle runs on the plateau: P(Bin(r, v_c(f*)) >= k + 1)
             ln_b = absrank.log10_order_statistic_cdf(ln_ft[:, i] / LN10, r, k + 1) * LN10
             out[i] = _Value.combine([_Numeric.exact(float(x)) for x in ln_b], "median-exact", 0)
-    todo = np.flatnonzero(t > inp.f_opt)
+    todo = np.flatnonzero(t > inp.origin)
     n = MEDIAN_GRID[0]
     while todo.size:
         keep: list[int] = []
@@ -734,7 +746,13 @@ def _int_option(value: object, name: str) -> int:
 
 
 def aggregate_ranks(
-    t: np.ndarray, curve: V1Curve, *, budget: int, runs: int, aggregate: str
+    t: np.ndarray,
+    curve: V1Curve,
+    *,
+    budget: int,
+    runs: int,
+    aggregate: str,
+    values_are: str = "f",
 ) -> absrank.RankResult:
     r"""Absolute ranks of the mean of ``r`` runs or the median of an even ``r``.
 
@@ -754,6 +772,10 @@ def aggregate_ranks(
         the two middle order statistics. Order statistics (``r = 1``, an odd median, best,
         worst, lower-median, order) are passed to
         :func:`app.domain.absrank.ranks_from_curve` (exact binomial sums).
+    values_are : {"f", "error"}, optional
+        ``"error"``: ``t`` holds the aggregates of errors ``Z − f*`` (the mean of the errors, the
+        median of the errors), and every node of the convolution and of the median's quadrature
+        is an exact gap ``w`` evaluated by :meth:`V1Curve.evaluate_errors`, never ``f* + w``.
 
     Returns
     -------
@@ -803,7 +825,7 @@ def aggregate_ranks(
     kind = _statistic(aggregate, runs)
     if kind is None:
         return absrank.ranks_from_curve(
-            values, curve, budget=budget, runs=runs, aggregate=aggregate
+            values, curve, budget=budget, runs=runs, aggregate=aggregate, values_are=values_are
         )
     if curve.f_opt is None:
         raise NotApplicable(
@@ -813,7 +835,10 @@ def aggregate_ranks(
             field="aggregate",
         )
     uniq, inverse = np.unique(values, return_inverse=True)
-    est = _STATISTICS[kind](_Inputs(curve, float(curve.f_opt), budget, runs), uniq)
+    gaps = absrank._check_values_are(values_are)
+    f_star = float(curve.f_opt)
+    inp = _Inputs(curve, 0.0 if gaps else f_star, budget, runs, gaps, f_star)
+    est = _STATISTICS[kind](inp, uniq)
     ln_v, ln_lo, ln_hi = (
         np.array([getattr(est[i], name) for i in inverse.tolist()], dtype=np.float64)
         for name in ("ln_v", "ln_lo", "ln_hi")

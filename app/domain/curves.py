@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from app.domain.errors import NotApplicable
+
 __all__ = ["LowerTail", "NestedPiece", "PowerLaw", "TableCurve", "UpperTail", "V1Curve"]
 
 
@@ -67,6 +69,13 @@ class V1Curve:
         The published model of a table's curve (:func:`app.domain.absrank.table_curve`).
     pieces : tuple of NestedPiece
         A nested curve's serving levels, deepest last (:func:`app.domain.nested.nested_curve`).
+    evaluate_gap : callable or None
+        ``gap (n,) -> (ln_v, ln_lo, ln_hi, method)``: the same curve at ``t = f* + gap``, from
+        the exact gap ``t − f*`` (errors sent as errors). Tails and exact forms use the gap
+        itself, and comparisons with the stored samples use ``y_i − f*`` where that difference
+        is exact, so an error far below the float64 resolution of ``f*`` keeps its digits
+        (``f* + gap`` would round them away). ``None``: :meth:`evaluate_errors` falls back to
+        ``evaluate(f_opt + gap)``.
     """
 
     evaluate: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
@@ -77,6 +86,26 @@ class V1Curve:
     atom: float = 0.0
     table: TableCurve | None = None
     pieces: tuple[NestedPiece, ...] = ()
+    evaluate_gap: (
+        Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None
+    ) = None
+
+    def evaluate_errors(
+        self, gap: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``v1`` at ``f* + gap`` from the exact gaps (see ``evaluate_gap``).
+
+        Raises
+        ------
+        NotApplicable
+            The curve has neither ``evaluate_gap`` nor a known ``f_opt`` (``field="values_are"``).
+        """
+        x = np.asarray(gap, dtype=np.float64)
+        if self.evaluate_gap is not None:
+            return self.evaluate_gap(x)
+        if self.f_opt is None:
+            raise NotApplicable("errors need a curve with a known f*", field="values_are")
+        return self.evaluate(self.f_opt + x)
 
 
 @dataclass(frozen=True)

@@ -1798,14 +1798,25 @@ def nested_curve(
         ln_shift_hi.append(levels[j].ln_volume_fraction + hi_share)
 
     def evaluate(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        x = np.atleast_1d(np.asarray(t, dtype=np.float64))
-        which = np.sum(x[:, None] < cuts[None, :], axis=1)
+        return serve(np.atleast_1d(np.asarray(t, dtype=np.float64)), cuts, gaps=False)
+
+    def evaluate_gap(gap: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        # the thresholds as gaps: exact where τ − f* is (Sterbenz), so the serving level of an
+        # error is chosen without rounding f* + error
+        g = np.atleast_1d(np.asarray(gap, dtype=np.float64))
+        return serve(g, cuts - f_opt, gaps=True)
+
+    def serve(
+        x: np.ndarray, bounds: np.ndarray, *, gaps: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        which = np.sum(x[:, None] < bounds[None, :], axis=1)
         ln_v, lo, hi = (np.empty(x.shape) for _ in range(3))
         method = np.empty(x.shape, dtype=object)
         for m, j in enumerate(plan.used):
             mask = which == m
             if np.any(mask):
-                part_v, part_lo, part_hi, part_m = curves[j].evaluate(x[mask])
+                level = curves[j].evaluate_errors if gaps else curves[j].evaluate
+                part_v, part_lo, part_hi, part_m = level(x[mask])
                 ln_v[mask] = part_v + ln_fracs[m]
                 lo[mask] = part_lo + ln_shift_lo[m]
                 hi[mask] = np.minimum(part_hi + ln_shift_hi[m], 0.0)
@@ -1852,6 +1863,7 @@ def nested_curve(
         f_opt=f_opt,
         power=_shifted_power(curves[deepest], ln_fracs[-1], plan.thresholds[-1]),
         pieces=tuple(pieces),
+        evaluate_gap=evaluate_gap,
     )
 
 

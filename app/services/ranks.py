@@ -733,8 +733,15 @@ def _rank_values(
     aggregate = req.aggregate or "best"
     with domain_errors_as_problems():
         curve = _curve(fn, source, ctx, req)
+        # errors are ranked as the gaps t − f* themselves (f* + e would round their digits away)
         res = absrank.ranks_from_curve(
-            t, curve, budget=req.budget, runs=req.runs, aggregate=aggregate, order=req.order
+            np.asarray(req.values, dtype=np.float64) if req.values_are == "error" else t,
+            curve,
+            budget=req.budget,
+            runs=req.runs,
+            aggregate=aggregate,
+            order=req.order,
+            values_are=req.values_are,
         )
     return {
         "function_id": fn.id,
@@ -829,7 +836,12 @@ def _rank_algorithm(
     value = float(AGGREGATE_VALUE[aggregate](runs))
     with _naming_algorithm(name):
         res = absrank.ranks_from_curve(
-            np.array([value + offset]), curve, budget=req.budget, runs=r, aggregate=aggregate
+            np.array([value if req.values_are == "error" else value + offset]),
+            curve,
+            budget=req.budget,
+            runs=r,
+            aggregate=aggregate,
+            values_are=req.values_are,
         )
     item = _items([value], res)[0]
     entry = {"algorithm": name, "runs": r, "aggregate": aggregate} | item
@@ -864,8 +876,14 @@ def _rank_runs(
     flat = [x for name in names for x in runs_by_algorithm[name]]
     with domain_errors_as_problems():
         curve = _curve(fn, source, ctx, req)
-        single = absrank.ranks_from_curve(np.asarray(flat) + offset, curve, budget=req.budget)
-    deep = _provisional(source, fn, np.asarray(flat) + offset)
+        sent = np.asarray(flat, dtype=np.float64)
+        single = absrank.ranks_from_curve(
+            sent if req.values_are == "error" else sent + offset,
+            curve,
+            budget=req.budget,
+            values_are=req.values_are,
+        )
+    deep = _provisional(source, fn, sent + offset)
     per_run = _items(flat, single, deep)
     warnings = list(single.warnings)
     algorithms: list[dict[str, Any]] = []
