@@ -39,9 +39,12 @@ router = APIRouter(prefix="/v1/comparisons", tags=["comparisons"])
 
 CSV_TYPE = "text/csv"
 VIEW = "view"
-#: Options a text/csv request takes as query parameters (niia_subset is repeatable: "A,B,C").
+#: Options a text/csv request takes as query parameters (niia_subset is repeatable: "A,B,C";
+#: the mapping ``tables`` goes in JSON bodies only).
 QUERY_OPTIONS = tuple(
-    name for name in ComparisonCreate.model_fields if name not in ("results", "csv", "niia_subsets")
+    name
+    for name in ComparisonCreate.model_fields
+    if name not in ("results", "csv", "niia_subsets", "tables")
 )
 
 _REF = "#/components/schemas/ComparisonCreate"
@@ -221,8 +224,9 @@ ComparisonIdPath = stored_id_path(
             "0.5 lies outside the power-law tail, where the exact form holds for any r",
             "value_runs",
             description="The method asked for does not apply to these data (e.g. absolute "
-            "ranks of a mean of many runs outside the power-law tail); problems whose tables "
-            "are not ready are answered as pending, not refused",
+            "ranks of a mean of many runs outside the power-law tail), or a table given in "
+            "tables is not ready (field tables.<problem>); problems whose default tables or "
+            "ladders are not ready are answered as pending, not refused",
         ),
         TOO_LARGE,
         not_accepted(*JSON_MEDIA_TYPES, CSV_TYPE),

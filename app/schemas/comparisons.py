@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.schemas.common import STRICT_REQUEST, FiniteFloat
-from app.schemas.ranks import Regions
+from app.schemas.ranks import MAX_TABLE_ID_LENGTH, Regions
 from app.schemas.stattests import (
     CD_CONVENTION_DESCRIPTION,
     NAME,
@@ -136,6 +136,19 @@ class ComparisonCreate(BaseModel):
         "full-domain table, 'auto' = the ladder where it is ready; where values lie below the "
         "table's lowest sample it is queued and the comparison is partial until it is ready",
     )
+    tables: (
+        dict[NAME, Annotated[str, Field(min_length=1, max_length=MAX_TABLE_ID_LENGTH)]] | None
+    ) = Field(
+        None,
+        min_length=1,
+        description="absolute ranks of a problem from this table instead of the function's "
+        "default table or ladder: {problem: table_id}, e.g. the δ-box table a region scan "
+        "chose (Jing & Liu Table VI). The table must be ready and of that problem's "
+        "function; every cell of the problem is ranked on it (regions is not used for it), "
+        "and a box's ranks are relative to the box, their own scale (the answer says which "
+        "region each problem's ranks are relative to). JSON bodies only",
+        examples=[{"classic/rastrigin/d2": "t3f5a0c2e9b8d7f6a5b4c3d2"}],
+    )
     absolute: Literal["auto", "off"] = Field(
         "auto", description="auto: absolute ranks when every problem is a hosted function id"
     )
@@ -185,6 +198,21 @@ class AbsolutePair(BaseModel):
     significant: bool
 
 
+class AbsoluteRegion(BaseModel):
+    """The region one problem's absolute ranks are relative to (with ``tables`` given)."""
+
+    region: Literal["box", "domain"] = Field(
+        description="box: a δ-box table given in tables, v relative to that box (its own "
+        "scale); domain: the function's domain (default table, ladder, exact form, or a "
+        "full-domain table given in tables)"
+    )
+    source: str = Field(description="table | nested | analytic: what ranked the problem")
+    table_id: str | None = Field(description="the table that ranked it (null: ladder, exact form)")
+    delta: float | list[float] | None = Field(description="the box half-width δ (box only)")
+    lower: list[float] | None = Field(description="the box's lower corner (box only)")
+    upper: list[float] | None = Field(description="the box's upper corner (box only)")
+
+
 class AbsoluteRead(BaseModel):
     """Absolute ranks of the cells (``status`` complete), or why not (pending, unavailable).
 
@@ -198,6 +226,11 @@ class AbsoluteRead(BaseModel):
     average_absolute_rank: list[float] | None = None
     mean_log10_v: list[float | None] | None = None
     pairwise: list[AbsolutePair] | None = None
+    regions: dict[str, AbsoluteRegion] | None = Field(
+        None,
+        description="with tables given: per problem, the region its ranks are relative to "
+        "(absent otherwise: every problem is then ranked relative to its domain)",
+    )
     warnings: list[ComparisonWarning] | None = None
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from app.schemas.common import STRICT_REQUEST, FiniteFloat, FunctionId, field_error
-from app.schemas.ranks import MAX_BUDGET
+from app.schemas.ranks import MAX_BUDGET, Tail
 from app.schemas.stattests import NAME
 
 PositiveDelta = Annotated[float, Field(gt=0.0, allow_inf_nan=False)]
@@ -108,6 +108,14 @@ class RegionScanCreate(BaseModel):
         le=MAX_BUDGET,
         description="c: evaluations per run; e is computed on v_c (Eq. 19). Default: on v1",
     )
+    tail: Tail = Field(
+        "auto",
+        description="tail model on every box, as on POST /v1/absolute-ranks: 'auto' (default), "
+        "'power', 'linear', or 'paper' = Eq. 28 exactly as published (exp(t - y_1)/(N+1) below "
+        "the box's lowest sample, 1 - exp(-ln(N+1) t/y_N) above its largest), the literal "
+        "computation of Jing & Liu's Table V",
+        examples=["paper"],
+    )
 
 
 class TablesProgress(BaseModel):
@@ -172,6 +180,11 @@ class RegionScanRead(BaseModel):
     location: str
     status: str = Field(description="building | ready | failed")
     function_id: str
+    tail: Tail = Field(
+        "auto",
+        description="the tail model of every box, as requested ('paper': Eq. 28 as published, "
+        "Jing & Liu Table V)",
+    )
     progress: ScanProgress
     eta_seconds: float | None = Field(
         description="remaining chunks / the rate observed since the first chunk of the tables "

@@ -27,7 +27,7 @@ from app.domain.ranking import rank_rows
 from app.repositories.comparisons import ComparisonRepository
 from app.schemas.comparisons import ComparisonCreate
 from app.schemas.ranks import Awaited, RankRequest
-from app.services import results_input
+from app.services import results_input, tables
 from app.services.cd_diagram import cd_diagram_svg
 from app.services.comparison_answers import CellWarning, grouped_warnings, summary
 from app.services.comparison_archive import archived_rows
@@ -110,7 +110,7 @@ by older methods is computed anew under a new id."""
 
 def _options(body: ComparisonCreate) -> dict[str, Any]:
     options = body.model_dump(mode="json", exclude={"results", "csv"})
-    for absent in ("value_runs", "result_sets"):  # old requests keep their hash
+    for absent in ("value_runs", "result_sets", "tables"):  # old requests keep their hash
         if options.get(absent) is None:
             options.pop(absent, None)
     if options.get("cd_convention") == "standard":  # added later: the default keeps the hash
@@ -228,6 +228,89 @@ class _AbsoluteInputs:
     may_queue_builds: bool
 
 
+@dataclass(frozen=True)
+class ProblemRegion:
+    """The region a problem's absolute ranks are relative to (``absolute.regions``).
+
+    ``region`` is ``"domain"`` (the function's default table, ladder or exact form, or a
+    full-domain table given in ``tables``) or ``"box"`` (a δ-box table given in ``tables``:
+    ``v`` is the probability that a uniform point of that box does at least as well).
+    """
+
+    region: str
+    source: str
+    table_id: str | None
+    delta: float | list[float] | None
+    lower: list[float] | None
+    upper: list[float] | None
+
+
+MIXED_SCALES = (
+    "absolute ranks from different regions are different scales: these problems are ranked "
+    "on the δ-box tables given in tables, each v relative to its own box (absolute.regions), "
+    "not to the domain; average_absolute_rank, mean_log10_v and the paired tests over "
+    "problems therefore average ranks of different scales (Jing & Liu §V: one box per problem, "
+    "Table VI)"
+)
+
+
+def _problem_region(source: dict[str, Any]) -> ProblemRegion:
+    kind = str(source.get("kind"))
+    region = (source.get("spec") or {}).get("region")
+    if source.get("relative_to") != "box" or not isinstance(region, dict):
+        return ProblemRegion("domain", kind, source.get("table_id"), None, None, None)
+    return ProblemRegion(
+        "box",
+        kind,
+        source.get("table_id"),
+        region.get("delta"),
+        list(region["lower"]),
+        list(region["upper"]),
+    )
+
+
+def check_given_tables(
+    sm: sessionmaker[Session], body: ComparisonCreate, problems: Sequence[str]
+) -> None:
+    """Refuse ``tables`` entries that cannot give their problem's absolute ranks.
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        ``tables`` with ``absolute='off'``; a key that is no problem of the comparison; an
+        unknown table id, or a table of another function (``field="tables.<problem>"``).
+    app.errors.TableNotReady
+        A given table is building, merging or failed (409, ``field="tables.<problem>"``).
+    """
+    if not body.tables:
+        return
+    if body.absolute == "off":
+        raise errors.InvalidInput(
+            "tables names the tables of absolute ranks, which absolute='off' turns off",
+            field="tables",
+        )
+    for problem, table_id in body.tables.items():
+        field = f"tables.{problem}"
+        if problem not in problems:
+            raise errors.InvalidInput(
+                f"{problem[:80]!r} is not a problem of this comparison", field=field
+            )
+        try:
+            view = tables.get_table(sm, table_id)
+        except errors.NotFound:
+            raise errors.InvalidInput(f"no table with id {table_id[:40]!r}", field=field) from None
+        if view.function_id != problem:
+            raise errors.InvalidInput(
+                f"table {view.id} is a table of {view.function_id}, not of problem "
+                f"{problem[:80]!r}: a problem's ranks come from a table of its own function",
+                field=field,
+            )
+        if not view.ready:
+            exc = tables.not_ready_error(view)
+            exc.field = field
+            raise exc
+
+
 def _absolute_unavailable(reason: str) -> dict[str, Any]:
     return {"status": "unavailable", "reason": reason}
 
@@ -287,19 +370,22 @@ def _rank_cells(
 ) -> _RankedProblem:
     """Absolute ranks of one problem's cells (``POST /v1/absolute-ranks`` per runs count)."""
     out = _RankedProblem(np.full(values.size, np.nan), [None] * values.size, {}, [])
+    # a given table ranks every cell of the problem (one region: never the ladder as well)
+    table_id = (body.tables or {}).get(problem)
     for r in sorted({int(x) for x in n_runs if x > 0}):
         cols = np.flatnonzero((n_runs == r) & np.isfinite(values))
         if cols.size == 0:
             continue
         aggregate = None if r == 1 else body.reduction  # mean, median (any r) or best
         req = RankRequest(
-            function_id=problem,
+            function_id=problem if table_id is None else None,
+            table_id=table_id,
             values=[float(v) for v in values[cols]],
             values_are=body.values_are,
             budget=body.budget,
             runs=r,
             aggregate=aggregate,
-            regions=body.regions,
+            regions=body.regions if table_id is None else "auto",
         )
         try:
             res, warnings = rank_values_warned(
@@ -468,6 +554,12 @@ def _absolute(
     v = np.power(10.0, log10)
     pairs, _ = _pairwise_absolute(v, body, control, ctx.settings, algorithms)
     warnings = [w for r in ranked for w in r.warnings]
+    regions = [_problem_region(r.source) for r in ranked]
+    warnings += [
+        CellWarning(MIXED_SCALES, p)
+        for p, reg in zip(problems, regions, strict=True)
+        if reg.region == "box"
+    ]
     if body.budget == 1:
         warnings.insert(
             0,
@@ -476,8 +568,10 @@ def _absolute(
                 "evaluations per run as budget for best-of-c ranks (Jing & Liu Eq. 19)"
             ),
         )
+    given = {} if not body.tables else {"regions": dict(zip(problems, regions, strict=True))}
     return {
         "status": "complete",
+        **given,
         "budget": body.budget,
         "v": v,
         "log10_v": [_null_minus_inf(row) for row in log10],
@@ -611,6 +705,7 @@ def _analyse(
         matrix, kept, report = missing_policy.apply_matrix_policy(
             reduced.matrix, policy=body.missing, par_k=body.par_k, problems=table.problems
         )
+    check_given_tables(ctx.sm, body, table.problems)
     problems = [p for p, keep in zip(table.problems, kept, strict=True) if keep]
     if len(problems) < 2:
         raise errors.NotApplicable(

@@ -46,7 +46,8 @@ SM = sessionmaker[Session]
 DEFAULT_LOG2N = 15
 DEFAULT_FOLLOW_UP_LOG2N = 20
 #: How ranks are computed on each box; part of a scan's identity (bump ``version`` whenever the
-#: computation of the answer changes).
+#: computation of the answer changes). A request's ``tail`` other than the default replaces
+#: ``tail`` in its copy (:func:`_method`), so default scans keep their hash and id.
 METHOD = {
     "version": 1,
     "tail": "auto",
@@ -65,6 +66,12 @@ SCALE_NOTE = (
     "ranks from different regions are different scales: on each δ, v is the probability that a "
     "uniform point of THAT box [x* - δ, x* + δ] ∩ domain does at least as well, not a point of "
     "the domain; compare e across δ, never the ranks themselves"
+)
+PAPER_TAIL_NOTE = (
+    "tail='paper': Eq. 28 exactly as published (Jing & Liu, Table V): v = exp(t - y_1)/(N+1) "
+    "below each box's lowest sample y_1 and 1 - exp(-ln(N+1) t/y_N) above its largest y_N; "
+    "these tails are not scale-invariant (multiply f by 1000 and they change) and are positive "
+    "below f*, where the true v is 0"
 )
 DEFAULT_GRID_NOTE = (
     f"default δ grid: geometric from {regionscan.DEFAULT_GRID_LOW:g} to "
@@ -212,6 +219,11 @@ def _table_ids(
     return ids, regions
 
 
+def _method(tail: str) -> dict[str, Any]:
+    """The ``method`` of a scan with this ``tail``: :data:`METHOD` itself for the default."""
+    return METHOD if tail == METHOD["tail"] else {**METHOD, "tail": tail}
+
+
 def _volume_fraction(fn: BenchmarkFunction, region: dict[str, Any]) -> float:
     """Leb(box ∩ Ω) / Leb(Ω)."""
     width = np.asarray(region["upper"]) - np.asarray(region["lower"])
@@ -243,7 +255,7 @@ def _plan(settings: Settings, body: RegionScanCreate) -> _Plan:
         "log2n_capped": log2n_capped,
         "follow_up_capped": follow_capped,
         "seed": body.seed,
-        "method": METHOD,
+        "method": _method(body.tail),
     }
     digest = canonical_sha256(payload)
     return _Plan(payload, digest, scan_id_for(digest))
@@ -329,11 +341,14 @@ def _head(scan_id: str, payload: dict[str, Any], status: str) -> dict[str, Any]:
         "log2n": payload["log2n"],
         "follow_up_log2n": payload["follow_up_log2n"],
         "seed": payload["seed"],
+        "tail": payload["method"]["tail"],
     }
 
 
 def _notes(payload: dict[str, Any], *, failed: bool) -> list[str]:
     notes = [SCALE_NOTE]
+    if payload["method"]["tail"] == "paper":
+        notes.append(PAPER_TAIL_NOTE)
     grid = payload["grid"]
     if grid["kind"] == "default":
         deltas = payload["deltas"]
@@ -409,7 +424,7 @@ def _building(
                 {"delta": d, "table_id": t}
                 for d, t in zip(payload["deltas"], payload["tables"], strict=True)
             ],
-            method=METHOD,
+            method=payload["method"],
         ),
     }
 
@@ -435,6 +450,7 @@ def _rank_box(
     values: list[float],
     t: np.ndarray,
     budget: int,
+    method: dict[str, Any],
 ) -> float | None:
     """Fill ``entry`` with the ranks on its box and their spread; return ``log10 e``."""
     region = entry["region"]
@@ -443,7 +459,7 @@ def _rank_box(
     ctx = rank_context(fn, lower, upper, whole_domain=False)
     try:
         curve = absrank.table_curve(
-            data, ctx, tail=str(METHOD["tail"]), k_anchor=int(METHOD["tail_k"])
+            data, ctx, tail=str(method["tail"]), k_anchor=int(method["tail_k"])
         )
         res = absrank.ranks_from_curve(t, curve, budget=budget)
     except DomainError as exc:
@@ -549,16 +565,19 @@ def _choose(
         )
 
 
-def _below_minimum(fn: BenchmarkFunction, names: list[str], t: np.ndarray) -> list[str]:
+def _below_minimum(fn: BenchmarkFunction, names: list[str], t: np.ndarray, tail: str) -> list[str]:
     if fn.f_opt is None:
         return []
     below = [n for n, x in zip(names, t.tolist(), strict=True) if x < fn.f_opt]
     if not below:
         return []
-    return [
-        f"{len(below)} value(s) lie below f* = {fn.f_opt!r} (first: algorithm {below[0]!r}): "
-        "no point of any box reaches them, so their v is 0 on every δ"
-    ]
+    head = f"{len(below)} value(s) lie below f* = {fn.f_opt!r} (first: algorithm {below[0]!r}): "
+    if tail == "paper":
+        return [
+            head + "no point of any box reaches them, yet tail='paper' gives them "
+            "exp(t - y_1)/(N+1) > 0 as published, where the true v is 0"
+        ]
+    return [head + "no point of any box reaches them, so their v is 0 on every δ"]
 
 
 def _answer(sm: SM, settings: Settings, scan_id: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -575,7 +594,7 @@ def _answer(sm: SM, settings: Settings, scan_id: str, payload: dict[str, Any]) -
     views: list[tables.TableView | None] = [view for view, _ in loaded]
     body = _building(scan_id, payload, views, settings, "ready")
     log10_e = [
-        _rank_box(fn, data, entry, names, values, t, budget)
+        _rank_box(fn, data, entry, names, values, t, budget, payload["method"])
         for entry, (_, data) in zip(body["deltas"], loaded, strict=True)
     ]
     _choose(body, payload, log10_e, n_distinct=int(np.unique(t).size))
@@ -585,7 +604,7 @@ def _answer(sm: SM, settings: Settings, scan_id: str, payload: dict[str, Any]) -
             body["follow_up"] = _follow_up(settings, fn, payload, choice["delta"])
         except (InvalidInput, NotFound) as exc:  # the deployment's limits changed since
             body["warnings"].append(f"no follow-up table: {exc.detail}")
-    body["warnings"] += _below_minimum(fn, names, t)
+    body["warnings"] += _below_minimum(fn, names, t, str(payload["method"]["tail"]))
     body["provenance"] = provenance(
         payload,
         region_scan_id=scan_id,
@@ -599,7 +618,7 @@ def _answer(sm: SM, settings: Settings, scan_id: str, payload: dict[str, Any]) -
             }
             for delta, (view, _) in zip(payload["deltas"], loaded, strict=True)
         ],
-        method=METHOD,
+        method=payload["method"],
     )
     return jsonable(body)
 

@@ -298,3 +298,24 @@ def test_pareto_and_region_scan(cli_app: object, tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert "chosen δ = 0.1000" in r.stdout
     assert invoke(cli_app, "region-scan", "classic/sphere/d3", "DE").exit_code == 2
+    r = invoke(
+        cli_app, "region-scan", "classic/sphere/d3", "DE=0.01", "PSO=0.8", "--deltas", "0.1,1",
+        "--log2n", "10", "--tail", "paper", "-f", "json",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["tail"] == "paper"
+
+
+def test_compare_on_a_given_table(cli_app: object, results_csv: Path) -> None:
+    table = invoke(
+        cli_app, "table", "classic/rastrigin/d2", "--delta", "0.5", "--log2n", "10",
+        "-f", "json",
+    )  # fmt: skip
+    assert table.exit_code == 0, table.output
+    table_id = json.loads(table.stdout)["id"]
+    r = invoke(cli_app, "compare", results_csv, "--table", f"classic/rastrigin/d2={table_id}")
+    assert r.exit_code == 0, r.output
+    assert "relative to their own δ-box" in r.stdout
+    assert "classic/rastrigin/d2 (box δ = 0.5000)" in r.stdout
+    bad = invoke(cli_app, "compare", results_csv, "--table", "classic/rastrigin/d2")
+    assert bad.exit_code != 0

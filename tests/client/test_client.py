@@ -637,6 +637,37 @@ def test_region_scan_waits_and_chooses(client: Client, dispatcher: Dispatcher) -
     assert list(frame["chosen"]) == [True, False]
 
 
+def test_region_scan_paper_tail(client: Client) -> None:
+    values = {"below": -1.0, "low": 1e-9, "mid": 2.0}
+    scan = client.region_scan("classic/rastrigin/d2", values, deltas=[0.5], log2n=10, tail="paper")
+    assert scan.ready
+    assert scan.tail == "paper"
+    assert client.region_scan("classic/rastrigin/d2", values, deltas=[0.5], log2n=10).tail == "auto"
+    (entry,) = scan.deltas
+    table = client.get_table(entry.table_id)
+    assert table.summary is not None
+    y_1, n = table.summary["y_1"], 1024
+    ranks = {r["algorithm"]: r for r in entry.ranks}
+    for name in ("below", "low"):  # Eq. 28's lower tail, as published
+        assert ranks[name]["v"] == pytest.approx(math.exp(values[name] - y_1) / (n + 1), rel=1e-12)
+
+
+def test_compare_on_given_tables(client: Client) -> None:
+    box = client.create_table("classic/rastrigin/d2", delta=0.5, log2n=10)
+    cmp = client.compare(
+        ROWS, reduction="best", tables={"classic/rastrigin/d2": box.id}, view="full"
+    )
+    assert cmp.complete
+    region = cmp.absolute_regions["classic/rastrigin/d2"]
+    assert region["region"] == "box"
+    assert region["table_id"] == box.id
+    assert cmp.absolute_regions["classic/sphere/d2"]["region"] == "domain"
+    direct = client.ranks(table_id=box.id, values=[2.0, 3.0, 1.0])
+    i = cmp.problems.index("classic/rastrigin/d2")
+    assert cmp.raw["absolute"]["log10_v"][i] == [r["log10_v"] for r in direct.raw["results"]]
+    assert client.compare(ROWS, reduction="best").absolute_regions == {}
+
+
 def test_region_scan_timeout(client: Client, dispatcher: Dispatcher) -> None:
     dispatcher.hold = True
     with pytest.raises(JobTimeout) as info:

@@ -266,6 +266,16 @@ def _emit_comparison(cmp: Comparison, fmt: Format) -> None:
     elif cmp.absolute_status not in (None, "complete"):
         reason = (cmp.raw.get("absolute") or {}).get("reason") or ""
         _line(f"absolute ranks: {cmp.absolute_status} {f'({reason})' if reason else ''}", fmt)
+    boxes = [
+        f"{p} (box δ = {_fmt(r.get('delta'))})"
+        for p, r in cmp.absolute_regions.items()
+        if r.get("region") == "box"
+    ]
+    if boxes:
+        _line(
+            "absolute ranks relative to their own δ-box (their own scale): " + ", ".join(boxes),
+            fmt,
+        )
     if cmp.absolute_pairs:
         significant = [p for p in cmp.absolute_pairs if p.significant]
         adjustment = next(
@@ -334,6 +344,19 @@ def _floats(text: str) -> list[float | None]:
     return out
 
 
+def _pairs(items: list[str], form: str) -> dict[str, str]:
+    """``KEY=VALUE`` items (the key may hold ``=``: split at the last one) as a mapping."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.rpartition("=")
+        if not sep or not key or not value:
+            raise ValueError(f"expected {form}, got {item!r}")
+        if key in out:
+            raise ValueError(f"{key!r} is given twice")
+        out[key] = value
+    return out
+
+
 # ------------------------------------------------------------------ commands
 
 
@@ -362,6 +385,13 @@ def compare(
     result_set: Annotated[
         list[str] | None,
         typer.Option(help="an archived result set id whose runs join (repeatable)"),
+    ] = None,
+    table: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="PROBLEM=TABLE_ID: rank that problem on this ready table, e.g. a region "
+            "scan's δ-box (repeatable; a box's ranks are its own scale)"
+        ),
     ] = None,
     cd_diagram: Annotated[
         Path | None, typer.Option(help="write the critical-difference diagram (.svg or .png)")
@@ -393,6 +423,7 @@ def compare(
             absolute=absolute,  # type: ignore[arg-type]
             niia_subsets=[s.split(",") for s in niia_subset] if niia_subset else None,
             result_sets=result_set or None,
+            tables=_pairs(table, "PROBLEM=TABLE_ID") if table else None,
             view=view,  # type: ignore[arg-type]
             wait=not no_wait,
             timeout=timeout,
@@ -827,6 +858,10 @@ def region_scan(
     log2n: Annotated[int | None, typer.Option()] = None,
     budget: Annotated[int | None, typer.Option()] = None,
     values_are: Annotated[str | None, typer.Option(help="f or error")] = None,
+    tail: Annotated[
+        str | None,
+        typer.Option(help="auto, power, linear, or paper (Eq. 28 as published: Table V)"),
+    ] = None,
     fmt: FormatOption = Format.table,
     timeout: TimeoutOption = 1800.0,
     no_wait: NoWait = False,
@@ -847,11 +882,13 @@ def region_scan(
             log2n=log2n,
             budget=budget,
             values_are=values_are,  # type: ignore[arg-type]
+            tail=tail,  # type: ignore[arg-type]
             wait=not no_wait,
             timeout=timeout,
             progress=not no_progress,
         )
-    _emit(scan, fmt, f"region scan {scan.id} ({scan.status}); chosen δ = {_fmt(scan.chosen)}")
+    tail = "" if scan.tail == "auto" else f", tail = {scan.tail}"
+    _emit(scan, fmt, f"region scan {scan.id} ({scan.status}{tail}); chosen δ = {_fmt(scan.chosen)}")
 
 
 @app.command()

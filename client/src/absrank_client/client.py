@@ -744,6 +744,7 @@ class Client(ArchiveMethods):
         zero_method: str | None = None,
         niia_subsets: Sequence[Sequence[str]] | None = None,
         result_sets: Sequence[str] | None = None,
+        tables: Mapping[str, str] | None = None,
         view: Literal["summary", "full"] | None = "summary",
         wait: bool = True,
         timeout: float | None = None,
@@ -758,7 +759,10 @@ class Client(ArchiveMethods):
         detail (rank matrix, each cell's v, method and table); ``"full"`` keeps it (what
         ``cmp.raw`` then holds for every cell). Servers without views get it dropped silently.
         ``result_sets``: ids of archived result sets whose runs on these problems join as
-        more algorithms.
+        more algorithms. ``tables``: ``{problem: table_id}``, each problem's absolute ranks
+        from that (ready) table, e.g. the δ-box table a region scan chose (Jing & Liu Table
+        VI); a box's ranks are relative to the box (``cmp.absolute_regions`` says which region
+        each problem's ranks are relative to).
         """
         body = inputs.results_payload(results) | _body(
             reduction=reduction,
@@ -777,6 +781,7 @@ class Client(ArchiveMethods):
             zero_method=zero_method,
             niia_subsets=None if niia_subsets is None else [list(s) for s in niia_subsets],
             result_sets=None if result_sets is None else list(result_sets),
+            tables=None if tables is None else {str(p): str(t) for p, t in tables.items()},
         )
 
         with self._poller(timeout, progress, "comparison: tables") as poller:
@@ -1127,6 +1132,7 @@ class Client(ArchiveMethods):
         follow_up_log2n: int | None = None,
         seed: int | None = None,
         budget: int | None = None,
+        tail: Literal["auto", "power", "linear", "paper"] | None = None,
         wait: bool = True,
         timeout: float | None = None,
         progress: ProgressOption = False,
@@ -1135,6 +1141,8 @@ class Client(ArchiveMethods):
 
         ``values``: ``{algorithm: value}`` or ``{algorithm, value}`` rows; ``deltas``: a list,
         or ``{"min", "max", "count"}`` (geometric). Waits for the scan's tables by default.
+        ``tail``: the tail model on every box (server default ``auto``); ``"paper"`` is Eq. 28
+        as published, the literal computation of Jing & Liu's Table V.
         """
         vals: Any = (
             {str(k): float(v) for k, v in values.items()}
@@ -1155,6 +1163,7 @@ class Client(ArchiveMethods):
             follow_up_log2n=follow_up_log2n,
             seed=seed,
             budget=budget,
+            tail=tail,
         )
         scan = RegionScan.parse(self._post("/v1/region-scans", body))
         if not wait:

@@ -965,6 +965,9 @@ class Comparison(_Tabular):
     relative_flipped_pairs: tuple[tuple[str, str], ...]
     absolute_flipped_pairs: tuple[tuple[str, str], ...]
     warnings: tuple[ServiceWarning, ...]
+    absolute_regions: JSON
+    """With ``tables`` given: problem → the region its ranks are relative to (``region``
+    ``box`` with ``delta``, ``lower``, ``upper``, or ``domain``); empty otherwise."""
     raw: JSON = field(repr=False)
 
     @property
@@ -1042,6 +1045,7 @@ class Comparison(_Tabular):
             relative_flipped_pairs=_flipped_pairs(rel_niia, names),
             absolute_flipped_pairs=_flipped_pairs(abs_niia, names),
             warnings=_warnings(raw.get("warnings"), absolute.get("warnings")),
+            absolute_regions=dict(absolute.get("regions") or {}),
             raw=raw,
         )
 
@@ -1283,6 +1287,7 @@ class RegionScan(_Tabular):
     location: str
     status: str
     function_id: str
+    tail: str
     progress: Progress | None
     tables_ready: int
     tables_total: int
@@ -1318,6 +1323,7 @@ class RegionScan(_Tabular):
             location=raw.get("location", ""),
             status=raw.get("status", ""),
             function_id=raw.get("function_id", ""),
+            tail=raw.get("tail", "auto"),
             progress=Progress.parse(progress.get("chunks")),
             tables_ready=int(tables.get("ready", 0)),
             tables_total=int(tables.get("total", 0)),
