@@ -1293,9 +1293,29 @@ def _assemble(
                 part.method,
             )
     est = _Piece(ln_v, lo, hi, "")
-    if lower.uses_atom:
+    if lower.uses_atom:  # the f*-aware tails (the paper's exp tail is kept as published)
         est = _apply_atom(t, est, method, ctx, gap)
+        if ctx.f_opt is not None:
+            est = _zero_at_minimum(t, est, ctx, gap)
     return est, method
+
+
+def _zero_at_minimum(
+    t: np.ndarray, est: _Piece, ctx: RankContext, gap: np.ndarray | None
+) -> _Piece:
+    """``v1 = 0`` below ``f*``, and at ``f*`` without an atom, whatever the samples say: a
+    sample that rounds to ``f*`` (a deep ladder level, ``f = g + f*`` in float64) must not
+    give ``f*`` itself a positive rank."""
+    assert ctx.f_opt is not None
+    f_opt = float(ctx.f_opt)
+    if gap is None:
+        zero = t < f_opt if ctx.atom > 0 else t <= f_opt
+    else:
+        zero = gap < 0 if ctx.atom > 0 else gap <= 0
+    if not np.any(zero):
+        return est
+    out = [np.where(zero, -np.inf, x) for x in (est.ln_v, est.ln_lo, est.ln_hi)]
+    return _Piece(out[0], out[1], out[2], "")
 
 
 def _transform(ln: np.ndarray, budget: int, runs: int, k: int) -> np.ndarray:

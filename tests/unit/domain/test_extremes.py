@@ -6,6 +6,7 @@ with the code under test.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from fractions import Fraction
 
@@ -14,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.domain import absrank
 from app.domain.exactfloat import midranks_exact, units
 from app.domain.paired import sign_test, wilcoxon_signed_rank
 from app.domain.ranktests import friedman, friedman_aligned_ranks, quade
@@ -208,3 +210,28 @@ def test_v_at_registered_maximum_is_one():
     assert v[1] == 1.0  # at f_max: exactly 1, not N/(N+1) = 5/6
     assert v[2] == 1.0  # above f_max
     assert v[0] < 1.0
+
+
+def test_a_sample_that_rounds_to_f_opt_does_not_rank_f_opt_above_zero() -> None:
+    """A deep ladder level's samples ``f = g + f*`` can round to ``f*`` itself (BBOB f8 at
+    d = 2: f* = 149.15, ulp 2.8e-14): ``v1(f*)`` is still exactly 0 without an atom (and the
+    atom where there is one), never ``#{y_i <= f*}/(N + 1)``."""
+    f_opt = 149.15
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1.0, 1.0, size=(64, 1))
+    values = f_opt + 1e-14 * np.abs(x[:, 0])  # several round to f* exactly
+    assert np.any(values == f_opt)
+    order = np.lexsort((np.arange(values.size), values))
+    data = absrank.build_table_data(values, x[order[:32]], k_exact=32)
+    ctx = absrank.RankContext(
+        f_opt, None, 0.0, 0.5, "|x|", np.zeros(1), np.full(1, -1.0), np.full(1, 1.0)
+    )
+    curve = absrank.table_curve(data, ctx, tail="linear")
+    res = absrank.ranks_from_curve(np.array([f_opt, np.nextafter(f_opt, 0.0)]), curve)
+    assert res.v.tolist() == [0.0, 0.0]
+    assert res.method.tolist() == ["at-or-below-minimum"] * 2
+    gap = absrank.ranks_from_curve(np.array([0.0]), curve, values_are="error")
+    assert gap.v.tolist() == [0.0]
+    with_atom = absrank.table_curve(data, dataclasses.replace(ctx, atom=0.25), tail="linear")
+    at = absrank.ranks_from_curve(np.array([f_opt]), with_atom)
+    assert at.v.tolist() == [0.25]
