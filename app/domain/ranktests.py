@@ -1353,7 +1353,7 @@ class LowPowerWarning:
     pairs of algorithms at least half the rank range apart could be found significant. The CD
     is the standard one (Demšar [1]_): Nemenyi's ``q_α/√2 · sqrt(k (k + 1) / (6 N))`` for all
     pairs, Bonferroni–Dunn's for a control, whatever procedure was asked (step-wise
-    procedures are somewhat more powerful, not by an order of magnitude).
+    procedures are somewhat more powerful; the rule screens the design, N and k at α).
 
     Attributes
     ----------
@@ -1370,8 +1370,8 @@ class LowPowerWarning:
     n_needed : int
         The smallest ``N`` with ``CD ≤ (k − 1) / 2`` (``CD ∝ 1/√N``).
     chi2_rough : bool
-        ``N ≤ 10``: below Demšar's rule of thumb (``N > 10``, ``k > 5``) for Friedman's χ²
-        approximation [1]_.
+        Not ``N > 10 and k > 5``: outside Demšar's rule of thumb for Friedman's χ²
+        approximation [1]_ (Iman–Davenport's ``F`` is the better read there [4]_).
     message : str
         The warning in words, naming all of the above.
     """
@@ -1426,9 +1426,10 @@ def low_power_warning(
         f"largest possible difference can be found different, and the cliques say little; "
         f"N >= {n_needed} problems are needed for CD <= (k − 1)/2"
     )
-    if n <= 10:
+    chi2_rough = not (n > 10 and k > 5)
+    if chi2_rough:
         message += (
-            "; with N <= 10, Friedman's chi-square approximation is rough (Demšar 2006: "
+            "; Friedman's chi-square approximation is rough here (Demšar 2006's rule of thumb: "
             "N > 10 and k > 5), read Iman–Davenport's F"
         )
     return LowPowerWarning(
@@ -1439,7 +1440,7 @@ def low_power_warning(
         critical_difference=cd,
         threshold=threshold,
         n_needed=n_needed,
-        chi2_rough=n <= 10,
+        chi2_rough=chi2_rough,
         message=message,
     )
 

@@ -289,7 +289,8 @@ class LowPowerRead(BaseModel):
     threshold: float = Field(description="(k − 1) / 2")
     n_needed: int = Field(description="the smallest N with CD <= (k − 1) / 2")
     chi2_rough: bool = Field(
-        description="N <= 10: Friedman's chi-square approximation is rough (Demšar 2006)"
+        description="not (N > 10 and k > 5): Friedman's chi-square approximation is rough "
+        "(Demšar 2006's rule of thumb)"
     )
     message: str
 

@@ -51,7 +51,8 @@ def test_rule_against_the_formula(k: int, alpha: float, comparison: str) -> None
             assert w.threshold == (k - 1) / 2
             assert w.n_needed == needed
             assert (w.n_problems, w.n_algorithms, w.alpha) == (n, k, alpha)
-            assert w.chi2_rough == (n <= 10)
+            assert w.chi2_rough == (not (n > 10 and k > 5))
+            assert ("chi-square" in w.message) == w.chi2_rough
             for part in (f"N = {n}", f"k = {k}", f"alpha = {alpha:g}", f"N >= {needed}"):
                 assert part in w.message
 
