@@ -14,7 +14,12 @@ from app.schemas.common import (
     refused,
     unknown_id,
 )
-from app.schemas.pareto import IndicatorRequest, ParetoRankingCreate, ParetoRankingRead
+from app.schemas.pareto import (
+    IndicatorRead,
+    IndicatorRequest,
+    ParetoRankingCreate,
+    ParetoRankingRead,
+)
 from app.services import pareto as service
 
 router = APIRouter(prefix="/v1", tags=["multi-objective"])
@@ -29,6 +34,7 @@ RankingIdPath = stored_id_path(
 
 @router.post(
     "/indicators",
+    response_model=IndicatorRead,
     dependencies=[JsonBody],
     summary="Quality indicators of one front (HV, IGD, IGD+, ...)",
     responses=problem_responses(*body_problems(invalid("front", "Field required", "missing"))),

@@ -34,6 +34,21 @@ Definitions, for a front :math:`A = \\{a_1, \\dots, a_n\\}` and a reference fron
   to the nearest point of ``A`` and :math:`D_i` the Euclidean nearest-neighbour distance in ``A``.
 
 The front is used as given (not filtered to its non-dominated points), as moocore and pymoo do.
+The **reference front** is filtered before any indicator uses it: repeated rows are kept once and
+rows dominated by another row are removed (non-dominated sorting by :func:`app.domain.pareto.
+nondominated_levels`, i.e. ``moocore.pareto_rank``), because a dominated or repeated reference
+point is not part of a Pareto front and biases IGD, IGD+ and Δp (repeated points weigh twice in
+the mean; dominated ones pull the distances). How many rows were removed is returned in
+:class:`ReferenceFrontFilter`; the values equal moocore's and pymoo's on the filtered front.
+
+A hypervolume that leaves the normal float range (a positive volume whose product of small
+differences is below the smallest normal float, e.g. points ``1e-200`` from the reference point in
+2 objectives) is returned with ``log10_hv`` computed without underflow: each objective (front and
+reference point) is multiplied by a power of two ``2^{s_k}`` so that its largest difference
+``ρ_k − a_k`` is in ``[1/2, 1)`` — exact in binary floating point when no coordinate
+overflows or becomes subnormal, checked — the HV library is called on the scaled points, and
+``log10 HV = log10 HV_scaled − log10(2) Σ_k s_k`` (the volume scales by ``Π_k 2^{s_k}``). A typed
+:class:`HvUnderflow` says so.
 
 References
 ----------
@@ -65,9 +80,18 @@ from numpy.typing import ArrayLike
 from scipy.spatial.distance import cdist, pdist, squareform
 
 from app.domain.errors import InvalidInput
+from app.domain.pareto import nondominated_levels
 from app.domain.stattools import choice
 
-__all__ = ["INDICATORS", "IndicatorResult", "compute_indicators"]
+__all__ = [
+    "INDICATORS",
+    "HvUnderflow",
+    "IndicatorResult",
+    "ReferenceFrontFilter",
+    "clean_reference_front",
+    "compute_indicators",
+    "log10_hypervolume",
+]
 
 INDICATORS = ("hv", "igd", "igd_plus", "gd", "gd_plus", "spacing", "spread", "delta_p")
 
@@ -75,6 +99,111 @@ INDICATORS = ("hv", "igd", "igd_plus", "gd", "gd_plus", "spacing", "spread", "de
 _NEEDS_POINT = frozenset({"hv"})
 _NEEDS_FRONT = frozenset({"igd", "igd_plus", "gd", "gd_plus", "spread", "delta_p"})
 _NEEDS_TWO = frozenset({"spacing", "spread"})
+
+
+_TINY = float(np.finfo(np.float64).tiny)
+_LOG10_2 = float(np.log10(2.0))
+
+
+@dataclass(frozen=True)
+class ReferenceFrontFilter:
+    """What was removed from the reference front before the indicators used it.
+
+    Attributes
+    ----------
+    n_given : int
+        Rows sent.
+    duplicates_removed : int
+        Repeated rows removed (each distinct row is kept once).
+    dominated_removed : int
+        Distinct rows removed because another row dominates them (no worse in every objective,
+        better in one).
+    n_used : int
+        Rows used: ``n_given − duplicates_removed − dominated_removed``.
+    """
+
+    n_given: int
+    duplicates_removed: int
+    dominated_removed: int
+    n_used: int
+
+
+@dataclass(frozen=True)
+class HvUnderflow:
+    """A positive hypervolume below the normal float range (0 or subnormal as a float).
+
+    Attributes
+    ----------
+    hv : float
+        The float value returned (0 or subnormal).
+    log10_hv : float or None
+        ``log10`` of the volume computed without underflow (module docstring), or None when the
+        exact power-of-two scaling was not possible.
+    points_counted : int
+        Points strictly dominating the reference point (each adds a positive volume).
+    message : str
+        The warning in words.
+    kind : str
+        ``"hv-underflow"``.
+    """
+
+    hv: float
+    log10_hv: float | None
+    points_counted: int
+    message: str
+    kind: str = "hv-underflow"
+
+
+def clean_reference_front(z: np.ndarray) -> tuple[np.ndarray, ReferenceFrontFilter]:
+    """The reference front without repeated and dominated rows (first occurrences, in order).
+
+    Examples
+    --------
+    >>> z, info = clean_reference_front(np.array([[0.0, 1], [1, 0], [0, 1], [1, 1]]))
+    >>> z.tolist(), info.duplicates_removed, info.dominated_removed
+    ([[0.0, 1.0], [1.0, 0.0]], 1, 1)
+    """
+    _, first = np.unique(z, axis=0, return_index=True)
+    distinct = z[np.sort(first)]
+    kept = distinct[nondominated_levels(distinct) == 1]
+    n, d = z.shape[0], distinct.shape[0]
+    return kept, ReferenceFrontFilter(n, n - d, d - kept.shape[0], kept.shape[0])
+
+
+def log10_hypervolume(front: np.ndarray, ref: np.ndarray) -> float | None:
+    """``log10`` of the hypervolume without underflow (module docstring); None if HV = 0.
+
+    None also when the power-of-two scaling would not be exact (a coordinate would overflow or
+    become subnormal) and the float hypervolume is not normal.
+
+    Examples
+    --------
+    >>> log10_hypervolume(np.array([[0.0, 0.0]]), np.array([1e-200, 1e-200]))
+    -400.0
+    """
+    g = front[(front < ref).all(axis=1)]
+    if g.shape[0] == 0:
+        return None
+    hv = float(moocore.hypervolume(g, ref=ref))
+    if hv >= _TINY and np.isfinite(hv):
+        return float(np.log10(hv))
+    span = (ref - g).max(axis=0)
+    _, e = np.frexp(span)
+    s = -e.astype(np.int64)  # span · 2^s in [1/2, 1)
+    with np.errstate(over="ignore", under="ignore"):
+        gs, rs = np.ldexp(g, s), np.ldexp(ref, s)
+        exact = (
+            np.isfinite(gs).all()
+            and np.isfinite(rs).all()
+            and bool((np.ldexp(gs, -s) == g).all())
+            and bool((np.ldexp(rs, -s) == ref).all())
+        )
+    if not exact:
+        return None
+    scaled = float(moocore.hypervolume(gs, ref=rs))
+    if not (scaled > 0 and np.isfinite(scaled)):
+        return None
+    return float(np.log10(scaled) - _LOG10_2 * float(s.sum()))
 
 
 @dataclass(frozen=True)
@@ -89,13 +218,23 @@ class IndicatorResult:
     settings : dict
         Everything the values depend on: ``orientation`` (``"minimize"``), ``reference_point``
         (list or None), ``p``, ``n_points``, ``n_objectives``, ``n_reference`` (size of the
-        reference front or None), ``normalization`` (``"none"``), ``hv_points_counted`` (points
-        strictly dominating the reference point, when ``hv`` is requested) and
-        ``larger_is_better`` (the indicators to maximize).
+        reference front used, after filtering, or None), ``normalization`` (``"none"``),
+        ``hv_points_counted`` (points strictly dominating the reference point, when ``hv`` is
+        requested) and ``larger_is_better`` (the indicators to maximize).
+    reference_front_filter : ReferenceFrontFilter or None
+        Rows removed from the reference front (None without a reference front).
+    log10_hv : float or None
+        ``log10`` of the hypervolume, finite below the float range (None without ``hv``, or
+        when HV = 0 because no point strictly dominates the reference point).
+    hv_underflow : HvUnderflow or None
+        Set when a positive hypervolume is below the normal float range.
     """
 
     values: dict[str, float]
     settings: dict[str, Any] = field(default_factory=dict)
+    reference_front_filter: ReferenceFrontFilter | None = None
+    log10_hv: float | None = None
+    hv_underflow: HvUnderflow | None = None
 
 
 def _matrix(x: ArrayLike, name: str) -> np.ndarray:
@@ -269,6 +408,9 @@ def compute_indicators(
     ([4.0, 4.0], 3)
     """
     f, z, r, names = _compute_indicators_iv(front, reference_front, reference_point, indicators, p)
+    filtered = None
+    if z is not None:
+        z, filtered = clean_reference_front(z)
     settings: dict[str, Any] = {
         "orientation": "minimize",
         "normalization": "none",
@@ -286,4 +428,25 @@ def compute_indicators(
         # points not strictly dominating the reference point add no volume
         settings["hv_points_counted"] = int((f < r).all(axis=1).sum())
         compute["hv"] = lambda: float(moocore.hypervolume(f, ref=r))
-    return IndicatorResult(values={n: compute[n]() for n in names}, settings=settings)
+    values = {n: compute[n]() for n in names}
+    log10_hv = underflow = None
+    if "hv" in values and r is not None:
+        log10_hv = log10_hypervolume(f, r)
+        counted = settings["hv_points_counted"]
+        if counted > 0 and values["hv"] < _TINY:
+            shown = "not computable" if log10_hv is None else f"{log10_hv:.6g}"
+            underflow = HvUnderflow(
+                hv=values["hv"],
+                log10_hv=log10_hv,
+                points_counted=counted,
+                message=f"the hypervolume is positive ({counted} point(s) strictly dominate the "
+                f"reference point) but below the float range: hv = {values['hv']:g}; "
+                f"log10_hv = {shown} (computed after exact power-of-two scaling)",
+            )
+    return IndicatorResult(
+        values=values,
+        settings=settings,
+        reference_front_filter=filtered,
+        log10_hv=log10_hv,
+        hv_underflow=underflow,
+    )

@@ -104,6 +104,7 @@ __all__ = [
     "AlignedRanksResult",
     "BradleyTerryResult",
     "FriedmanResult",
+    "LowPowerWarning",
     "PairComparison",
     "PosthocResult",
     "QuadeResult",
@@ -117,6 +118,7 @@ __all__ = [
     "f_log10_sf",
     "friedman",
     "friedman_aligned_ranks",
+    "low_power_warning",
     "nemenyi",
     "pairwise_wins",
     "posthoc",
@@ -1339,6 +1341,108 @@ class PosthocResult:
     degenerate: bool
     reason: str | None
     cd_convention: str = "standard"
+    low_power: LowPowerWarning | None = None
+
+
+@dataclass(frozen=True)
+class LowPowerWarning:
+    """Too few problems for the rank tests to find differences: the rule and its numbers.
+
+    The rule (docs/METHODS.md, "Too few problems"): warn when the critical difference of
+    average ranks exceeds half the largest possible difference, ``CD > (k − 1) / 2``, so only
+    pairs of algorithms at least half the rank range apart could be found significant. The CD
+    is the standard one (Demšar [1]_): Nemenyi's ``q_α/√2 · sqrt(k (k + 1) / (6 N))`` for all
+    pairs, Bonferroni–Dunn's for a control, whatever procedure was asked (step-wise
+    procedures are somewhat more powerful; the rule screens the design, N and k at α).
+
+    Attributes
+    ----------
+    n_problems, n_algorithms : int
+        ``N`` and ``k``.
+    alpha : float
+        The family-wise level.
+    comparison : str
+        ``"all-pairs"`` (Nemenyi's CD) or ``"vs-control"`` (Bonferroni–Dunn's).
+    critical_difference : float
+        The CD at this ``N``.
+    threshold : float
+        ``(k − 1) / 2``.
+    n_needed : int
+        The smallest ``N`` with ``CD ≤ (k − 1) / 2`` (``CD ∝ 1/√N``).
+    chi2_rough : bool
+        Not ``N > 10 and k > 5``: outside Demšar's rule of thumb for Friedman's χ²
+        approximation [1]_ (Iman–Davenport's ``F`` is the better read there [4]_).
+    message : str
+        The warning in words, naming all of the above.
+    """
+
+    n_problems: int
+    n_algorithms: int
+    alpha: float
+    comparison: str
+    critical_difference: float
+    threshold: float
+    n_needed: int
+    chi2_rough: bool
+    message: str
+    kind: str = "low-power"
+
+
+def low_power_warning(
+    n_problems: int, n_algorithms: int, alpha: float, comparison: str = "all-pairs"
+) -> LowPowerWarning | None:
+    """The :class:`LowPowerWarning` of ``N`` problems and ``k`` algorithms, or None.
+
+    Examples
+    --------
+    >>> w = low_power_warning(3, 11, 0.05)
+    >>> round(w.critical_difference, 2), w.threshold, w.n_needed
+    (8.72, 5.0, 10)
+    >>> low_power_warning(10, 11, 0.05) is None
+    True
+    """
+    n, k = int(n_problems), int(n_algorithms)
+    if k < 2 or n < 1:
+        return None
+    if comparison == "all-pairs":
+        critical = _nemenyi_critical(alpha, k)
+    else:
+        critical = _bonferroni_dunn_critical(alpha, k)
+    unit = critical * math.sqrt(k * (k + 1) / 6.0)  # CD = unit / √N
+    cd = unit / math.sqrt(n)
+    threshold = (k - 1) / 2.0
+    if cd <= threshold:
+        return None
+    n_needed = max(1, math.ceil((unit / threshold) ** 2))
+    while unit / math.sqrt(n_needed) > threshold:  # guard the ceiling against rounding
+        n_needed += 1
+    while n_needed > 1 and unit / math.sqrt(n_needed - 1) <= threshold:
+        n_needed -= 1
+    name = "Nemenyi" if comparison == "all-pairs" else "Bonferroni–Dunn"
+    message = (
+        f"too few problems for the rank tests: N = {n} problems, k = {k} algorithms, "
+        f"alpha = {alpha:g}: the {name} critical difference CD = {cd:.3g} exceeds (k − 1)/2 = "
+        f"{threshold:g}, so only algorithms whose average ranks differ by more than half the "
+        f"largest possible difference can be found different, and the cliques say little; "
+        f"N >= {n_needed} problems are needed for CD <= (k − 1)/2"
+    )
+    chi2_rough = not (n > 10 and k > 5)
+    if chi2_rough:
+        message += (
+            "; Friedman's chi-square approximation is rough here (Demšar 2006's rule of thumb: "
+            "N > 10 and k > 5), read Iman–Davenport's F"
+        )
+    return LowPowerWarning(
+        n_problems=n,
+        n_algorithms=k,
+        alpha=float(alpha),
+        comparison=comparison,
+        critical_difference=cd,
+        threshold=threshold,
+        n_needed=n_needed,
+        chi2_rough=chi2_rough,
+        message=message,
+    )
 
 
 def _nemenyi_critical(alpha: float, k: int) -> float:
@@ -1654,6 +1758,7 @@ def posthoc(
         degenerate=tied,
         reason=reason if tied else None,
         cd_convention=cd_convention,
+        low_power=low_power_warning(n, k, float(alpha), comparison),
     )
 
 

@@ -37,6 +37,49 @@ class IndicatorRequest(BaseModel):
     p: float = Field(1.0, gt=0.0, le=100.0, allow_inf_nan=False, description="p of delta_p")
 
 
+class ReferenceFrontFilterRead(BaseModel):
+    """Rows removed from the reference front before the indicators used it."""
+
+    n_given: int = Field(ge=1, description="rows sent")
+    duplicates_removed: int = Field(ge=0, description="repeated rows removed (kept once)")
+    dominated_removed: int = Field(
+        ge=0, description="distinct rows removed because another row dominates them"
+    )
+    n_used: int = Field(ge=1, description="non-dominated distinct rows the indicators used")
+
+
+class HvUnderflowRead(BaseModel):
+    """A positive hypervolume below the normal float range, and its log10 without underflow."""
+
+    kind: Literal["hv-underflow"] = "hv-underflow"
+    hv: float = Field(description="the float value (0 or subnormal)")
+    log10_hv: float | None = Field(
+        description="log10 of the volume after exact power-of-two scaling (None: not possible)"
+    )
+    points_counted: int = Field(ge=1, description="points strictly dominating the reference point")
+    message: str
+
+
+class IndicatorRead(BaseModel):
+    """Indicator values of one front, every setting echoed, and what was filtered or lost."""
+
+    model_config = ConfigDict(extra="allow")
+    values: dict[str, float] = Field(description="one value per requested indicator")
+    settings: dict[str, Any]
+    log10_hv: float | None = Field(
+        description="log10 of hv, finite below the float range (None without hv or at HV = 0)"
+    )
+    reference_front_filter: ReferenceFrontFilterRead | None = Field(
+        description="repeated and dominated rows removed from the reference front (None "
+        "without one); the indicators use the rest"
+    )
+    hv_underflow: HvUnderflowRead | None = Field(
+        description="set when a positive hv is below the float range (see log10_hv)"
+    )
+    warnings: list[str]
+    provenance: dict[str, Any]
+
+
 class ScoreRow(BaseModel):
     """One run's value of one quality indicator."""
 

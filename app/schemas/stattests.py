@@ -273,6 +273,28 @@ class PosthocPair(BaseModel):
     significant: bool
 
 
+class LowPowerRead(BaseModel):
+    """Too few problems for the rank post-hoc tests to find differences (docs/METHODS.md).
+
+    Set when the standard CD (Nemenyi for all pairs, Bonferroni–Dunn against a control)
+    exceeds ``(k − 1) / 2``, half the largest possible difference of average ranks.
+    """
+
+    kind: Literal["low-power"] = "low-power"
+    n_problems: int = Field(description="N")
+    n_algorithms: int = Field(description="k")
+    alpha: float
+    comparison: Literal["all-pairs", "vs-control"]
+    critical_difference: float = Field(description="the standard CD at this N")
+    threshold: float = Field(description="(k − 1) / 2")
+    n_needed: int = Field(description="the smallest N with CD <= (k − 1) / 2")
+    chi2_rough: bool = Field(
+        description="not (N > 10 and k > 5): Friedman's chi-square approximation is rough "
+        "(Demšar 2006's rule of thumb)"
+    )
+    message: str
+
+
 class PosthocRead(BaseModel):
     """A post-hoc family's result, with algorithm names beside every index.
 
@@ -292,6 +314,9 @@ class PosthocRead(BaseModel):
         description="maximal groups not significantly different, as algorithm indices"
     )
     clique_names: list[list[str]] = Field(description="the same cliques, as algorithm names")
+    low_power: LowPowerRead | None = Field(
+        None, description="set when N is too small for the test to find differences (the rule)"
+    )
 
 
 class NamedStrength(BaseModel):

@@ -714,10 +714,13 @@ def _analyse(
             field="missing",
         )
     control = _control_index(body, table.algorithms)
-    relative, _ = _relative(matrix, body, control, table.algorithms)
+    relative, post = _relative(matrix, body, control, table.algorithms)
     n_runs = _effective_runs(body, reduced.n_runs[kept], problems, table.algorithms)
     absolute, v = _absolute(ctx, body, problems, matrix, n_runs, control, table.algorithms)
-    warnings = jsonable(grouped_warnings(_warnings(body, reduced, report, table.problems)))
+    cell_warnings = _warnings(body, reduced, report, table.problems)
+    if post.low_power is not None:
+        cell_warnings.append(CellWarning(post.low_power.message))
+    warnings = jsonable(grouped_warnings(cell_warnings))
     result = {
         "algorithms": list(table.algorithms),
         "problems": problems,

@@ -34,7 +34,12 @@ Row = tuple[str, str, int, str, float]
 
 
 def indicators(body: IndicatorRequest) -> dict[str, Any]:
-    """Quality indicators of one front (every setting echoed)."""
+    """Quality indicators of one front (every setting echoed).
+
+    The reference front is used without its repeated and dominated rows
+    (``reference_front_filter`` says how many were removed); ``log10_hv`` is finite below the
+    float range and ``hv_underflow`` says when the float ``hv`` underflowed.
+    """
     with domain_errors_as_problems("front"):
         res = indicators_domain.compute_indicators(
             body.front,
@@ -49,9 +54,21 @@ def indicators(body: IndicatorRequest) -> dict[str, Any]:
             "no point of the front strictly dominates the reference point: HV = 0 carries no "
             "information; choose a reference point dominated by the fronts"
         )
+    if res.hv_underflow is not None:
+        warnings.append(res.hv_underflow.message)
+    filtered = res.reference_front_filter
+    if filtered is not None and filtered.n_used < filtered.n_given:
+        warnings.append(
+            f"the reference front had {filtered.duplicates_removed} repeated and "
+            f"{filtered.dominated_removed} dominated row(s), removed: the indicators use its "
+            f"{filtered.n_used} non-dominated distinct rows"
+        )
     return {
         "values": jsonable(_finite(res.values, "front")),
         "settings": jsonable(res.settings),
+        "log10_hv": res.log10_hv,
+        "reference_front_filter": jsonable(filtered),
+        "hv_underflow": jsonable(res.hv_underflow),
         "warnings": warnings,
         "provenance": provenance(body.model_dump(mode="json")),
     }

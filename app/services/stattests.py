@@ -202,7 +202,8 @@ def posthoc(body: PosthocRequest, settings: Settings) -> dict[str, Any]:
         )
     named = named_posthoc(result, algorithms)
     info |= {"alpha": body.alpha, "cd_convention": body.cd_convention}
-    return _answer("posthoc", body, named, info, [])
+    warnings = [] if result.low_power is None else [result.low_power.message]
+    return _answer("posthoc", body, named, info, warnings)
 
 
 def bradley_terry(body: BradleyTerryRequest, settings: Settings) -> dict[str, Any]:

@@ -222,12 +222,14 @@ def test_missing_policies(client: TestClient) -> None:
     assert "no result" in r.json()["detail"]
     out = _create(client, {"results": rows, "missing": "drop-problem"})
     assert out["missing"]["dropped_problems"] == ["p4"]
+    low_power = out["relative"]["posthoc"]["low_power"]  # N = 3 problems are too few
     assert out["warnings"] == [
         {
             "message": "problems with missing cells were dropped (drop-problem)",
             "count": 1,
             "problems": ["p4"],
-        }
+        },
+        {"message": low_power["message"], "count": 1, "problems": []},
     ]
     out = _create(client, {"results": rows, "missing": "worst-rank"})
     assert out["relative"]["ranks"][3][2] == 3.0

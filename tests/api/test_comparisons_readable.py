@@ -240,7 +240,8 @@ def test_a_warning_per_problem_is_given_once_with_its_problems(client: TestClien
     assert not any(p in runs["message"] for p in PROBLEMS)
     (budget,) = [w for w in warnings if w["message"].startswith("budget = 1")]
     assert budget == budget | {"count": 1, "problems": []}
-    (top,) = r.json()["warnings"]
+    top, low_power = r.json()["warnings"]  # and 2 algorithms on few problems: low power
+    assert low_power["message"] == r.json()["relative"]["posthoc"]["low_power"]["message"]
     assert top["count"] == 1
     assert "(3 to 5)" in top["message"]
     assert json.loads(r.content) == r.json()

@@ -312,6 +312,16 @@ def _emit_comparison(cmp: Comparison, fmt: Format) -> None:
         _line(f"warning: {w}", fmt)
 
 
+def _emit_posthoc(result: Posthoc, fmt: Format) -> None:
+    """``absrank test posthoc``: the pairs, the cliques and the answer's warnings (stderr)."""
+    _emit(result, fmt, f"post-hoc {result.procedure}")
+    if fmt in (Format.table, Format.markdown):
+        _emit_cliques(result, fmt)
+    if fmt is not Format.json:
+        for w in result.warnings:
+            _note(f"warning: {w}")
+
+
 def _emit_cliques(posthoc: Posthoc, fmt: Format) -> None:
     cd = (
         f", critical difference {_fmt(posthoc.critical_difference)}"
@@ -542,9 +552,7 @@ def run_test(
                     alpha=alpha,
                     control=control,
                 )
-                _emit(result, fmt, f"post-hoc {result.procedure}")
-                if fmt in (Format.table, Format.markdown):
-                    _emit_cliques(result, fmt)
+                _emit_posthoc(result, fmt)
             else:
                 _emit(client.bradley_terry(values, algorithms, problems), fmt, "Bradley-Terry")
             return

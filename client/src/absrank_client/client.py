@@ -40,6 +40,7 @@ from absrank_client.models import (
     Progress,
     RankSet,
     RegionScan,
+    ServiceWarning,
     Table,
     TableList,
     TestResult,
@@ -599,7 +600,8 @@ class Client(ArchiveMethods):
         raw = self._test("posthoc", body)
         names = (raw.get("policies") or {}).get("algorithms") or body.get("algorithms") or ()
         posthoc = Posthoc.parse(raw.get("result") or {}, names)
-        return Posthoc(**(posthoc.__dict__ | {"raw": raw}))
+        warnings = tuple(ServiceWarning.parse(w) for w in raw.get("warnings") or ())
+        return Posthoc(**(posthoc.__dict__ | {"raw": raw, "warnings": warnings}))
 
     def bradley_terry(
         self,

@@ -34,9 +34,11 @@ __all__ = [
     "FriedmanTests",
     "FunctionInfo",
     "FunctionList",
+    "HvUnderflow",
     "Indicators",
     "Ladder",
     "LadderLevel",
+    "LowPower",
     "OmnibusTest",
     "ParetoRanking",
     "PendingTable",
@@ -45,6 +47,7 @@ __all__ = [
     "Progress",
     "Rank",
     "RankSet",
+    "ReferenceFrontFilter",
     "RegionScan",
     "Row",
     "Runtime",
@@ -770,11 +773,49 @@ def pair_names(algorithms: Sequence[str], doc: JSON, key: str = "pair") -> tuple
 
 
 @dataclass(frozen=True)
+class LowPower:
+    """Too few problems for the rank post-hoc tests: the standard CD exceeds ``(k − 1) / 2``.
+
+    Only pairs of algorithms whose average ranks differ by more than half the largest possible
+    difference could be found significant; ``n_needed`` problems would bring the CD down to
+    ``threshold`` (the service's docs/METHODS.md states the rule and its source).
+    """
+
+    n_problems: int
+    n_algorithms: int
+    alpha: float
+    comparison: str
+    critical_difference: float
+    threshold: float
+    n_needed: int
+    chi2_rough: bool
+    message: str
+
+    @classmethod
+    def parse(cls, doc: Any) -> LowPower | None:
+        if not isinstance(doc, Mapping):
+            return None
+        return cls(
+            n_problems=int(doc["n_problems"]),
+            n_algorithms=int(doc["n_algorithms"]),
+            alpha=float(doc["alpha"]),
+            comparison=str(doc.get("comparison", "")),
+            critical_difference=float(doc["critical_difference"]),
+            threshold=float(doc["threshold"]),
+            n_needed=int(doc["n_needed"]),
+            chi2_rough=bool(doc.get("chi2_rough", False)),
+            message=str(doc.get("message", "")),
+        )
+
+
+@dataclass(frozen=True)
 class Posthoc(_Tabular):
     """A post-hoc procedure's answer: pairs and cliques by algorithm name.
 
     ``cliques`` are groups of algorithms with no significant difference among them (what a
     critical-difference diagram joins with a bar); ``control`` is a name or None.
+    ``low_power`` is set when there are too few problems for the test to find differences;
+    ``warnings`` are the answer's (``/v1/tests/posthoc``; a comparison's are its own).
     """
 
     procedure: str
@@ -786,6 +827,8 @@ class Posthoc(_Tabular):
     critical_difference: float | None
     pairs: tuple[PosthocPair, ...]
     cliques: tuple[tuple[str, ...], ...]
+    low_power: LowPower | None
+    warnings: tuple[ServiceWarning, ...]
     raw: JSON = field(repr=False)
 
     @classmethod
@@ -818,6 +861,8 @@ class Posthoc(_Tabular):
             critical_difference=doc.get("critical_difference"),
             pairs=tuple(pairs),
             cliques=tuple(_names(names, c) for c in doc.get("cliques") or ()),
+            low_power=LowPower.parse(doc.get("low_power")),
+            warnings=(),
             raw=doc,
         )
 
@@ -1235,20 +1280,75 @@ class ParetoRanking(_Tabular):
 
 
 @dataclass(frozen=True)
+class ReferenceFrontFilter:
+    """Rows the service removed from the reference front before computing the indicators."""
+
+    n_given: int
+    duplicates_removed: int
+    dominated_removed: int
+    n_used: int
+
+    @classmethod
+    def parse(cls, doc: Any) -> ReferenceFrontFilter | None:
+        if not isinstance(doc, Mapping):
+            return None
+        return cls(
+            int(doc["n_given"]),
+            int(doc["duplicates_removed"]),
+            int(doc["dominated_removed"]),
+            int(doc["n_used"]),
+        )
+
+
+@dataclass(frozen=True)
+class HvUnderflow:
+    """A positive hypervolume below the float range: ``hv`` as a float, ``log10_hv`` exact."""
+
+    hv: float
+    log10_hv: float | None
+    points_counted: int
+    message: str
+
+    @classmethod
+    def parse(cls, doc: Any) -> HvUnderflow | None:
+        if not isinstance(doc, Mapping):
+            return None
+        log10_hv = doc.get("log10_hv")
+        return cls(
+            float(doc["hv"]),
+            None if log10_hv is None else float(log10_hv),
+            int(doc["points_counted"]),
+            str(doc.get("message", "")),
+        )
+
+
+@dataclass(frozen=True)
 class Indicators(_Tabular):
-    """Quality indicators of one front, with every setting echoed in ``settings``."""
+    """Quality indicators of one front, with every setting echoed in ``settings``.
+
+    ``reference_front_filter`` says how many repeated and dominated rows of the reference front
+    were removed (None without one); ``log10_hv`` is finite below the float range and
+    ``hv_underflow`` is set when the float ``hv`` underflowed.
+    """
 
     values: Mapping[str, float]
     settings: JSON
     warnings: tuple[ServiceWarning, ...]
+    log10_hv: float | None
+    reference_front_filter: ReferenceFrontFilter | None
+    hv_underflow: HvUnderflow | None
     raw: JSON = field(repr=False)
 
     @classmethod
     def parse(cls, raw: JSON) -> Indicators:
+        log10_hv = raw.get("log10_hv")
         return cls(
             values={k: num(v) for k, v in (raw.get("values") or {}).items()},
             settings=raw.get("settings") or {},
             warnings=_warnings(raw.get("warnings")),
+            log10_hv=None if log10_hv is None else float(log10_hv),
+            reference_front_filter=ReferenceFrontFilter.parse(raw.get("reference_front_filter")),
+            hv_underflow=HvUnderflow.parse(raw.get("hv_underflow")),
             raw=raw,
         )
 
