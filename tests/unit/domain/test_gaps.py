@@ -20,7 +20,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from app.domain import absrank, sampling
+from app.domain import absrank
 from app.domain.absrank import RankContext
 from app.domain.curves import V1Curve
 from app.domain.functions import get_function
@@ -55,7 +55,9 @@ def _cec_curve(fid: int) -> tuple[V1Curve, float, float, float]:
     the noise-free part (the registered β is the same, see its derivation).
     """
     fn = get_function(f"cec2005/f{fid}/d10")
-    assert fn.f_opt is not None and fn.x_opt is not None and fn.local.beta is not None
+    assert fn.f_opt is not None
+    assert fn.x_opt is not None
+    assert fn.local.beta is not None
     if fn.noisy:
 
         def f(X: np.ndarray) -> np.ndarray:
@@ -93,7 +95,7 @@ def _rounded_gap(f_opt: float, e: float) -> Fraction:
 
 
 def _mp_log10_ball(e: float, d: int, side: float) -> mpmath.mpf:
-    """log10 of ``V_d r^d / Leb(Ω)``, ``r = sqrt(e)``, ``V_d = π^(d/2)/Γ(d/2 + 1)``, in 50 digits."""
+    """log10 of ``V_d r^d / Leb(Ω)``, ``r = sqrt(e)``, ``V_d = π^(d/2)/Γ(d/2 + 1)`` (50 digits)."""
     with mpmath.workdps(50):
         e_mp = mpmath.mpf(Fraction(e).numerator) / Fraction(e).denominator
         vol = mpmath.pi ** (d / 2) / mpmath.gamma(d / 2 + 1) * e_mp ** (mpmath.mpf(d) / 2)
@@ -103,7 +105,8 @@ def _mp_log10_ball(e: float, d: int, side: float) -> mpmath.mpf:
 def test_cec2005_f1_error_ranks_are_the_ball_volume_while_f_ranks_lose_digits() -> None:
     fn = get_function("cec2005/f1/d10")
     assert fn.analytic == "sphere"
-    assert fn.f_opt is not None and fn.x_opt is not None
+    assert fn.f_opt is not None
+    assert fn.x_opt is not None
     d, side = 10, 200.0
     # the ball of radius sqrt(1e-3) around x* lies inside the box [-100, 100]^10
     assert float(np.min(np.minimum(fn.x_opt - fn.lower, fn.upper - fn.x_opt))) > math.sqrt(1e-3)
@@ -163,3 +166,114 @@ def test_cec2005_tail_of_errors_scales_exactly(fid: int, tail: str) -> None:
         shift = beta * float(mpmath.log10(g) - mpmath.log10(Fraction(float(x))))
         assert abs((as_f.log10_v[i] - err.log10_v[i]) - shift) <= 1e-9, x
     assert abs(as_f.log10_v[2] - err.log10_v[2]) > 0.05  # 1e-13 is about 2 ulp(f*)
+
+
+# --------------------------------------------------------------------------------------------
+# (c) each tail's gap path against rational formulas
+# --------------------------------------------------------------------------------------------
+
+ULP = 2.0**-44  # ulp(450): the spacing of float64 values near f* = −450
+F_OPT = fpath_cases.F_STAR
+
+
+def _q(x: float) -> Fraction:
+    return Fraction(float(x))
+
+
+def _mp_log10(x: Fraction) -> float:
+    with mpmath.workdps(40):
+        return float(mpmath.log10(mpmath.mpf(x.numerator) / x.denominator))
+
+
+def _hand_table(values: np.ndarray) -> absrank.TableData:
+    """A table of the given values (one dimension; points only matter to the power tail)."""
+    low_x = np.zeros((min(values.size, 4096), 1))
+    return absrank.build_table_data(values, low_x, k_exact=4096)
+
+
+def _ctx1(atom: float = 0.0, beta: float | None = None) -> RankContext:
+    return RankContext(F_OPT, None, atom, beta, "test", None, np.zeros(1), np.ones(1))
+
+
+def _near_table() -> absrank.TableData:
+    """5 samples at each of ``f* + j·ulp(f*)``, j = 1..10 (exact gaps), and 200 far above."""
+    near = np.repeat(F_OPT + ULP * np.arange(1, 11), 5)
+    return _hand_table(np.concatenate((near, F_OPT + np.arange(1.0, 201.0))))
+
+
+GAPS = np.array([1e-300, 1e-30, 1e-16, 3e-15, 1e-14])  # all below one ulp(f*)
+
+
+def test_power_tail_gap_path_is_the_rational_power_law() -> None:
+    """``v = v(y_k)·(gap/(y_k − f*))^β`` with the exact ``y_k − f*`` (fpath_cases' sphere)."""
+    table = fpath_cases._table(fpath_cases.LOWER, fpath_cases.UPPER)
+    ctx = fpath_cases._ctx(fpath_cases.LOWER, fpath_cases.UPPER, 1.5)
+    curve = absrank.table_curve(table, ctx, tail="power")
+    info = curve.info
+    y_k, count = info["anchor_value"], info["anchor_count"]
+    gaps = np.concatenate((GAPS, [1e-8, 1e-4]))
+    assert np.all(gaps < y_k - F_OPT)
+    res = absrank.ranks_from_curve(gaps, curve, values_are="error")
+    assert set(res.method) == {"tail-power"}
+    span = _q(y_k) - _q(F_OPT)
+    for got, g in zip(res.log10_v, gaps, strict=True):
+        # β = 3/2: v² = (count/(N+1))²·(gap/span)³, rational
+        v2 = Fraction(count, table.n + 1) ** 2 * (_q(g) / span) ** 3
+        assert abs(got - _mp_log10(v2) / 2) <= 1e-13 * abs(got), g
+    # as f the three smallest gaps are f* itself: v = 0
+    as_f = absrank.ranks_from_curve(F_OPT + gaps, curve)
+    assert np.all(as_f.log10_v[:3] == -math.inf)
+
+
+def test_linear_tail_gap_path_is_the_rational_ramp() -> None:
+    """``v = v(y_1)·gap/(y_1 − f*)`` below the deepest sample (no atom)."""
+    table = _near_table()
+    curve = absrank.table_curve(table, _ctx1(), tail="linear")
+    res = absrank.ranks_from_curve(GAPS, curve, values_are="error")
+    assert set(res.method) == {"tail-linear"}
+    for got, g in zip(res.log10_v, GAPS, strict=True):
+        want = Fraction(5, table.n + 1) * _q(g) / Fraction(ULP)
+        assert abs(got - _mp_log10(want)) <= 1e-13 * abs(got), g
+    assert np.all(absrank.ranks_from_curve(F_OPT + GAPS, curve).log10_v[:3] == -math.inf)
+
+
+def test_atom_gap_path_is_the_atom_plus_ramp() -> None:
+    """With an atom ``a``: ``v = a + (v(y_1) − a)·gap/(y_1 − f*)``, ``a`` at gap 0, 0 below."""
+    a = 0.01
+    table = _near_table()
+    curve = absrank.table_curve(table, _ctx1(atom=a), tail="linear")
+    gaps = np.concatenate((GAPS, [0.0, -1e-300, -1e-3]))
+    res = absrank.ranks_from_curve(gaps, curve, values_are="error")
+    v_top = Fraction(5, table.n + 1)
+    assert v_top > _q(a)
+    for got, g in zip(res.log10_v, gaps, strict=True):
+        if g < 0:
+            assert got == -math.inf, g
+            continue
+        want = _q(a) + (v_top - _q(a)) * _q(g) / Fraction(ULP)
+        assert abs(got - _mp_log10(want)) <= 1e-13 * abs(got), g
+    # as f, f* + 1e-16 == f*: the atom alone
+    as_f = absrank.ranks_from_curve(F_OPT + np.array([1e-16]), curve)
+    assert as_f.log10_v[0] == pytest.approx(math.log10(a), abs=1e-14)
+    assert res.log10_v[2] > as_f.log10_v[0]
+
+
+def test_eq28_knots_near_f_opt_interpolate_the_exact_gaps() -> None:
+    """Between knots ``f* + j·ulp`` Eq. 28 interpolates the counts in the exact gaps; as ``f``
+    the same values round to a knot."""
+    table = _near_table()
+    curve = absrank.table_curve(table, _ctx1(), tail="linear")
+    gaps = ULP * np.array([1.25, 2.5, 3.75, 7.0, 9.5])  # 2.5·ulp etc.: exact binary fractions
+    res = absrank.ranks_from_curve(gaps, curve, values_are="error")
+    assert set(res.method) == {"interpolated"}
+    as_f = absrank.ranks_from_curve(F_OPT + gaps, curve)
+    for i, g in enumerate(gaps):
+        x = _q(g) / Fraction(ULP)  # in units of ulp
+        j = int(x)
+        count = 5 * j + (x - j) * 5  # counts 5j at knot j, linear between knots
+        assert abs(res.log10_v[i] - _mp_log10(count / (table.n + 1))) <= 1e-13, g
+        # f* + g rounds to a neighbouring knot (ties to even): the count there, exactly
+        knot = (_q(F_OPT + g) - _q(F_OPT)) / Fraction(ULP)
+        assert knot.denominator == 1
+        assert abs(as_f.log10_v[i] - _mp_log10(Fraction(5 * knot, table.n + 1))) <= 1e-13, g
+    assert np.all(np.diff(res.log10_v) > 0)
