@@ -20,7 +20,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from app.domain import absrank
+from app.domain import absrank, aggregates
 from app.domain.absrank import RankContext
 from app.domain.curves import V1Curve
 from app.domain.functions import get_function
@@ -277,3 +277,24 @@ def test_eq28_knots_near_f_opt_interpolate_the_exact_gaps() -> None:
         assert knot.denominator == 1
         assert abs(as_f.log10_v[i] - _mp_log10(Fraction(5 * knot, table.n + 1))) <= 1e-13, g
     assert np.all(np.diff(res.log10_v) > 0)
+
+
+def test_mean_of_error_runs_uses_the_exact_power_law_on_gaps() -> None:
+    """The mean of r = 3 runs of errors (mean 1e-13, below ulp(450) = 5.7e-14 × 2) on the
+    analytic F1: ``P(mean <= w) = (C Γ(β+1))^r (r w)^(rβ)/Γ(rβ+1)`` with ``C = V_10/200^10``,
+    β = 5 (the r-fold convolution of ``C w^β``), from the gap itself."""
+    fn = get_function("cec2005/f1/d10")
+    assert fn.f_opt is not None
+    ctx = RankContext(fn.f_opt, None, 0.0, 5.0, "registered", fn.x_opt, fn.lower, fn.upper)
+    curve = absrank.analytic_curve("sphere", ctx)
+    w = np.array([1e-13, 2e-9])
+    res = aggregates.aggregate_ranks(
+        w, curve, budget=1, runs=3, aggregate="mean", values_are="error"
+    )
+    assert list(res.method) == ["mean-power", "mean-power"]
+    with mpmath.workdps(50):
+        c = mpmath.pi**5 / mpmath.gamma(6) / mpmath.mpf(200) ** 10
+        for got, x in zip(res.log10_v, w, strict=True):
+            xq = mpmath.mpf(Fraction(float(x)).numerator) / Fraction(float(x)).denominator
+            p = (c * mpmath.gamma(6)) ** 3 * (3 * xq) ** 15 / mpmath.gamma(16)
+            assert abs(got - float(mpmath.log10(p))) <= 1e-9, x
