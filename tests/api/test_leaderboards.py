@@ -602,3 +602,23 @@ def test_a_value_at_f_star_is_exact_and_every_entry_has_its_error(
     assert entries[at_min]["absolute"]["log10_v"] is None  # v = 0 exactly
     assert entries[at_min]["error"] == 0.0
     assert entries[as_f]["error"] == pytest.approx(1e6, rel=1e-12)
+
+
+def test_errors_below_the_resolution_of_f_star_keep_their_ranks_apart(
+    lb: tuple[TestClient, InlineDispatcher],
+) -> None:
+    """bbob/f1/i1/d2 has f* = 79.48 (ulp 1.4e-14): errors 1e-16 and 3e-16 round to f* + 0 as
+    values of f, but are ranked as the gaps themselves (absolute and relative)."""
+    client, _ = lb
+    sm = _sm(client)
+    tiny = store_set(sm, "tiny", {F[0]: [1e-16]}, values_are="error", budget=100)
+    small = store_set(sm, "small", {F[0]: [3e-16]}, values_are="error", budget=100)
+    zero = store_set(sm, "zero", {F[0]: [0.0]}, values_are="error", budget=100)
+    entries = _by_id(_board(client, F[0]))
+    for sid, e in ((tiny, 1e-16), (small, 3e-16)):
+        assert entries[sid]["status"] == "final"
+        got = entries[sid]["absolute"]["log10_v"]
+        assert got == pytest.approx(math.log10(_sphere_v(e, 100)), rel=1e-9)
+    assert entries[zero]["absolute"]["log10_v"] is None  # v = v1(f*) = 0, exact
+    ranks = [entries[sid]["relative_rank"] for sid in (zero, tiny, small)]
+    assert ranks == [1.0, 2.0, 3.0]  # as f* + e all three would tie at f*
