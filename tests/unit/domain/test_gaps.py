@@ -20,7 +20,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from app.domain import absrank, aggregates
+from app.domain import absrank, aggregates, sampling
 from app.domain.absrank import RankContext
 from app.domain.curves import V1Curve
 from app.domain.functions import get_function
@@ -298,3 +298,36 @@ def test_mean_of_error_runs_uses_the_exact_power_law_on_gaps() -> None:
             xq = mpmath.mpf(Fraction(float(x)).numerator) / Fraction(float(x)).denominator
             p = (c * mpmath.gamma(6)) ** 3 * (3 * xq) ** 15 / mpmath.gamma(16)
             assert abs(got - float(mpmath.log10(p))) <= 1e-9, x
+
+
+def test_deepest_default_ladder_level_of_f1_keeps_its_gaps_to_about_5_digits() -> None:
+    """The measurement of docs/METHODS.md "Values and errors": CEC 2005 F1 d10, the default
+    ladder (factor 2, 60 decades, as app.config's defaults and app.services.tables.ladder_plan),
+    its deepest box at N = 2^16 (seed 0). The stored samples are ``fl(g(x) + f*)``: each gap
+    ``y_i − f*`` (an exact difference of floats) misses ``g(x_i)`` by at most ``ulp(f*)/2``."""
+    fn = get_function("cec2005/f1/d10")
+    assert fn.f_opt is not None
+    assert fn.x_opt is not None
+    shape = ladder_shape(fn.evaluate_noise_free, fn.x_opt, fn.f_opt, fn.lower, fn.upper, degree=2.0)
+    plan = plan_ladder(
+        fn.lower,
+        fn.upper,
+        fn.x_opt,
+        factor=2.0,
+        max_levels=32,
+        min_log10_volume=-60.0,
+        shape=np.asarray(shape),
+        orientation=shape.orientation,
+        intersect=True,
+    )
+    box = plan.boxes[-1]
+    assert len(plan.boxes) == 22
+    chunk = sampling.evaluate_chunk(fn.evaluate, box.lower, box.upper, 0, 0, 2**16, 16)
+    values, low_x, _ = sampling.merge_chunk_results([chunk], 16)
+    ulp = Fraction(float(np.spacing(abs(fn.f_opt))))
+    y_1 = float(np.min(values))
+    gap = _q(y_1) - _q(fn.f_opt)
+    exact = sum((_q(a) - _q(b)) ** 2 for a, b in zip(low_x[0], fn.x_opt, strict=True))
+    assert 3e4 < gap / ulp < 4e4  # y_1 − f* ≈ 2.07e-9 = 36477 ulp(450)
+    assert abs(gap - exact) <= ulp / 2 + exact * Fraction(1, 2**48)  # g(x) itself: a few ulps
+    assert abs(gap - exact) / exact < Fraction(2, 10**5)  # about 5 significant digits kept
