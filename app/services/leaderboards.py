@@ -286,6 +286,17 @@ def _relative_ranks(
     return {c.set.id: float(r) for c, r in zip(comparable, ranks.tolist(), strict=True)}
 
 
+def _pair_runs(a: Candidate, b: Candidate) -> tuple[np.ndarray, np.ndarray]:
+    """Two sets' runs in units that keep their order: two error sets as errors (``f* + e``
+    would tie errors that differ below ``ulp(f*)``), two sets of ``f`` values as sent, a mixed
+    pair as gaps ``t − f*`` (the ``f`` values' ``fl(t − f*)`` is exact near ``f*``)."""
+    x, y = np.asarray(a.values), np.asarray(b.values)
+    if a.errors == b.errors:
+        return x, y
+    f_opt = (a if a.errors else b).offset  # an error set's offset is f*
+    return (x, y - f_opt) if a.errors else (x - f_opt, y)
+
+
 def _note(c: Candidate, aggregate: str) -> str | None:
     if not c.published:
         return None
@@ -407,6 +418,9 @@ def significance(board: Board, settings: Settings, alpha: float) -> Significance
         for e in tested
     }
     pairs = [(a, b) for i, a in enumerate(tested) for b in tested[i + 1 :]]
+    compared = [
+        _pair_runs(board.candidates[a.set_id], board.candidates[b.set_id]) for a, b in pairs
+    ]
     # a pair whose run counts cannot give p < alpha (smallest exact two-sided p = 2/C(n, n_a))
     # is decided by its sizes alone, before any value is seen: left out of the Holm family
     reachable = [
@@ -414,7 +428,7 @@ def significance(board: Board, settings: Settings, alpha: float) -> Significance
         for a, b in pairs
     ]
     with domain_errors_as_problems("function_id"):
-        results = [twosample.rank_sum(runs[a.set_id], runs[b.set_id]) for a, b in pairs]
+        results = [twosample.rank_sum(x, y) for x, y in compared]
         family = [k for k, ok in enumerate(reachable) if ok]
         adjusted = (
             ranktests.adjusted_family(
