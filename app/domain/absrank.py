@@ -20,6 +20,9 @@ down to ``1e-400`` and beyond; ``-inf`` only where ``v`` is exactly 0, i.e. ``t 
 without an atom) and ``v = 10**log10_v`` (may underflow to 0.0). Intervals are transformed by the
 same monotone maps as the point estimate.
 
+Errors ``t − f*`` are ranked as the gap itself (``ranks_from_curve(..., values_are="error")``):
+tails and exact forms take the gap, Eq. 28 compares it with the knots' exact gaps [4].
+
 References
 ----------
 .. [1] Y. Jing, Q. Liu. Absolute Ranking: An Essential Normalization for Benchmarking Optimization
@@ -29,6 +32,10 @@ References
        case of the binomial. Biometrika 26 (1934).
 .. [3] B. M. Hill. A simple general approach to inference about the tail of a distribution.
        Ann. Statist. 3 (1975).
+.. [4] D. E. Knuth. The Art of Computer Programming, vol. 2: Seminumerical Algorithms, 3rd ed.,
+       §4.2.2 (the exact error of a rounded sum, TwoSum): used to know which knots' gaps
+       ``y_j − f*`` are exact, so that errors (``values_are="error"``) are compared and
+       interpolated as gaps (docs/METHODS.md, "Values and errors").
 """
 
 from __future__ import annotations

@@ -438,7 +438,9 @@ def _power_ends(inp: _Inputs, span: float) -> list[tuple[float, float]] | None:
     # the offsets the curve sees (x − f* is exact near f*, Sterbenz): no rounding amplification
     with np.errstate(divide="ignore"):
         ln_ratio = np.log((x - inp.origin) / (x[0] - inp.origin))
-    ln_v, ln_lo, ln_hi, _ = inp.curve.evaluate(x)
+    curve = inp.curve
+    # gaps (errors) are evaluated as gaps: curve.evaluate would read them as values of f
+    ln_v, ln_lo, ln_hi, _ = curve.evaluate_errors(x) if inp.gaps else curve.evaluate(x)
     out: list[tuple[float, float]] = []
     for which, ln in enumerate((ln_v, ln_lo, ln_hi)):
         if which > 0 and np.isneginf(ln[0]):

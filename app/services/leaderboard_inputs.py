@@ -114,8 +114,20 @@ class Candidate:
 
     @property
     def value_f(self) -> float:
-        """The aggregate in ``f`` units (what is ranked)."""
+        """The aggregate in ``f`` units, ``value + f*`` for errors (rounded to ``ulp(f*)/2``:
+        never ranked for errors, which are ranked as the gaps themselves, see :attr:`sent`)."""
         return self.value + self.offset
+
+    @property
+    def errors(self) -> bool:
+        """Its values are errors ``f − f*``."""
+        return self.set.values_are == "error"
+
+    @property
+    def sent(self) -> float:
+        """The aggregate as the rank request receives it: the error itself for errors (ranked
+        as the gap ``t − f*``, ``values_are='error'``), else the value of ``f``."""
+        return self.value if self.errors else self.value_f
 
 
 # ---------------------------------------------------------------------------------------------

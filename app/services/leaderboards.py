@@ -26,9 +26,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from app import errors
 from app.config import Settings
 from app.db import session_scope
-from app.domain import ranktests, twosample
+from app.domain import exactfloat, ranktests, twosample
 from app.domain.functions import BenchmarkFunction
-from app.domain.ranking import midranks
 from app.repositories.result_sets import ResultSetRepository
 from app.schemas.leaderboards import (
     AbsoluteRankRead,
@@ -142,11 +141,13 @@ def _rank_group(
     names: dict[str, str],
     warnings: list[str],
 ) -> tuple[list[RankItem], dict[str, Any], dict[str, Any]]:
-    """One rank call for candidates of the same budget, runs and aggregate."""
+    """One rank call for candidates of the same budget, runs, aggregate and units (errors are
+    sent as errors, ranked as the gaps ``t − f*``)."""
     first = group[0]
     req = RankRequest(
         function_id=fn.id,
-        values=[c.value_f for c in group],
+        values=[c.sent for c in group],
+        values_are="error" if first.errors else "f",  # type: ignore[arg-type]
         runs=first.runs,
         aggregate=None if first.runs == 1 else first.aggregate,  # type: ignore[arg-type]
         budget=first.budget,
@@ -189,9 +190,9 @@ def _rank_candidates(
 ) -> dict[str, _Ranked]:
     """Absolute ranks: the domain table (or exact v1) first; the ladder for values below the
     table's samples, provisional while it is not ready."""
-    groups: dict[tuple[int, int, str], list[Candidate]] = defaultdict(list)
+    groups: dict[tuple[int, int, str, bool], list[Candidate]] = defaultdict(list)
     for c in cands:
-        groups[(c.budget, c.runs, c.aggregate)].append(c)
+        groups[(c.budget, c.runs, c.aggregate, c.errors)].append(c)
     out: dict[str, _Ranked] = {}
     for key in sorted(groups):
         group = groups[key]
@@ -210,7 +211,8 @@ def _rank_candidates(
         deep = []
         for c, item in zip(group, items, strict=True):
             out[c.set.id] = _Ranked(absolute=_absolute(item, source, tail))
-            at_minimum = fn.f_opt is not None and c.value_f <= fn.f_opt  # v = v1(f*): exact
+            # v = v1(f*): exact; an error at or below 0 (f* + e may round to f* from above)
+            at_minimum = c.value <= 0.0 if c.errors else _at_or_below(c.value_f, fn.f_opt)
             if y1 is not None and c.value_f < y1 and not at_minimum:
                 deep.append(c)
         if deep:
@@ -256,15 +258,43 @@ def _sort_key(e: LeaderboardEntry) -> tuple[int, float, str]:
     return (0, -math.inf if log10 is None else log10, e.set_id)
 
 
-def _relative_ranks(cands: dict[str, Candidate], aggregate: str) -> dict[str, float]:
-    """Midranks of the aggregate values (f units) among the sets with the requested aggregate."""
+def _at_or_below(value_f: float, f_opt: float | None) -> bool:
+    return f_opt is not None and value_f <= f_opt
+
+
+def _gap_units(c: Candidate, f_opt: float | None) -> int:
+    """The aggregate's gap ``t − f*`` exactly, in units of ``2^-1074`` (:mod:`exactfloat`): the
+    error itself for errors, ``U(t) − U(f*)`` for values of ``f`` (``t`` itself without ``f*``)."""
+    if c.errors:
+        return exactfloat.units(np.array([c.value]))[0]
+    t = exactfloat.units(np.array([c.value_f]))[0]
+    return t if f_opt is None else t - exactfloat.units(np.array([f_opt]))[0]
+
+
+def _relative_ranks(
+    cands: dict[str, Candidate], aggregate: str, f_opt: float | None = None
+) -> dict[str, float]:
+    """Midranks of the aggregate values among the sets with the requested aggregate, compared
+    exactly as gaps ``t − f*`` (errors as sent, values of ``f`` minus ``f*``): errors that differ
+    below ``ulp(f*)`` stay apart (``f* + e`` would tie them)."""
     comparable = [
         c for c in cands.values() if not c.published or c.aggregate in (aggregate, "best")
     ]
     if not comparable:
         return {}
-    ranks = midranks(np.array([c.value_f for c in comparable]))
+    ranks = exactfloat.midranks_exact([_gap_units(c, f_opt) for c in comparable])
     return {c.set.id: float(r) for c, r in zip(comparable, ranks.tolist(), strict=True)}
+
+
+def _pair_runs(a: Candidate, b: Candidate) -> tuple[np.ndarray, np.ndarray]:
+    """Two sets' runs in units that keep their order: two error sets as errors (``f* + e``
+    would tie errors that differ below ``ulp(f*)``), two sets of ``f`` values as sent, a mixed
+    pair as gaps ``t − f*`` (the ``f`` values' ``fl(t − f*)`` is exact near ``f*``)."""
+    x, y = np.asarray(a.values), np.asarray(b.values)
+    if a.errors == b.errors:
+        return x, y
+    f_opt = (a if a.errors else b).offset  # an error set's offset is f*
+    return (x, y - f_opt) if a.errors else (x - f_opt, y)
 
 
 def _note(c: Candidate, aggregate: str) -> str | None:
@@ -319,7 +349,7 @@ def build_board(
         else:
             board.candidates[sid] = got
     ranked = _rank_candidates(ctx, fn, list(board.candidates.values()), names, board)
-    relative = _relative_ranks(board.candidates, aggregate)
+    relative = _relative_ranks(board.candidates, aggregate, fn.f_opt)
     for sid, c in board.candidates.items():
         r = ranked[sid]
         note = "; ".join(x for x in (_note(c, aggregate), r.note) if x) or None
@@ -388,6 +418,9 @@ def significance(board: Board, settings: Settings, alpha: float) -> Significance
         for e in tested
     }
     pairs = [(a, b) for i, a in enumerate(tested) for b in tested[i + 1 :]]
+    compared = [
+        _pair_runs(board.candidates[a.set_id], board.candidates[b.set_id]) for a, b in pairs
+    ]
     # a pair whose run counts cannot give p < alpha (smallest exact two-sided p = 2/C(n, n_a))
     # is decided by its sizes alone, before any value is seen: left out of the Holm family
     reachable = [
@@ -395,7 +428,7 @@ def significance(board: Board, settings: Settings, alpha: float) -> Significance
         for a, b in pairs
     ]
     with domain_errors_as_problems("function_id"):
-        results = [twosample.rank_sum(runs[a.set_id], runs[b.set_id]) for a, b in pairs]
+        results = [twosample.rank_sum(x, y) for x, y in compared]
         family = [k for k, ok in enumerate(reachable) if ok]
         adjusted = (
             ranktests.adjusted_family(

@@ -244,8 +244,9 @@ def _deep_values(fn: BenchmarkFunction, req: RankRequest, y1: float) -> np.ndarr
         if req.values is not None
         else [v for runs in (req.runs_by_algorithm or {}).values() for v in runs]
     )
-    t = np.asarray(sent, dtype=np.float64) + _offset(fn, req)
-    return t[(t < y1) & (t > fn.f_opt)]
+    x = np.asarray(sent, dtype=np.float64)
+    t = x + _offset(fn, req)
+    return t[(t < y1) & _above_minimum(fn, req, x)]
 
 
 def _ladder_for_deep_values(
@@ -439,32 +440,52 @@ def _items(
     return out
 
 
-def _provisional(source: _Source, fn: BenchmarkFunction, t: np.ndarray) -> np.ndarray | None:
-    """Which values (as ``f``) await the ladder: those in ``(f*, y_1)`` (``None``: none do)."""
+def _provisional(
+    source: _Source, fn: BenchmarkFunction, req: RankRequest, sent: np.ndarray
+) -> np.ndarray | None:
+    """Which values sent await the ladder: those in ``(f*, y_1)`` (``None``: none do); an error
+    is above ``f*`` when it is positive (``f* + e`` may round to ``f*``)."""
     if source.provisional_below is None:
         return None
+    t = sent + _offset(fn, req)
+    return (t < source.provisional_below) & _above_minimum(fn, req, sent)
+
+
+#: A value sent as ``f`` whose gap ``t − f*`` is resolved more coarsely than this (relative)
+#: by float64 (half an ulp of ``t``) is flagged: fewer than 6 significant digits of the gap.
+GAP_RESOLUTION = 1e-6
+
+
+def _above_minimum(fn: BenchmarkFunction, req: RankRequest, sent: np.ndarray) -> np.ndarray:
+    """Which values sent lie above ``f*``: errors ``e > 0`` (not ``f* + e > f*``, which an error
+    below ``ulp(f*)/2`` fails), values of ``f`` ``t > f*``."""
     assert fn.f_opt is not None
-    return (t < source.provisional_below) & (t > fn.f_opt)
+    return sent > 0.0 if req.values_are == "error" else sent > fn.f_opt
 
 
 def _resolution_warnings(req: RankRequest, fn: BenchmarkFunction, sent: list[float]) -> list[str]:
-    """Say so when errors are below the float64 resolution of ``f*`` (``f* + e`` is rounded)."""
-    if req.values_are != "error" or fn.f_opt is None or fn.f_opt == 0.0:
+    """Say so when values of ``f`` carry their gap ``t − f*`` with fewer than 6 digits.
+
+    A value ``t`` sent as ``f`` holds the gap ``t − f*`` only to half an ulp of ``t`` (about
+    ``ulp(f*)/2`` near ``f*``): above :data:`GAP_RESOLUTION` relative, the rank of ``t`` is that of
+    the rounded gap, and ``t == f*`` for a gap below ``ulp(f*)/2``. Errors
+    (``values_are='error'``) are ranked as the gaps themselves and keep their digits
+    (docs/METHODS.md, "Values and errors"), so they are not flagged.
+    """
+    if req.values_are == "error" or fn.f_opt is None:
         return []
-    e = np.asarray(sent, dtype=np.float64)
-    positive = e > 0
-    if not positive.any():
-        return []
-    recovered = (fn.f_opt + e) - fn.f_opt
-    lossy = positive & (np.abs(recovered - e) > 1e-6 * e)
+    t = np.asarray(sent, dtype=np.float64)
+    gap = t - fn.f_opt
+    with np.errstate(invalid="ignore"):
+        lossy = (gap > 0) & np.isfinite(t) & (0.5 * np.spacing(np.abs(t)) > GAP_RESOLUTION * gap)
     if not lossy.any():
         return []
     ulp = float(np.spacing(abs(fn.f_opt)))
     return [
-        f"{int(lossy.sum())} error(s) (first: {float(e[lossy][0])!r}) lie within a few ulps of "
-        f"f* = {fn.f_opt!r}, whose float64 resolution is {ulp:.3g}: they are ranked at the "
-        "rounded value f* + e (an error below half that resolution is ranked as f* itself, "
-        "v = 0 without an atom)"
+        f"{int(lossy.sum())} value(s) (first: {float(t[lossy][0])!r}) lie so close to "
+        f"f* = {fn.f_opt!r} (float64 resolution {ulp:.3g} there) that their gap t - f* has "
+        "fewer than 6 significant digits: they are ranked at that rounded gap; send the errors "
+        "t - f* themselves with values_are='error' to keep their digits"
     ]
 
 
@@ -472,7 +493,9 @@ def _below_minimum_warnings(req: RankRequest, fn: BenchmarkFunction, t: np.ndarr
     """Say so when values lie below the known minimum (likely a sign error or a wrong f*)."""
     if fn.f_opt is None:
         return []
-    below = np.flatnonzero(t < fn.f_opt)
+    # errors: the sign of the error itself (f* + e < f* misses errors above -ulp(f*)/2)
+    sent = np.asarray(req.values, dtype=np.float64) if req.values_are == "error" else None
+    below = np.flatnonzero(sent < 0.0 if sent is not None else t < fn.f_opt)
     if below.size == 0:
         return []
     out = [
@@ -749,7 +772,9 @@ def _rank_values(
         "budget": req.budget,
         "runs": req.runs,
         "aggregate": aggregate,
-        "results": _items(req.values, res, _provisional(source, fn, t)),
+        "results": _items(
+            req.values, res, _provisional(source, fn, req, np.asarray(req.values, dtype=float))
+        ),
         "algorithms": None,
         "tail": res.tail,
         "warnings": list(res.warnings)
@@ -883,7 +908,7 @@ def _rank_runs(
             budget=req.budget,
             values_are=req.values_are,
         )
-    deep = _provisional(source, fn, sent + offset)
+    deep = _provisional(source, fn, req, sent)
     per_run = _items(flat, single, deep)
     warnings = list(single.warnings)
     algorithms: list[dict[str, Any]] = []
@@ -916,7 +941,9 @@ def _rank_runs(
         "tail": tail,
         "warnings": warnings
         + _anchor_warnings(req, tail)
-        + _runs_below_minimum_warnings(fn, runs_by_algorithm, offset)
+        + _runs_below_minimum_warnings(
+            fn, runs_by_algorithm, offset, errors=req.values_are == "error"
+        )
         + _resolution_warnings(req, fn, [v for runs in runs_by_algorithm.values() for v in runs]),
     }
 
@@ -933,14 +960,19 @@ def _aggregate_awaits(entry: dict[str, Any], runs_deep: np.ndarray) -> bool:
 
 
 def _runs_below_minimum_warnings(
-    fn: BenchmarkFunction, runs_by_algorithm: dict[str, list[float]], offset: float
+    fn: BenchmarkFunction,
+    runs_by_algorithm: dict[str, list[float]],
+    offset: float,
+    *,
+    errors: bool = False,
 ) -> list[str]:
     """Runs below the known minimum (likely a sign error or a wrong f*): one warning that
     counts the runs and names the algorithms."""
     if fn.f_opt is None:
         return []
     below = {
-        name: [i for i, x in enumerate(runs) if x + offset < fn.f_opt]
+        # errors (offset f*): the sign of the error itself, not f* + e < f*
+        name: [i for i, x in enumerate(runs) if (x < 0.0 if errors else x + offset < fn.f_opt)]
         for name, runs in runs_by_algorithm.items()
     }
     names = [name for name, idx in below.items() if idx]

@@ -451,8 +451,12 @@ def _rank_box(
     t: np.ndarray,
     budget: int,
     method: dict[str, Any],
+    values_are: str = "f",
 ) -> float | None:
-    """Fill ``entry`` with the ranks on its box and their spread; return ``log10 e``."""
+    """Fill ``entry`` with the ranks on its box and their spread; return ``log10 e``.
+
+    ``t``: the values in the units of ``values_are`` (errors are ranked as the gaps themselves).
+    """
     region = entry["region"]
     lower = np.asarray(region["lower"], dtype=np.float64)
     upper = np.asarray(region["upper"], dtype=np.float64)
@@ -461,7 +465,7 @@ def _rank_box(
         curve = absrank.table_curve(
             data, ctx, tail=str(method["tail"]), k_anchor=int(method["tail_k"])
         )
-        res = absrank.ranks_from_curve(t, curve, budget=budget)
+        res = absrank.ranks_from_curve(t, curve, budget=budget, values_are=values_are)
     except DomainError as exc:
         entry |= {"computable": False, "reason": f"no ranks on this box: {exc}"}
         return None
@@ -565,10 +569,18 @@ def _choose(
         )
 
 
-def _below_minimum(fn: BenchmarkFunction, names: list[str], t: np.ndarray, tail: str) -> list[str]:
+def _below_minimum(
+    fn: BenchmarkFunction,
+    names: list[str],
+    t: np.ndarray,
+    tail: str,
+    minimum: float | None = None,
+) -> list[str]:
+    """``t`` below ``minimum`` (default ``f*``; 0 for errors: their own sign, not ``f* + e``)."""
     if fn.f_opt is None:
         return []
-    below = [n for n, x in zip(names, t.tolist(), strict=True) if x < fn.f_opt]
+    lowest = fn.f_opt if minimum is None else minimum
+    below = [n for n, x in zip(names, t.tolist(), strict=True) if x < lowest]
     if not below:
         return []
     head = f"{len(below)} value(s) lie below f* = {fn.f_opt!r} (first: algorithm {below[0]!r}): "
@@ -585,16 +597,18 @@ def _answer(sm: SM, settings: Settings, scan_id: str, payload: dict[str, Any]) -
     fn = find_function(payload["function_id"])
     names = [a for a, _ in payload["values"]]
     values = [float(v) for _, v in payload["values"]]
-    t = np.asarray(values, dtype=np.float64)
-    if payload["values_are"] == "error":
-        assert fn.f_opt is not None
-        t = t + fn.f_opt
+    sent = np.asarray(values, dtype=np.float64)
+    errors = payload["values_are"] == "error"
+    # errors are ranked as the gaps themselves: f* + e would round them to ulp(f*)/2
+    t = sent  # in the units of values_are
     budget = payload["budget"] or 1
     loaded = [tables.load_table_data(sm, table_id) for table_id in payload["tables"]]
     views: list[tables.TableView | None] = [view for view, _ in loaded]
     body = _building(scan_id, payload, views, settings, "ready")
     log10_e = [
-        _rank_box(fn, data, entry, names, values, t, budget, payload["method"])
+        _rank_box(
+            fn, data, entry, names, values, t, budget, payload["method"], payload["values_are"]
+        )
         for entry, (_, data) in zip(body["deltas"], loaded, strict=True)
     ]
     _choose(body, payload, log10_e, n_distinct=int(np.unique(t).size))
@@ -604,7 +618,9 @@ def _answer(sm: SM, settings: Settings, scan_id: str, payload: dict[str, Any]) -
             body["follow_up"] = _follow_up(settings, fn, payload, choice["delta"])
         except (InvalidInput, NotFound) as exc:  # the deployment's limits changed since
             body["warnings"].append(f"no follow-up table: {exc.detail}")
-    body["warnings"] += _below_minimum(fn, names, t, str(payload["method"]["tail"]))
+    body["warnings"] += _below_minimum(
+        fn, names, t, str(payload["method"]["tail"]), 0.0 if errors else None
+    )
     body["provenance"] = provenance(
         payload,
         region_scan_id=scan_id,

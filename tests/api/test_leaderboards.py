@@ -602,3 +602,45 @@ def test_a_value_at_f_star_is_exact_and_every_entry_has_its_error(
     assert entries[at_min]["absolute"]["log10_v"] is None  # v = 0 exactly
     assert entries[at_min]["error"] == 0.0
     assert entries[as_f]["error"] == pytest.approx(1e6, rel=1e-12)
+
+
+def test_errors_below_the_resolution_of_f_star_keep_their_ranks_apart(
+    lb: tuple[TestClient, InlineDispatcher],
+) -> None:
+    """bbob/f1/i1/d2 has f* = 79.48 (ulp 1.4e-14): errors 1e-16 and 3e-16 round to f* + 0 as
+    values of f, but are ranked as the gaps themselves (absolute and relative)."""
+    client, _ = lb
+    sm = _sm(client)
+    tiny = store_set(sm, "tiny", {F[0]: [1e-16]}, values_are="error", budget=100)
+    small = store_set(sm, "small", {F[0]: [3e-16]}, values_are="error", budget=100)
+    zero = store_set(sm, "zero", {F[0]: [0.0]}, values_are="error", budget=100)
+    entries = _by_id(_board(client, F[0]))
+    for sid, e in ((tiny, 1e-16), (small, 3e-16)):
+        assert entries[sid]["status"] == "final"
+        got = entries[sid]["absolute"]["log10_v"]
+        assert got == pytest.approx(math.log10(_sphere_v(e, 100)), rel=1e-9)
+    assert entries[zero]["absolute"]["log10_v"] is None  # v = v1(f*) = 0, exact
+    ranks = [entries[sid]["relative_rank"] for sid in (zero, tiny, small)]
+    assert ranks == [1.0, 2.0, 3.0]  # as f* + e all three would tie at f*
+
+
+def test_rank_sum_pairs_of_error_sets_compare_the_errors_themselves(
+    lb: tuple[TestClient, InlineDispatcher],
+) -> None:
+    """Runs of 1e-16 … 1e-15 on bbob/f1/i1/d2 (f* = 79.48) are all f* as values of f; as errors
+    the two sets are apart: scipy's exact Mann–Whitney on the errors (p = 2/C(10, 5))."""
+    client, _ = lb
+    a = [1e-16, 2e-16, 3e-16, 4e-16, 5e-16]
+    b = [6e-16, 7e-16, 8e-16, 9e-16, 1e-15]
+    sm = _sm(client)
+    ids = {
+        "A": store_set(sm, "A", {F[0]: a}, values_are="error"),
+        "B": store_set(sm, "B", {F[0]: b}, values_are="error"),
+    }
+    sig = _board(client, F[0])["significance"]
+    (pair,) = sig["pairs"]
+    x, y = (a, b) if pair["a"] == ids["A"] else (b, a)
+    ref = stats.mannwhitneyu(x, y, method="exact")
+    assert ref.pvalue == pytest.approx(2 / 252, rel=1e-12)
+    assert pair["p_value"] == pytest.approx(ref.pvalue, rel=1e-9)
+    assert pair["statistic"] == ref.statistic

@@ -93,21 +93,38 @@ def test_runs_lists_are_limited_like_runs(client: TestClient) -> None:
     assert r.json()["field"].startswith("runs_by_algorithm")
 
 
-def test_errors_below_the_resolution_of_f_star_are_flagged(client: TestClient) -> None:
-    # classic/... have f* = 0; a CEC function has f* = bias (CEC 2017 F1: 100, ulp 1.4e-14)
-    r = client.post(
-        "/v1/functions/cec2017/f1/d2/evaluate",
-        json={"points": [[0.0, 0.0]]},
-    )
-    assert r.status_code == 200
-    out = client.post(
-        "/v1/absolute-ranks",
-        json={
-            "function_id": "cec2017/f1/d2",
-            "values": [1e-15, 1e-3],
-            "values_are": "error",
-            "regions": "domain",
-        },
-    ).json()
-    assert any("float64 resolution" in w for w in out["warnings"]), out["warnings"]
-    assert out["results"][0]["log10_v"] is None  # ranked as f* itself, and the warning says so
+def _rank(client: TestClient, body: dict) -> dict:
+    r = client.post("/v1/absolute-ranks", json={"function_id": "cec2017/f1/d2"} | body)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_errors_below_the_resolution_of_f_star_keep_their_digits(client: TestClient) -> None:
+    # CEC 2017 F1: f* = 100, ulp(100) = 1.4e-14; errors are ranked as the gaps themselves
+    out = _rank(client, {"values": [1e-15, 1e-3], "values_are": "error", "regions": "domain"})
+    assert not any("significant digits" in w for w in out["warnings"]), out["warnings"]
+    assert not any("below f*" in w for w in out["warnings"]), out["warnings"]
+    low = out["results"][0]["log10_v"]
+    assert low is not None  # not f* itself: the error 1e-15 keeps its digits
+    assert low < out["results"][1]["log10_v"]
+
+
+def test_f_values_within_ulps_of_f_star_are_flagged(client: TestClient) -> None:
+    ulp = 2.0**-46  # ulp(100)
+    near, far = 100.0 + 3 * ulp, 100.0 + 1e-3
+    out = _rank(client, {"values": [far, near], "regions": "domain"})
+    flagged = [w for w in out["warnings"] if "significant digits" in w]
+    assert len(flagged) == 1, out["warnings"]
+    assert flagged[0].startswith(f"1 value(s) (first: {near!r})")  # 1e-3 keeps 10 digits
+
+
+def test_negative_errors_below_the_resolution_of_f_star_are_below_the_minimum(
+    client: TestClient,
+) -> None:
+    # f* + (-1e-20) == f*: the error itself says it lies below the minimum
+    out = _rank(client, {"values": [-1e-20, 1e-3], "values_are": "error", "regions": "domain"})
+    assert any("1 value(s) lie below f*" in w for w in out["warnings"]), out["warnings"]
+    runs = {"A": [1e-3, -1e-20], "B": [1e-2, 1e-3]}
+    body = {"runs_by_algorithm": runs, "aggregate": "best", "values_are": "error"}
+    out = _rank(client, body | {"regions": "domain"})
+    assert any("1 run(s) of runs_by_algorithm.A lie below f*" in w for w in out["warnings"])

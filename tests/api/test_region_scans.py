@@ -169,16 +169,19 @@ def test_budget_ranks_best_of_c(client: TestClient) -> None:
     assert scan["deltas"][0]["ranks"][0]["log10_v"] > plain["deltas"][0]["ranks"][0]["log10_v"]
 
 
-def test_errors_are_ranked_after_adding_f_star(client: TestClient) -> None:
+def test_errors_are_ranked_as_gaps(client: TestClient) -> None:
+    """bbob/f1/i1/d2 (f* = 79.48, ulp 1.4e-14): 1e-16 and 3e-16 are both f* as values of f, but
+    keep distinct ranks as errors, equal to POST /v1/absolute-ranks with values_are='error'."""
     fn = "bbob/f1/i1/d2"
     f_opt = get_function(fn).f_opt
     assert f_opt is not None
-    errors = [1e-4, 0.5, 3.0]
+    assert f_opt + 1e-16 == f_opt + 3e-16 == f_opt
+    errors = [1e-16, 3e-16, 1e-4, 0.5, 3.0]
     by_error = _post(
         client,
         {
             "function_id": fn,
-            "values": {"A": 1e-4, "B": 0.5, "C": 3.0},
+            "values": {"D": 1e-16, "E": 3e-16, "A": 1e-4, "B": 0.5, "C": 3.0},
             "values_are": "error",
             "deltas": [0.5, 2.0],
             "log2n": 10,
@@ -188,6 +191,9 @@ def test_errors_are_ranked_after_adding_f_star(client: TestClient) -> None:
     for entry in by_error["deltas"]:
         ranks = _ranks_on(client, entry["table_id"], errors, values_are="error")
         assert [r["log10_v"] for r in entry["ranks"]] == [x["log10_v"] for x in ranks["results"]]
+        low = [r["log10_v"] for r in entry["ranks"][:2]]
+        assert None not in low
+        assert low[0] < low[1]
     assert [a["value"] for a in by_error["algorithms"]] == errors  # echoed as given
 
 
