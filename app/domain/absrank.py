@@ -361,6 +361,11 @@ class RankContext:
         Whether the table stores the points of its lowest samples. ``False`` for a table built
         from values alone (a user's samples): the power tail's clipping check cannot be made,
         so it is skipped and the validity record says so; the power-law fit tests still apply.
+    no_plateau : bool
+        Whether ``f`` is known to have no plateau at ``f*`` (registered atom 0): then
+        ``v1(f*) = 0`` in every region, even where stored samples round to ``f*`` (a deep
+        nested level's ``f = g + f*`` in float64). ``False`` (unknown; a box of a function
+        with a plateau, whose own samples at ``f*`` are counted): only ``t < f*`` is 0.
     """
 
     f_opt: float | None
@@ -373,6 +378,7 @@ class RankContext:
     region_upper: np.ndarray
     domain_volume_fraction: float = 1.0
     points_known: bool = True
+    no_plateau: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -1315,10 +1321,11 @@ def _zero_at_minimum(
     give ``f*`` itself a positive rank."""
     assert ctx.f_opt is not None
     f_opt = float(ctx.f_opt)
+    at_zero = ctx.no_plateau and ctx.atom == 0  # v1(f*) = 0 too
     if gap is None:
-        zero = t < f_opt if ctx.atom > 0 else t <= f_opt
+        zero = t <= f_opt if at_zero else t < f_opt
     else:
-        zero = gap < 0 if ctx.atom > 0 else gap <= 0
+        zero = gap <= 0 if at_zero else gap < 0
     if not np.any(zero):
         return est
     out = [np.where(zero, -np.inf, x) for x in (est.ln_v, est.ln_lo, est.ln_hi)]

@@ -43,4 +43,6 @@ def rank_context(
         domain_volume_fraction=_region_fraction(fn, lower, upper),
         # a user's samples come without their points: no clipping check for the power tail
         points_known=usersamples.USER_FLAG not in fn.flags,
+        # no plateau at f*: v1(f*) = 0 even where stored samples round to f*
+        no_plateau=fn.f_opt is not None and fn.local.atom == 0.0,
     )

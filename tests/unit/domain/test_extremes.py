@@ -224,7 +224,15 @@ def test_a_sample_that_rounds_to_f_opt_does_not_rank_f_opt_above_zero() -> None:
     order = np.lexsort((np.arange(values.size), values))
     data = absrank.build_table_data(values, x[order[:32]], k_exact=32)
     ctx = absrank.RankContext(
-        f_opt, None, 0.0, 0.5, "|x|", np.zeros(1), np.full(1, -1.0), np.full(1, 1.0)
+        f_opt,
+        None,
+        0.0,
+        0.5,
+        "|x|",
+        np.zeros(1),
+        np.full(1, -1.0),
+        np.full(1, 1.0),
+        no_plateau=True,
     )
     curve = absrank.table_curve(data, ctx, tail="linear")
     res = absrank.ranks_from_curve(np.array([f_opt, np.nextafter(f_opt, 0.0)]), curve)
@@ -232,6 +240,8 @@ def test_a_sample_that_rounds_to_f_opt_does_not_rank_f_opt_above_zero() -> None:
     assert res.method.tolist() == ["at-or-below-minimum"] * 2
     gap = absrank.ranks_from_curve(np.array([0.0]), curve, values_are="error")
     assert gap.v.tolist() == [0.0]
+    unknown = absrank.table_curve(data, dataclasses.replace(ctx, no_plateau=False), tail="linear")
+    assert absrank.ranks_from_curve(np.array([f_opt]), unknown).v[0] > 0  # counted (a box)
     with_atom = absrank.table_curve(data, dataclasses.replace(ctx, atom=0.25), tail="linear")
     at = absrank.ranks_from_curve(np.array([f_opt]), with_atom)
     assert at.v.tolist() == [0.25]
