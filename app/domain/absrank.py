@@ -1080,6 +1080,19 @@ def _auto_tail(inp: _TailInputs) -> TailChoice:
     if inp.ctx.f_opt is None:
         tail, info, _ = _paper_tail(inp)
         return tail, info, ["f* is unknown: the paper's lower tail exp(t - y_1)/(N+1) is used"]
+    table = inp.table
+    k_cap = min(table.low_values.size, table.k_exact, table.n)
+    if k_cap < min(MIN_ANCHOR, inp.k_anchor):  # the table, not the request, caps the anchor
+        tail, info, _ = _linear_tail(inp)
+        return (
+            tail,
+            info,
+            [
+                f"power tail not tried: the table keeps only {k_cap} lowest samples (N = {table.n}), "
+                f"fewer than the {MIN_ANCHOR} an anchor needs to check clipping and the power law "
+                "(the tail would replace Eq. 28 over most of the samples); linear tail used instead"
+            ],
+        )
     try:
         return _power_tail(inp)
     except NotApplicable as exc:

@@ -52,3 +52,19 @@ def test_files_one_per_line_or_a_column() -> None:
         usersamples.parse_sample_file(b"\xff\n", filename="a", column=None, at_most=5)
     with pytest.raises(InvalidInput, match="no header line"):
         usersamples.parse_sample_file(b"# only\n", filename="a", column="f", at_most=5)
+
+
+def test_auto_keeps_eq28_on_a_tiny_sample_with_a_stated_f_opt() -> None:
+    """Jing & Liu Fig. 9 (Y = [1, 3, 4, 6]) with f* = 0 stated: ``auto`` must not anchor a power
+    tail on the 4 samples (it would replace Eq. 28 below y_4); Eq. 28 holds at and between the
+    samples, the linear tail from (f*, 0) below y_1."""
+    values = np.array([1.0, 3.0, 4.0, 6.0])
+    data = absrank.build_table_data(values, np.zeros((4, 1)), k_exact=4)
+    ctx = absrank.RankContext(0.0, None, 0.0, None, "", None, np.zeros(1), np.ones(1))
+    res = absrank.ranks_from_curve(
+        np.array([0.5, 1.0, 2.0, 5.0]), absrank.table_curve(data, ctx, tail="auto")
+    )
+    exact = [Fraction(1, 10), Fraction(1, 5), Fraction(3, 10), Fraction(7, 10)]
+    assert res.v.tolist() == pytest.approx([float(x) for x in exact], rel=1e-12)
+    assert res.method.tolist() == ["tail-linear", "interpolated", "interpolated", "interpolated"]
+    assert any("power tail not tried" in w for w in absrank.table_curve(data, ctx).warnings)
