@@ -17,6 +17,7 @@ from absrank_client.errors import (
     ConnectionFailed,
     InvalidInput,
     JobFailed,
+    JobTimeout,
     RequestTimedOut,
     TableNotReady,
     problem_from_response,
@@ -223,15 +224,25 @@ class Client(ArchiveMethods):
         progress: ProgressOption,
         label: str,
     ) -> T:
-        """Poll ``fetch`` until it reports no status (done): ``(result, status, retry_after)``."""
+        """Poll ``fetch`` until it reports no status (done): ``(result, status, retry_after)``.
+
+        On :class:`JobTimeout` the last answer received (if any) is its ``last``."""
+        last: T | None = None
         with self._poller(timeout, progress, label) as poller:
             while True:
                 result, status, retry_after = fetch()
                 if status is None:
                     poller.finish()
                     return result
+                if result is not None:
+                    last = result
                 poller.report(status)
-                poller.wait(retry_after)
+                try:
+                    poller.wait(retry_after)
+                except JobTimeout as exc:
+                    if exc.last is None:
+                        exc.last = last
+                    raise
 
     def _wait_resource(
         self,
