@@ -322,12 +322,18 @@ def _emit_posthoc(result: Posthoc, fmt: Format) -> None:
             _note(f"warning: {w}")
 
 
+_CD_CONVENTIONS = {"jing-liu": "Jing & Liu's CD, Table I: z at 1 - alpha/(2k)"}
+"""How the cliques line names a critical difference that is not the standard one."""
+
+
 def _emit_cliques(posthoc: Posthoc, fmt: Format) -> None:
     cd = (
         f", critical difference {_fmt(posthoc.critical_difference)}"
         if posthoc.critical_difference is not None
         else ""
     )
+    if cd and posthoc.cd_convention != "standard":
+        cd += f" ({_CD_CONVENTIONS.get(posthoc.cd_convention, posthoc.cd_convention)})"
     _line(f"post-hoc {posthoc.procedure} at alpha = {_fmt(posthoc.alpha)}{cd}", fmt)
     if posthoc.cliques:
         for clique in posthoc.cliques:
@@ -584,6 +590,13 @@ def _read_matrix(path: Path) -> tuple[list[list[float | None]], list[str], list[
     return values, algorithms, [r[0].strip() for r in body]
 
 
+def _check_conventions(name: str, convention: str | None, cd_convention: str | None) -> None:
+    if convention is not None and name not in ("rank-sum", "ks"):
+        raise ValueError(f"--convention is for rank-sum and ks, not {name}")
+    if cd_convention is not None and name != "posthoc":
+        raise ValueError(f"--cd-convention is for posthoc, not {name}")
+
+
 @app.command("test")
 @_handled
 def run_test(
@@ -606,9 +619,18 @@ def run_test(
     n: Annotated[int | None, typer.Option(help="sign-cross-machine: non-tied instances")] = None,
     k: Annotated[int | None, typer.Option(help="sign-cross-machine: instances A won")] = None,
     p_gamma: Annotated[float | None, typer.Option(help="sign-cross-machine: p_gamma")] = None,
+    convention: Annotated[
+        str | None,
+        typer.Option(help="rank-sum: scipy-ranksums; ks: scipy-exact (default: the service's)"),
+    ] = None,
+    cd_convention: Annotated[
+        str | None,
+        typer.Option(help="posthoc: standard, or jing-liu (Table I: z at 1 - alpha/(2k))"),
+    ] = None,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Run one statistical test on a matrix or on two samples."""
+    _check_conventions(name, convention, cd_convention)
     with _client() as client:
         if name in _MATRIX_TESTS:
             if matrix is None:
@@ -624,6 +646,7 @@ def run_test(
                     problems=problems,
                     alpha=alpha,
                     control=control,
+                    cd_convention=cd_convention,
                 )
                 _emit_posthoc(result, fmt)
             else:
@@ -641,6 +664,8 @@ def run_test(
             options: dict[str, Any] = {"alternative": alternative}
             if name != "sign":
                 options["method"] = method
+            if convention is not None:
+                options["convention"] = convention
             call = getattr(client, name.replace("-", "_"))
             result = call(xs, ys, **options)
         else:
