@@ -120,3 +120,31 @@ def test_cli_ladder_curve(cli_app: object, client: Client, tmp_path: Path) -> No
     )  # type: ignore[arg-type]
     assert r.exit_code == 0, r.output
     assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_user_table_ids_keep_their_slash(client: Client, cli_app: object, tmp_path: Path) -> None:
+    """``user/<hash>`` ids reach ``/v1/tables/user/<hash>/...`` whole (not their last segment)."""
+    sample = [6.0, 3.0, 4.0, 1.0, 2.5]
+    table = client.user_table(sample, name="five")
+    uid = table.id
+    assert uid.startswith("user/")
+    curve = client.table_curve(uid)
+    assert curve.table_id == uid
+    assert sorted(curve.values) == sorted(set(sample))
+    assert client.table_curve(table).table_id == uid
+    assert client.table_curve(f"/v1/tables/{uid}").table_id == uid
+    assert client.table_curve(f"http://testserver/v1/tables/{uid}/").table_id == uid
+    assert client.get_table(f"/v1/tables/{uid}").id == uid
+    assert "\nvalue,count\n" in client.table_curve_csv(uid)
+    median = client.table_quantiles(uid, [0.5]).items[0].t
+    assert median is not None
+    assert min(sample) <= median <= max(sample)
+    assert client.table_plot(uid).startswith(b"<?xml")
+    out = runner.invoke(cli_app, ["table-curve", uid])  # type: ignore[arg-type]
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["table_id"] == uid
+    out = runner.invoke(cli_app, ["quantiles", uid, "-v", "0.5", "-f", "json"])  # type: ignore[arg-type]
+    assert out.exit_code == 0, out.output
+    out = runner.invoke(cli_app, ["table-plot", uid, "-o", str(tmp_path / "u.svg")])  # type: ignore[arg-type]
+    assert out.exit_code == 0, out.output
+    assert (tmp_path / "u.svg").read_bytes().startswith(b"<?xml")

@@ -31,7 +31,7 @@ from absrank_client.errors import (
     JobTimeout,
     ProblemError,
 )
-from absrank_client.models import Comparison, Posthoc, Row, _Tabular
+from absrank_client.models import Comparison, Posthoc, RankSet, Row, _Tabular
 
 __all__ = ["app", "client_factory", "main"]
 
@@ -322,12 +322,18 @@ def _emit_posthoc(result: Posthoc, fmt: Format) -> None:
             _note(f"warning: {w}")
 
 
+_CD_CONVENTIONS = {"jing-liu": "Jing & Liu's CD, Table I: z at 1 - alpha/(2k)"}
+"""How the cliques line names a critical difference that is not the standard one."""
+
+
 def _emit_cliques(posthoc: Posthoc, fmt: Format) -> None:
     cd = (
         f", critical difference {_fmt(posthoc.critical_difference)}"
         if posthoc.critical_difference is not None
         else ""
     )
+    if cd and posthoc.cd_convention != "standard":
+        cd += f" ({_CD_CONVENTIONS.get(posthoc.cd_convention, posthoc.cd_convention)})"
     _line(f"post-hoc {posthoc.procedure} at alpha = {_fmt(posthoc.alpha)}{cd}", fmt)
     if posthoc.cliques:
         for clique in posthoc.cliques:
@@ -446,11 +452,58 @@ def compare(
     _emit_comparison(cmp, fmt)
 
 
+def _read_values(path: Path) -> list[float]:
+    """One value per line (blank lines and ``#`` comments skipped), as ``user-table`` reads."""
+    out: list[float] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        try:
+            out.append(float(text))
+        except ValueError:
+            raise ValueError(f"{path}:{number}: not a number: {text!r}") from None
+    if not out:
+        raise ValueError(f"{path}: no values")
+    return out
+
+
+def _emit_ranks(ranks: RankSet, fmt: Format, title: str) -> None:
+    _emit(ranks, fmt, title)
+    if fmt is not Format.json:
+        if ranks.provisional and ranks.awaiting is not None:
+            _note(
+                "provisional (column provisional = True): tail-model ranks with no lower end, "
+                f"awaiting the nested-region ladder ({ranks.awaiting.status}): "
+                f"{ranks.awaiting.detail}"
+            )
+        for w in ranks.warnings:
+            _note(f"warning: {w}")
+
+
 @app.command()
 @_handled
 def rank(
-    function_id: Annotated[str, typer.Argument(help="a hosted function id")],
+    function_id: Annotated[
+        str | None,
+        typer.Argument(
+            help="a hosted function id (leave out with --table-id or --sample: "
+            "the arguments are then all values)"
+        ),
+    ] = None,
     values: Annotated[list[float] | None, typer.Argument(help="metric values to rank")] = None,
+    table_id: Annotated[
+        str | None,
+        typer.Option(help="rank against this table (any table id, e.g. user/... of user-table)"),
+    ] = None,
+    sample: Annotated[
+        Path | None,
+        typer.Option(help="rank against your own sample: a file, one value per line (Eq. 28)"),
+    ] = None,
+    f_opt: Annotated[float | None, typer.Option(help="with --sample: f*, as you state it")] = None,
+    f_max: Annotated[
+        float | None, typer.Option(help="with --sample: max of f, as you state it")
+    ] = None,
     results: Annotated[
         Path | None, typer.Option(help="long-format CSV of runs (algorithm,problem,run,value)")
     ] = None,
@@ -464,35 +517,61 @@ def rank(
     regions: Annotated[str | None, typer.Option(help="auto, domain or nested")] = None,
     fmt: FormatOption = Format.table,
     timeout: TimeoutOption = 1800.0,
+    no_wait: Annotated[
+        bool,
+        typer.Option(
+            "--no-wait", help="print the first answer, provisional ranks included; do not wait"
+        ),
+    ] = False,
     no_progress: NoProgress = False,
 ) -> None:
-    """Absolute ranks v of values (or of each algorithm's runs with --results)."""
+    """Absolute ranks v of values (or of each algorithm's runs with --results).
+
+    Against a hosted function (FUNCTION_ID), a table (--table-id) or your own sample
+    (--sample). Provisional ranks (awaiting a ladder) are waited for unless --no-wait; when
+    --timeout runs out after provisional ranks arrived they are printed with a note (exit 0).
+    """
+    if table_id is not None and sample is not None:
+        raise ValueError("give one of --table-id and --sample")
+    if (table_id is not None or sample is not None) and function_id is not None:
+        try:  # no function id then: the first argument is a value
+            values = [float(function_id), *(values or [])]
+            function_id = None
+        except ValueError:
+            pass
+    if function_id is None and table_id is None and sample is None and results is None:
+        raise ValueError("give a function id, --table-id or --sample")
+    if (f_opt is not None or f_max is not None) and sample is None:
+        raise ValueError("--f-opt and --f-max state the --sample's f* and max")
     if not values and results is None:
         raise ValueError("give values to rank, or --results with the runs")
     with _client() as client:
-        ranks = client.ranks(
-            function_id,
-            values or None,
-            results=results,
-            budget=budget,
-            runs=runs,
-            aggregate=aggregate,
-            values_are=values_are,  # type: ignore[arg-type]
-            tail=tail,
-            regions=regions,  # type: ignore[arg-type]
-            timeout=timeout,
-            progress=not no_progress,
-        )
-    _emit(ranks, fmt, f"absolute ranks on {ranks.function_id} (lower is better)")
-    if fmt is not Format.json:
-        if ranks.provisional and ranks.awaiting is not None:
-            _note(
-                "provisional (column provisional = True): tail-model ranks with no lower end, "
-                f"awaiting the nested-region ladder ({ranks.awaiting.status}): "
-                f"{ranks.awaiting.detail}"
+        try:
+            ranks = client.ranks(
+                function_id,
+                values or None,
+                table_id=table_id,
+                sample=None if sample is None else _read_values(sample),
+                f_opt=f_opt,
+                f_max=f_max,
+                results=results,
+                budget=budget,
+                runs=runs,
+                aggregate=aggregate,
+                values_are=values_are,  # type: ignore[arg-type]
+                tail=tail,
+                regions=regions,  # type: ignore[arg-type]
+                wait=not no_wait,
+                timeout=timeout,
+                progress=not no_progress,
             )
-        for w in ranks.warnings:
-            _note(f"warning: {w}")
+        except JobTimeout as exc:
+            if not isinstance(exc.last, RankSet):
+                raise
+            ranks = exc.last
+            _note(f"timed out: {exc}; printing the provisional ranks received")
+    where = f"sample {sample.name}" if sample is not None else ranks.function_id or table_id
+    _emit_ranks(ranks, fmt, f"absolute ranks on {where} (lower is better)")
 
 
 _MATRIX_TESTS = {"friedman", "posthoc", "bradley-terry"}
@@ -509,6 +588,13 @@ def _read_matrix(path: Path) -> tuple[list[list[float | None]], list[str], list[
     algorithms = [h.strip() for h in header[1:]]
     values = [_floats(",".join(r[1:])) for r in body]
     return values, algorithms, [r[0].strip() for r in body]
+
+
+def _check_conventions(name: str, convention: str | None, cd_convention: str | None) -> None:
+    if convention is not None and name not in ("rank-sum", "ks"):
+        raise ValueError(f"--convention is for rank-sum and ks, not {name}")
+    if cd_convention is not None and name != "posthoc":
+        raise ValueError(f"--cd-convention is for posthoc, not {name}")
 
 
 @app.command("test")
@@ -533,9 +619,18 @@ def run_test(
     n: Annotated[int | None, typer.Option(help="sign-cross-machine: non-tied instances")] = None,
     k: Annotated[int | None, typer.Option(help="sign-cross-machine: instances A won")] = None,
     p_gamma: Annotated[float | None, typer.Option(help="sign-cross-machine: p_gamma")] = None,
+    convention: Annotated[
+        str | None,
+        typer.Option(help="rank-sum: scipy-ranksums; ks: scipy-exact (default: the service's)"),
+    ] = None,
+    cd_convention: Annotated[
+        str | None,
+        typer.Option(help="posthoc: standard, or jing-liu (Table I: z at 1 - alpha/(2k))"),
+    ] = None,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Run one statistical test on a matrix or on two samples."""
+    _check_conventions(name, convention, cd_convention)
     with _client() as client:
         if name in _MATRIX_TESTS:
             if matrix is None:
@@ -551,6 +646,7 @@ def run_test(
                     problems=problems,
                     alpha=alpha,
                     control=control,
+                    cd_convention=cd_convention,
                 )
                 _emit_posthoc(result, fmt)
             else:
@@ -568,6 +664,8 @@ def run_test(
             options: dict[str, Any] = {"alternative": alternative}
             if name != "sign":
                 options["method"] = method
+            if convention is not None:
+                options["convention"] = convention
             call = getattr(client, name.replace("-", "_"))
             result = call(xs, ys, **options)
         else:

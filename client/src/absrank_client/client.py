@@ -17,6 +17,7 @@ from absrank_client.errors import (
     ConnectionFailed,
     InvalidInput,
     JobFailed,
+    JobTimeout,
     RequestTimedOut,
     TableNotReady,
     problem_from_response,
@@ -223,15 +224,25 @@ class Client(ArchiveMethods):
         progress: ProgressOption,
         label: str,
     ) -> T:
-        """Poll ``fetch`` until it reports no status (done): ``(result, status, retry_after)``."""
+        """Poll ``fetch`` until it reports no status (done): ``(result, status, retry_after)``.
+
+        On :class:`JobTimeout` the last answer received (if any) is its ``last``."""
+        last: T | None = None
         with self._poller(timeout, progress, label) as poller:
             while True:
                 result, status, retry_after = fetch()
                 if status is None:
                     poller.finish()
                     return result
+                if result is not None:
+                    last = result
                 poller.report(status)
-                poller.wait(retry_after)
+                try:
+                    poller.wait(retry_after)
+                except JobTimeout as exc:
+                    if exc.last is None:
+                        exc.last = last
+                    raise
 
     def _wait_resource(
         self,
@@ -297,8 +308,7 @@ class Client(ArchiveMethods):
 
     def get_table(self, table_id: str) -> Table:
         """Show a table: status, progress (chunks), ETA, spec, quantiles, provenance."""
-        path = table_id if table_id.startswith("/") else f"/v1/tables/{table_id}"
-        return Table.parse(self._get(path))
+        return Table.parse(self._get(f"/v1/tables/{self._table_id(table_id)}"))
 
     def list_tables(
         self,
@@ -879,8 +889,17 @@ class Client(ArchiveMethods):
 
     @staticmethod
     def _table_id(table: Table | str) -> str:
+        """The table id of a :class:`Table`, an id or a location.
+
+        Ids may contain slashes (user tables are ``user/<hash>``; the server routes them
+        as ``{table_id:path}``), so a location keeps everything after ``/v1/tables/``
+        rather than only its last path segment."""
         table_id = table.id if isinstance(table, Table) else table
-        return table_id.rstrip("/").rsplit("/", 1)[-1]  # an id or a location
+        table_id = table_id.strip().rstrip("/")
+        marker = "/v1/tables/"
+        if marker in table_id:
+            table_id = table_id.split(marker, 1)[1]
+        return table_id.lstrip("/")
 
     @staticmethod
     def _save(data: bytes, path: str | os.PathLike[str] | None) -> bytes:

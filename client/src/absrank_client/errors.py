@@ -234,7 +234,13 @@ class JobTimeout(AbsrankError):
         The last progress seen (``done``/``total`` chunks).
     eta_seconds : float or None
         The server's last estimate of the remaining time.
+    last : object or None
+        The last answer received before time ran out, when the server sent one that still
+        waited (e.g. the provisional :class:`~absrank_client.models.RankSet` of ranks awaiting
+        a ladder); None when every poll was a ``table-not-ready`` problem.
     """
+
+    last: Any = None
 
     def __init__(
         self, url: str, waited: float, progress: Any = None, eta_seconds: float | None = None

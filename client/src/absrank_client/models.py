@@ -830,6 +830,9 @@ class Posthoc(_Tabular):
     low_power: LowPower | None
     warnings: tuple[ServiceWarning, ...]
     raw: JSON = field(repr=False)
+    cd_convention: str = "standard"
+    """The critical difference's convention: ``standard`` (Demšar 2006) or ``jing-liu``
+    (Jing & Liu's Table I: z at 1 − α/(2k))."""
 
     @classmethod
     def parse(cls, doc: JSON, algorithms: Sequence[str]) -> Posthoc:
@@ -864,6 +867,7 @@ class Posthoc(_Tabular):
             low_power=LowPower.parse(doc.get("low_power")),
             warnings=(),
             raw=doc,
+            cd_convention=str(doc.get("cd_convention") or "standard"),
         )
 
     def rows(self) -> list[Row]:
