@@ -637,8 +637,27 @@ SHAPE_MAX_FULL_DIM = 40
 MIN_ROTATION = 0.05
 #: Decimals kept of the axes ``Q`` of an oriented shape (they enter the spec hash).
 AXES_DECIMALS = 9
+#: Whitening passes of :func:`ladder_shape` when the first fit is not positive definite (an
+#: ill-conditioned form seen through a relative wiggle, BBOB f10/f12): at most this many refits
+#: in the coordinates ``y = S(x − x*)``, ``S`` the square root of the previous form.
+WHITEN_STEPS = 8
+#: A whitening pass has converged when its residual form ``M`` is positive definite with
+#: ``λ_max(M)/λ_min(M)`` at most this: the previous form was right to within this factor.
+WHITEN_CONDITION = 1.5
+#: Largest factor by which one whitening pass rescales the form along any direction (the
+#: residual form's eigenvalues are clipped to ``[1/WHITEN_TRUST, WHITEN_TRUST]``: a negative
+#: or tiny eigenvalue of a noisy pass does not throw the next pass's probes off).
+WHITEN_TRUST = 10.0
+#: Largest fit residual of a whitened form that is accepted: beyond it the level sets are not
+#: ellipsoids (multi-modal rises fit 0.3-0.9), and the cube stays.
+WHITEN_MAX_RESIDUAL = 0.25
 #: Name and version of the method, recorded with every shape.
 SHAPE_METHOD = "bounding box of the fitted local quadratic form (f - f*)^(2/p), v1"
+# no numbers in the reason: it enters the spec hash, and near-zero eigenvalues are noise
+_NOT_PD = (
+    "the fitted form is not positive definite (smallest eigenvalue not above 1e-10 of the "
+    "largest): no ellipsoidal sublevel sets"
+)
 _SCAN_STEPS = 48  # radii r_top·2^-m, m = 0..47, for the innermost crossing
 _BISECTION_STEPS = 32  # bracket [r/2, r] narrowed to 2^-32 of r
 
@@ -681,6 +700,9 @@ class LadderShape:
         ``b_k ∝ 1/sqrt(λ_k)`` along ``Q``'s columns, in the units of ``half_widths`` (the
         oriented box ``σ·b`` bounds the same ellipsoid as the axis-aligned box ``σ·a``),
         :data:`SHAPE_DIGITS` significant digits.
+    whitened : int
+        Whitening passes that made the form (0: the first fit was positive definite; see
+        :func:`ladder_shape`, Notes, "Whitening").
     """
 
     half_widths: np.ndarray
@@ -694,6 +716,7 @@ class LadderShape:
     rotation: float | None = None
     axes: np.ndarray | None = None
     axis_half_widths: np.ndarray | None = None
+    whitened: int = 0
 
     @property
     def orientation(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -734,6 +757,8 @@ class LadderShape:
             "fit_residual": self.fit_residual,
             "fallback": self.fallback,
         }
+        if self.whitened:  # only then: first-pass shapes keep their specs (and hashes)
+            out["whitened"] = self.whitened
         orientation = self.orientation
         if orientation is not None:
             out["orientation"] = {
@@ -898,6 +923,22 @@ def ladder_shape(
     ``2d + 2d(d − 1)`` directions, about ``140`` evaluations each: 0.01-0.05 s in 10-D, 1-4 s
     in 40-D.
 
+    Whitening. With a relative wiggle ``ε`` on the rise (``T_osz``), the small eigenvalues of
+    a form of condition ``1e6`` are differences of large numbers, ``O(ε·λ_max)``, and the first
+    fit can come out indefinite (BBOB f10). Only then, the form is refined by passes in its own
+    whitened coordinates: ``S = |A|^{1/2}`` (eigenvalues ``|λ|`` floored at ``λ_max/``
+    :data:`MAX_CONDITION`), the axes and pair diagonals of ``y = S(x − x*)`` (directions
+    ``S^{-1}u/|S^{-1}u|``, the same target levels) probed, the residual form ``M`` fitted in
+    ``y`` (near the identity: its eigenvalues come to about ``ε``), and ``A ← S M' S`` with
+    ``M'`` the form ``M`` with eigenvalues clipped to ``[1/T, T]``, ``T =``
+    :data:`WHITEN_TRUST` (a trust region). Converged when ``M`` is positive definite of
+    condition at most :data:`WHITEN_CONDITION` (at most :data:`WHITEN_STEPS` passes) with a
+    residual at most :data:`WHITEN_MAX_RESIDUAL`; the shape then records the passes in
+    ``whitened`` (and in its spec). A first fit that is positive definite is returned as it
+    is, so those shapes (and their specs) do not depend on the whitening. BBOB f10: 3 passes in
+    5-D, 5 in 10-D; BBOB f12 (bent cigar, asymmetric under ``T_asy``) does not converge and
+    keeps the cube.
+
     Fallback to the cube (all ones, with the reason in ``fallback``): ``f`` non-finite or below
     ``f*`` at a probe, a plateau (``f − f*`` within rounding of 0 at the largest probe radius
     in some direction), too few crossings for the unknowns, a non-finite fit, or ``A`` not
@@ -908,8 +949,8 @@ def ladder_shape(
     in 40-D), whatever its condition. A rotated ill-conditioned ellipsoid fills far less
     (``log10_fill_share``): BBOB f22/i1/d10 (rotated, condition 1e3) ``10^-6.25`` of its
     bounding box (``10^-7.8`` of the smallest cube around it), f21/i1/d10 (condition 32)
-    ``10^-3.6`` (cube ``10^-5.2``), BBOB f10 (rotated ellipsoid, condition 1e6) is not fitted
-    at all (its ``T_osz``-perturbed form comes out indefinite). Such a set never fills a box
+    ``10^-3.6`` (cube ``10^-5.2``), BBOB f10 (rotated ellipsoid, condition 1e6, fitted by
+    whitening) far less again. Such a set never fills a box
     enough for ``N`` samples to resolve it unclipped: a box's own samples reach its faces first
     and :func:`nested_curve` refuses the level (on f22 with ``N = 2^16`` only level 2 of 21 is
     used, and its clipped lower tail is decades off). Hence oriented boxes: ``axes`` (the
@@ -960,16 +1001,7 @@ def ladder_shape(
     extra = _pair_directions(scale) if full else np.zeros((0, dim))
     if n_rand:
         extra = np.vstack([extra, _random_directions(scale, n_rand, seed)])
-    extra_len = _ray_lengths(extra, x, lo, hi)
-    # x* on a face of Ω: probe the opposite direction instead of one that leaves Ω at once
-    out = extra_len <= 0
-    extra[out] *= -1.0
-    extra_len[out] = _ray_lengths(extra[out], x, lo, hi)
-    _, first = np.unique(extra, axis=0, return_index=True)  # a flip may repeat a direction
-    keep = np.zeros(extra.shape[0], dtype=bool)
-    keep[first] = True
-    keep &= extra_len > 0
-    extra, extra_len = extra[keep], extra_len[keep]
+    extra, extra_len = _inside_directions(extra, x, lo, hi)
     ex_r, ex_ok = _crossings(rise, extra, extra_len, targets)
     U = np.vstack([axes, extra])
     R = np.hstack([ax_r, ex_r])
@@ -979,7 +1011,86 @@ def ladder_shape(
     g = g_all[ok]
     if Z.shape[0] < max(1.5 * unknowns, unknowns + 2):
         return _cube(dim, p, f"too few level-set crossings ({Z.shape[0]}) for {unknowns} unknowns")
-    return _fit(Z, g, p, full, scale)
+    shape = _fit(Z, g, p, full, scale)
+    if shape.fallback != _NOT_PD or not full:
+        return shape
+    # the first form is not positive definite: refit it in its own whitened coordinates
+    A = _solve(Z / scale, g, full)[0] / np.outer(scale, scale)
+    return _whiten(rise, A, x, lo, hi, targets, p, scale, unknowns) or shape
+
+
+def _inside_directions(
+    U: np.ndarray, x: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Directions ``U`` with their ray lengths, flipped where ``x*`` on a face of ``Ω`` would
+    leave ``Ω`` at once (the opposite direction is probed instead), duplicates dropped."""
+    U = U.copy()
+    length = _ray_lengths(U, x, lo, hi)
+    out = length <= 0
+    U[out] *= -1.0
+    length[out] = _ray_lengths(U[out], x, lo, hi)
+    _, first = np.unique(U, axis=0, return_index=True)  # a flip may repeat a direction
+    keep = np.zeros(U.shape[0], dtype=bool)
+    keep[first] = True
+    keep &= length > 0
+    return U[keep], length[keep]
+
+
+def _psd_root(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(S, S^{-1})``, ``S = |A|^{1/2}`` (eigenvalues ``|λ|`` floored at ``λ_max/``
+    :data:`MAX_CONDITION`), symmetric: the whitening of a form that may be indefinite."""
+    lam, V = np.linalg.eigh(0.5 * (A + A.T))
+    mag = np.abs(lam)
+    mag = np.maximum(mag, np.max(mag) / MAX_CONDITION)
+    root = np.sqrt(mag)
+    return (V * root) @ V.T, (V / root) @ V.T
+
+
+def _whiten(
+    rise: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    A: np.ndarray,
+    x: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    targets: Sequence[float],
+    p: float,
+    scale: np.ndarray,
+    unknowns: int,
+) -> LadderShape | None:
+    """Refit ``A`` in the whitened coordinates ``y = S(x − x*)``, ``S = |A|^{1/2}``, until the
+    residual form is near the identity (:data:`WHITEN_CONDITION`); ``None`` if it never is."""
+    dim = x.size
+    ones = np.ones(dim)
+    design = np.vstack([np.eye(dim), -np.eye(dim), _pair_directions(ones)])
+    g_levels = np.asarray(targets) ** (2.0 / p)
+    for step in range(1, WHITEN_STEPS + 1):
+        if not np.all(np.isfinite(A)):
+            return None
+        S, S_inv = _psd_root(A)
+        U = design @ S_inv  # x-directions S^{-1} u (S_inv symmetric)
+        U = U / np.linalg.norm(U, axis=1, keepdims=True)
+        U, length = _inside_directions(U, x, lo, hi)
+        R, ok = _crossings(rise, U, length, targets)
+        Z = (R[:, :, None] * U[None, :, :])[ok]
+        g = np.repeat(g_levels[:, None], U.shape[0], axis=1)[ok]
+        if Z.shape[0] < max(1.5 * unknowns, unknowns + 2):
+            return None
+        M, residual = _solve(Z @ S, g, True)  # S symmetric: y = S z
+        if not (np.all(np.isfinite(M)) and math.isfinite(residual)):
+            return None
+        lam, V = np.linalg.eigh(0.5 * (M + M.T))
+        # a trust region: one pass rescales no direction by more than WHITEN_TRUST
+        step_form = (V * np.clip(lam, 1.0 / WHITEN_TRUST, WHITEN_TRUST)) @ V.T
+        A = S @ step_form @ S
+        A = 0.5 * (A + A.T)
+        if lam[0] > 0 and lam[-1] <= WHITEN_CONDITION * lam[0]:
+            if residual > WHITEN_MAX_RESIDUAL:
+                return None
+            shape = _shape_of(A * np.outer(scale, scale), scale, residual, Z.shape[0], p, True)
+            if shape.fallback is not None:
+                return None
+            return dataclasses.replace(shape, whitened=step)
+    return None
 
 
 def _target_levels(
@@ -1066,35 +1177,39 @@ def _crossings(
     return radii, valid
 
 
-def _fit(Z: np.ndarray, g: np.ndarray, p: float, full: bool, scale: np.ndarray) -> LadderShape:
-    """Least squares for ``A`` in the scaled coordinates ``y = z/c``; bounding box of ``A``."""
-    dim = Z.shape[1]
-    Y = Z / scale
+def _solve(Y: np.ndarray, g: np.ndarray, full: bool) -> tuple[np.ndarray, float]:
+    """Least squares (relative) for the form ``B`` with ``yᵀBy = g``; its RMS relative misfit."""
+    dim = Y.shape[1]
     X = _features(Y, full) / g[:, None]
     norms = np.linalg.norm(X, axis=0)
     norms[norms == 0] = 1.0
     coef, *_ = np.linalg.lstsq(X / norms, np.ones(Y.shape[0]), rcond=None)
-    B = _unpack(coef / norms, dim, full)  # A = diag(1/c) B diag(1/c)
+    B = _unpack(coef / norms, dim, full)
     misfit = np.einsum("ni,ij,nj->n", Y, B, Y) / g - 1.0
-    residual = float(np.sqrt(np.mean(misfit**2)))
+    return B, float(np.sqrt(np.mean(misfit**2)))
+
+
+def _fit(Z: np.ndarray, g: np.ndarray, p: float, full: bool, scale: np.ndarray) -> LadderShape:
+    """Least squares for ``A`` in the scaled coordinates ``y = z/c``; bounding box of ``A``."""
+    B, residual = _solve(Z / scale, g, full)  # A = diag(1/c) B diag(1/c)
+    return _shape_of(B, scale, residual, Z.shape[0], p, full)
+
+
+def _shape_of(
+    B: np.ndarray, scale: np.ndarray, residual: float, n: int, p: float, full: bool
+) -> LadderShape:
+    """The shape (bounding box, axes) of the form ``A = diag(1/c) B diag(1/c)``."""
+    dim = B.shape[0]
     # below RESIDUAL_FLOOR the misfit is rounding noise, whose digits vary with the platform
     shown: float | None = None
     if math.isfinite(residual):
         shown = 0.0 if residual < RESIDUAL_FLOOR else _significant(residual, 2)
-    n = Y.shape[0]
     if not (np.all(np.isfinite(B)) and math.isfinite(residual)):
         return _cube(dim, p, "the least-squares fit is not finite", probes=n)
     lam, V = np.linalg.eigh(B)
     if not (lam[-1] > 0 and lam[0] > MAX_CONDITION**-1 * lam[-1]):
         # no numbers in the reason: it enters the spec hash, and near-zero eigenvalues are noise
-        return _cube(
-            dim,
-            p,
-            "the fitted form is not positive definite (smallest eigenvalue not above 1e-10 of "
-            "the largest): no ellipsoidal sublevel sets",
-            probes=n,
-            residual=shown,
-        )
+        return _cube(dim, p, _NOT_PD, probes=n, residual=shown)
     inv_diag = np.sum(V * V / lam, axis=1)  # (B^-1)_ii; (A^-1)_ii = c_i^2 (B^-1)_ii
     a = scale * np.sqrt(inv_diag)
     a = np.array([_significant(v, SHAPE_DIGITS) for v in a / np.max(a)])

@@ -228,6 +228,12 @@ class LadderShape(BaseModel):
     oriented: bool = Field(
         False, description="whether the deep levels are boxes along the form's eigenvectors"
     )
+    whitened: int = Field(
+        0,
+        description="whitening passes that made the form (0: the first fit was positive "
+        "definite; > 0 when an ill-conditioned form was refitted in its own whitened "
+        "coordinates, e.g. BBOB f10)",
+    )
 
 
 class LadderRead(BaseModel):

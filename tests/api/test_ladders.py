@@ -192,6 +192,28 @@ def test_the_shape_enters_every_level_spec(tmp_path: Path, monkeypatch: pytest.M
     assert all(a != b for a, b in zip(ids[1:], changed[1:], strict=True))
 
 
+def test_whitened_shape_is_served_and_enters_the_specs(
+    client: TestClient, dispatcher: InlineDispatcher
+) -> None:
+    # BBOB f10 (rotated ellipsoid, condition 1e6, T_osz): the first fit is indefinite, the
+    # whitening passes give an oriented shape, recorded in the answer and in every level's spec
+    dispatcher.hold = True
+    r = client.post(
+        "/v1/tables", json={"function_id": "bbob/f10/i1/d5", "ladder": True, "log2n": 8}
+    )
+    assert r.status_code == 202, r.text
+    body = r.json()
+    shape = body["shape"]
+    assert shape["fallback"] is None
+    assert shape["whitened"] >= 1
+    assert shape["oriented"] is True
+    assert shape["condition"] == pytest.approx(1e6, rel=0.5)
+    fn = get_function("bbob/f10/i1/d5")
+    level = client.get(body["levels"][1]["location"]).json()
+    assert level["spec"]["region"]["ladder"]["shape"]["whitened"] == shape["whitened"]
+    assert table_service.ladder_shape_of(fn).whitened == shape["whitened"]
+
+
 def test_failed_fit_falls_back_to_cubes_and_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
