@@ -1088,8 +1088,9 @@ def _auto_tail(inp: _TailInputs) -> TailChoice:
             tail,
             info,
             [
-                f"power tail not tried: the table keeps only {k_cap} lowest samples (N = {table.n}), "
-                f"fewer than the {MIN_ANCHOR} an anchor needs to check clipping and the power law "
+                f"power tail not tried: the table keeps only {k_cap} lowest samples "
+                f"(N = {table.n}), fewer than the {MIN_ANCHOR} an anchor needs to check clipping "
+                "and the power law "
                 "(the tail would replace Eq. 28 over most of the samples); linear tail used instead"
             ],
         )
