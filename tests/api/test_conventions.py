@@ -67,6 +67,18 @@ def test_posthoc_jing_liu_cd_and_its_cliques(client: TestClient, alpha: float) -
     assert standard["result"]["critical_difference"] != cd
 
 
+@pytest.mark.parametrize("alpha", [1e-10, 1e-16, 1e-300])
+def test_posthoc_jing_liu_critical_value_at_small_alpha(client: TestClient, alpha: float) -> None:
+    # the upper quantile norm.isf(α/(2k)), not norm.ppf(1 − α/(2k)) (∞ at α = 1e-16)
+    body = {"values": _VALUES, "method": "nemenyi", "alpha": alpha, "cd_convention": "jing-liu"}
+    res = _post(client, "/v1/tests/posthoc", body)["result"]
+    k, n = 5, len(_VALUES)
+    z = float(stats.norm.isf(alpha / (2 * k)))
+    assert res["critical_value"] == pytest.approx(z, rel=1e-15)
+    cd = z * math.sqrt(k * (k + 1) / (6 * n))
+    assert res["critical_difference"] == pytest.approx(cd, rel=1e-14)
+
+
 def test_posthoc_jing_liu_refused_without_a_cd(client: TestClient) -> None:
     body = {"values": _VALUES, "method": "holm", "cd_convention": "jing-liu"}
     r = client.post("/v1/tests/posthoc", json=body)

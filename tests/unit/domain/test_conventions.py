@@ -122,6 +122,36 @@ def test_default_posthoc_answer_unchanged_by_the_option() -> None:
     assert a.cliques == b.cliques
 
 
+def _mp_upper_normal_quantile(p: float) -> float:
+    """z with Φ(−z) = p in 50-digit arithmetic (mpmath), independent of scipy's ndtri."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        target = mpmath.mpf(p)
+        z = mpmath.findroot(
+            lambda t: mpmath.log(mpmath.ncdf(-t)) - mpmath.log(target),
+            mpmath.sqrt(-2 * mpmath.log(target)),
+        )
+        return float(z)
+
+
+@pytest.mark.parametrize("alpha", [1e-10, 1e-16, 1e-300])
+@pytest.mark.parametrize("k", [2, 5, 11])
+def test_critical_values_keep_precision_at_small_alpha(alpha: float, k: int) -> None:
+    # Φ⁻¹(1 − α/(2k)) rounds 1 − α/(2k): at α = 1e-16 it was ∞, at 1e-10 off in the 9th digit
+    jl = ranktests.posthoc(
+        np.random.default_rng(k).random((6, k)),
+        method="nemenyi",
+        alpha=alpha,
+        cd_convention="jing-liu",
+    )
+    assert jl.critical_value == pytest.approx(_mp_upper_normal_quantile(alpha / (2 * k)), rel=1e-14)
+    assert jl.critical_value == pytest.approx(stats.norm.isf(alpha / (2 * k)), rel=1e-15)
+    bd = ranktests.critical_difference(k, 7, alpha=alpha, method="bonferroni-dunn")
+    want = _mp_upper_normal_quantile(alpha / (2 * (k - 1))) * math.sqrt(k * (k + 1) / 42.0)
+    assert bd == pytest.approx(want, rel=1e-14)
+
+
 @pytest.mark.parametrize("method", ["holm", "hochberg", "hommel", "finner", "shaffer"])
 def test_jing_liu_refused_without_a_cd(method: str) -> None:
     with pytest.raises(InvalidInput) as exc:
