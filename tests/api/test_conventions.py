@@ -92,8 +92,6 @@ def test_rank_sum_scipy_ranksums_convention(client: TestClient) -> None:
     for it in range(25):
         x = rng.integers(0, 6, int(rng.integers(2, 15))).astype(float)
         y = rng.integers(0, 6, int(rng.integers(2, 15))).astype(float) + (it % 3)
-        if np.unique(np.concatenate([x, y])).size == 1:
-            continue
         for alternative in ("two-sided", "less", "greater"):
             body = {
                 "x": x.tolist(),
@@ -109,7 +107,28 @@ def test_rank_sum_scipy_ranksums_convention(client: TestClient) -> None:
             assert res["method"] == "asymptotic"
             assert res["continuity"] is False
             assert res["tie_correction"] is False
+            assert "convention 'scipy-ranksums' implies" in res["method_reason"]
+            assert "requested" not in res["method_reason"]
             assert out["policies"]["convention"] == "scipy-ranksums"
+
+
+@pytest.mark.parametrize("method", [None, "auto", "asymptotic"])
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+def test_rank_sum_scipy_ranksums_all_tied(
+    client: TestClient, alternative: str, method: str | None
+) -> None:
+    x, y = [1, 1, 1], [1, 1, 1]
+    body = {"x": x, "y": y, "alternative": alternative, "convention": "scipy-ranksums"}
+    res = _post(client, "/v1/tests/rank-sum", body | ({"method": method} if method else {}))
+    res = res["result"]["rank_sum"]
+    ref = stats.ranksums(x, y, alternative=alternative)
+    assert (res["z"], res["p_value"]) == (ref.statistic, ref.pvalue) == (0.0, ref.pvalue)
+    assert res["method"] == "asymptotic"
+    assert res["method_reason"].startswith("convention 'scipy-ranksums' implies")
+    assert res["degenerate"] is True
+    assert "scipy.stats.ranksums" in res["reason"]
+    standard = _post(client, "/v1/tests/rank-sum", {"x": x, "y": y, "alternative": alternative})
+    assert standard["result"]["rank_sum"]["p_value"] == 1.0
 
 
 def test_rank_sum_scipy_ranksums_refuses_exact(client: TestClient) -> None:

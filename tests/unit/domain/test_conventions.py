@@ -193,15 +193,35 @@ def test_rank_sum_without_corrections_is_scipy_ranksums(alternative: str) -> Non
             continuity=False,
             tie_correction=False,
         )
-        if res.degenerate:
-            continue
         ref = stats.ranksums(x, y, alternative=alternative)
         assert res.z == pytest.approx(ref.statistic, rel=1e-12, abs=1e-12)
         assert res.p_value == pytest.approx(ref.pvalue, rel=1e-12)
         assert not res.continuity
         assert not res.tie_correction
         checked += 1
-    assert checked > 350
+    assert checked == 400  # all-tied draws compared too (below: the all-tied cases themselves)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+@pytest.mark.parametrize(("x", "y"), [([1, 1, 1], [1, 1, 1]), ([2.5], [2.5]), ([0] * 7, [0] * 2)])
+def test_rank_sum_without_corrections_all_tied_is_scipy_ranksums(
+    alternative: str, x: list[float], y: list[float]
+) -> None:
+    # the uncorrected variance n_x n_y (n + 1)/12 stays positive: z = 0, not the exact p = 1
+    res = twosample.rank_sum(
+        x, y, alternative=alternative, method="asymptotic", continuity=False, tie_correction=False
+    )
+    ref = stats.ranksums(x, y, alternative=alternative)
+    assert res.z == ref.statistic == 0.0
+    assert res.p_value == ref.pvalue
+    assert res.log10_p_value == pytest.approx(math.log10(ref.pvalue), abs=1e-15)
+    assert res.method == "asymptotic"
+    assert res.degenerate
+    assert res.reason is not None
+    assert "scipy.stats.ranksums" in res.reason
+    # the standard test keeps its single-point null law: p = 1
+    standard = twosample.rank_sum(x, y, alternative=alternative)
+    assert (standard.p_value, standard.degenerate, standard.z) == (1.0, True, None)
 
 
 def test_rank_sum_tie_correction_matters_only_with_ties() -> None:
