@@ -52,3 +52,16 @@ def test_files_one_per_line_or_a_column() -> None:
         usersamples.parse_sample_file(b"\xff\n", filename="a", column=None, at_most=5)
     with pytest.raises(InvalidInput, match="no header line"):
         usersamples.parse_sample_file(b"# only\n", filename="a", column="f", at_most=5)
+
+
+@pytest.mark.parametrize(
+    ("csv", "twice"),
+    [(b"x,f,f\n0,3,4\n1,1,2\n", "'f'"), (b"# c\nf, x ,x\n3,0,1\n", "'x'")],
+)
+def test_a_header_naming_a_column_twice_is_refused(csv: bytes, twice: str) -> None:
+    # which "f" is meant would be a guess (the first? the last?): refused, naming the line
+    line = 2 if csv.startswith(b"#") else 1
+    with pytest.raises(
+        InvalidInput, match=rf"^a line {line}: the header names column\(s\) {twice}"
+    ):
+        usersamples.parse_sample_file(csv, filename="a", column="f", at_most=5)
