@@ -415,6 +415,28 @@ def test_get_on_the_upload_path_is_405(client: TestClient, method: str) -> None:
         assert client.request(other, "/v1/tables/samples").status_code == 405
 
 
+def test_summary_quantiles_are_labelled_order_statistics_not_the_curve_inverse(
+    client: TestClient,
+) -> None:
+    table = _ok(client.post("/v1/tables", json={"samples": FIG9}))
+    summary = table["summary"]
+    assert summary["quantiles_are"].startswith("sample order statistics")
+    assert "/quantiles" in summary["quantiles_are"]
+    n, ys = 4, sorted(FIG9)
+    levels = [q["v"] for q in summary["quantiles"]]
+    for q in summary["quantiles"]:  # the r-th smallest sample, r = ceil(v (N + 1)) in [1, N]
+        r = min(max(math.ceil(Fraction(q["v"]) * (n + 1)), 1), n)
+        assert q["t"] == ys[r - 1]
+    curve = _ok(client.get(f"/v1/tables/{table['id']}/quantiles", params={"v": levels}))["items"]
+    by_v = {item["v"]: item["t"] for item in curve}
+    # the curve's inverse is another thing: Eq. 28 interpolated (v = 1/2 between 2/5 at 3 and
+    # 3/5 at 4) and the paper's lower tail below y_1 (exp(t − 1)/5 = 1e-3)
+    assert by_v[0.5] == pytest.approx(3.5, rel=1e-15)
+    assert by_v[0.001] == pytest.approx(1 + math.log(5e-3), rel=1e-12)
+    assert {q["v"]: q["t"] for q in summary["quantiles"]}[0.5] == 4.0
+    assert _ok(client.get(f"/v1/tables/{table['id']}"))["summary"] == summary
+
+
 def test_keyed_deployments_refuse_anonymous_user_tables(
     make_client: Callable[..., TestClient],
 ) -> None:
