@@ -19,7 +19,13 @@ from app.api.deps import (
     TableIdPath,
 )
 from app.config import Settings
-from app.errors import InvalidInput, PayloadTooLarge, TableNotReady, UnsupportedMediaType
+from app.errors import (
+    InvalidInput,
+    MethodNotAllowed,
+    PayloadTooLarge,
+    TableNotReady,
+    UnsupportedMediaType,
+)
 from app.schemas.common import (
     KEY_REQUIRED,
     ProblemExample,
@@ -438,6 +444,8 @@ table_plot_png.__doc__ = PLOT_DOC + ' The ETag of a PNG is "<data_sha256>-<dpi>"
 
 TEXT_TYPES = ("text/csv", "text/plain")
 SAMPLES_PATH = "/v1/tables/samples"
+#: The query parameters of ``POST /v1/tables/samples``; any other is refused (422 naming it).
+SAMPLES_QUERY = ("name", "f_opt", "f_max", "dim", "sampled_by", "sampling", "column", "filename")
 _SAMPLES_BODY = {
     "required": True,
     "content": {
@@ -449,9 +457,24 @@ _BAD_LINE = refused(
     InvalidInput,
     "samples.txt line 3: 'abc' is not a number",
     "file",
-    description="A line that is no finite number (named by file and line), a missing CSV "
-    "column, fewer than 2 or more than max_user_samples values, a sample below the stated f_opt",
+    description="A line that is no finite number (named by file and line), a missing or "
+    "duplicated CSV column, fewer than 2 or more than max_user_samples values, a sample below "
+    "the stated f_opt; an unknown or repeated query parameter (named)",
 )
+
+
+def _declared_query_only(request: Request) -> None:
+    """Refuse an unknown or repeated query parameter (JSON bodies are strict alike)."""
+    params = request.query_params
+    for name in params:
+        if name not in SAMPLES_QUERY:
+            raise InvalidInput(
+                f"unknown query parameter {name[:40]!r}; the parameters are "
+                f"{', '.join(SAMPLES_QUERY)}",
+                field=name[:40],
+            )
+        if len(params.getlist(name)) > 1:
+            raise InvalidInput(f"query parameter {name!r} is given more than once", field=name)
 
 
 _SAMPLES_TOO_LARGE = ProblemExample(
@@ -559,6 +582,7 @@ async def create_user_table_from_file(
     ``POST /v1/tables`` with ``samples`` (the same values and statement give the same table
     as the JSON request); a bad line is a 422 naming the file and the line.
     """
+    _declared_query_only(request)
     raw = await request.body()
     statement = user_tables.UserSampleStatement(
         name=name, f_opt=f_opt, f_max=f_max, dim=dim, sampled_by=sampled_by, sampling=sampling
@@ -574,6 +598,17 @@ async def create_user_table_from_file(
     view = await run_in_threadpool(build)
     response.headers["Location"] = view.location
     return _read(view)
+
+
+@router.api_route("/samples", methods=["GET", "HEAD"], include_in_schema=False)
+def samples_need_post() -> None:
+    """Answer 405 (the GET route below would otherwise take ``samples`` for a table id)."""
+    raise MethodNotAllowed(
+        "send a sample file with POST (text/plain or text/csv); GET /v1/tables/{table_id} "
+        "shows a table",
+        field="method",
+        headers={"Allow": "POST"},
+    )
 
 
 @router.get(

@@ -1261,7 +1261,7 @@ def _check_table_options(table: TableData, ctx: RankContext, tail: str, k_anchor
     _check_context(ctx)
     if ctx.f_max is not None and ctx.f_max < table.values[-1]:
         raise NotApplicable(
-            f"the table's largest value {table.values[-1]!r} exceeds the registered f_max "
+            f"the table's largest value {float(table.values[-1])!r} exceeds the registered f_max "
             f"{ctx.f_max!r}",
             field="f_max",
         )

@@ -1449,8 +1449,14 @@ def _nemenyi_critical(alpha: float, k: int) -> float:
     return studentized_range_isf(alpha, k) / _SQRT2
 
 
+def _upper_normal_quantile(p: float) -> float:
+    # z with Φ(−z) = p, i.e. scipy.stats.norm.isf(p): −Φ⁻¹(p) keeps full precision where
+    # Φ⁻¹(1 − p) rounds 1 − p to 1 (p < 1.1e-16 gives ∞; p = 1e-10 loses the 9th digit)
+    return float(-special.ndtri(p))
+
+
 def _bonferroni_dunn_critical(alpha: float, k: int) -> float:
-    return float(special.ndtri(1.0 - alpha / (2.0 * (k - 1))))
+    return _upper_normal_quantile(alpha / (2.0 * (k - 1)))
 
 
 def _nemenyi_adjust(
@@ -1479,7 +1485,7 @@ class _Procedure:
 
 def _jing_liu_critical(alpha: float, k: int) -> float:
     # Jing & Liu's Table I [17]_: the normal quantile at 1 − α/(2k), k the number of algorithms
-    return float(special.ndtri(1.0 - alpha / (2.0 * k)))
+    return _upper_normal_quantile(alpha / (2.0 * k))
 
 
 def _jing_liu_adjust(

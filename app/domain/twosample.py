@@ -14,7 +14,9 @@ KS distance times ``n_x n_y``), so float noise cannot split a tie. Tail probabil
 positive terms taken directly on the tail (never ``1 − cdf``).
 
 Degenerate but valid data (every pooled value tied) give p = 1 with ``degenerate=True`` and a
-reason: never an error, never NaN.
+reason: never an error, never NaN. The one exception is the rank-sum normal approximation without
+tie correction (scipy's ``ranksums``), whose variance does not vanish under ties: it gives
+``z = 0`` and its own p (1 two-sided, 1/2 one-sided), still flagged degenerate.
 
 References
 ----------
@@ -159,7 +161,9 @@ class RankSumResult:
         ``U_x = R_x − n_x(n_x + 1)/2`` = #pairs with ``x > y`` + ½ #tied pairs; small ``U_x``
         means ``x`` tends to be smaller (better under minimization).
     p_value : float
-        In ``[0, 1]``, never NaN; 1 when degenerate.
+        In ``[0, 1]``, never NaN; 1 when degenerate, except with ``method="asymptotic",
+        tie_correction=False`` (scipy's ``ranksums``), whose ``z = 0`` gives 1 two-sided and 1/2
+        one-sided.
     log10_p_value : float
         ``log10 p_value``, finite: an exact p-value is at least ``1/C(n_x + n_y, min(n_x,
         n_y))``, which the ``exact_max_cells`` limit keeps far above the float range; the normal
@@ -380,7 +384,8 @@ def rank_sum(
         "rtol": float(rtol),
         "atol": float(atol),
     }
-    if r.ties.size == 1:
+    untied_normal = method == "asymptotic" and not tie_correction
+    if r.ties.size == 1 and not untied_normal:
         return RankSumResult(
             p_value=1.0,
             log10_p_value=0.0,
@@ -397,14 +402,22 @@ def rank_sum(
     fits, size = _size("cells", cost, float(exact_max_cells))
     used, why = _choose(method, fits, size, "rank-sum distribution")
     p, z = _RANK_SUM_METHODS[used](r, alternative, bool(continuity))
+    # every value tied: the uncorrected variance n_x n_y (n + 1)/12 stays positive, z = 0 (scipy)
+    all_tied = r.ties.size == 1
     return RankSumResult(
         p_value=p,
         log10_p_value=log10_of(p) if z is None else normal_log10_p(z, alternative),
         method=used,
         method_reason=why,
         z=None if z is None else float(z),
-        degenerate=False,
-        reason=None,
+        degenerate=all_tied,
+        reason=(
+            f"all {n_x + n_y} pooled values are tied; the normal approximation without tie "
+            "correction (scipy.stats.ranksums) still gives z = 0, so p is its value at z = 0, "
+            "not the exact conditional p = 1"
+            if all_tied
+            else None
+        ),
         tie_correction=bool(tie_correction) and used == "asymptotic",
         **(common | {"continuity": bool(continuity) and used == "asymptotic"}),
     )

@@ -124,7 +124,8 @@ def parse_sample_file(
     Raises
     ------
     InvalidInput
-        Not UTF-8, a missing column, a line that is no finite number, too many values
+        Not UTF-8, a missing column or a header naming a column twice, a line that is no finite
+        number, too many values
         (``field="file"``; the message names the file and the 1-based line).
     """
     try:
@@ -155,6 +156,13 @@ def parse_sample_file(
 
 def _column_index(header: list[str], column: str, filename: str, line: int) -> int:
     names = [h.strip() for h in header]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:  # which column is meant would be a guess
+        raise InvalidInput(
+            f"{filename} line {line}: the header names column(s) "
+            f"{', '.join(repr(n[:40]) for n in twice[:20])} more than once",
+            field="file",
+        )
     if column not in names:
         raise InvalidInput(
             f"{filename} line {line}: the header has no column {column!r} (columns: "

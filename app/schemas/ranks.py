@@ -196,6 +196,17 @@ class RankRequest(BaseModel):
             raise field_error("regions", "regions='nested' needs a function_id")
         if self.f_opt is not None and self.f_max is not None and self.f_max < self.f_opt:
             raise field_error("f_max", "f_max must be >= f_opt")
+        # as POST /v1/tables with samples: a statement the sample contradicts is bad input
+        if self.f_opt is not None and min(self.sample) < self.f_opt:
+            raise field_error(
+                "f_opt",
+                f"the smallest sample {min(self.sample)!r} is below the stated f* {self.f_opt!r}",
+            )
+        if self.f_max is not None and max(self.sample) > self.f_max:
+            raise field_error(
+                "f_max",
+                f"the largest sample {max(self.sample)!r} is above the stated f_max {self.f_max!r}",
+            )
 
     def _runs_rules(self, runs: dict[str, list[float]]) -> None:
         """``runs_by_algorithm``: names, and the options that it replaces."""

@@ -168,7 +168,11 @@ class TableRead(BaseModel):
     max_interp_error: float | None = Field(
         description="bound on |v_stored - v_Eq28| inside the sample range"
     )
-    summary: dict[str, Any] | None = Field(description="y_1, y_N and quantiles t at several v")
+    summary: dict[str, Any] | None = Field(
+        description="y_1, y_N and quantiles t at several v; these are sample order statistics "
+        "(the smallest sample t with #{y_i <= t}/(N+1) >= v, said in quantiles_are), not the "
+        "inverse of the published curve, which GET /v1/tables/{table_id}/quantiles gives"
+    )
     provenance: dict[str, Any] | None
 
 

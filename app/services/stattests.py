@@ -7,6 +7,7 @@ provenance. Domain errors become problem responses naming the field.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -323,6 +324,12 @@ def rank_sum(body: RankSumRequest, settings: Settings) -> dict[str, Any]:
             )
         options = _RANKSUMS
     result, info = _two_sample("rank-sum", body, settings, twosample.rank_sum, options)
+    if body.convention == "scipy-ranksums":  # the method is the convention's, not requested
+        result["rank_sum"] = dataclasses.replace(
+            result["rank_sum"],
+            method_reason="convention 'scipy-ranksums' implies the normal approximation without "
+            "tie or continuity correction (scipy.stats.ranksums)",
+        )
     return _answer("rank-sum", body, result, info, [])
 
 

@@ -58,6 +58,14 @@ REPRESENTATION_VERSION = 1
 MIN_LOG2N = 4
 #: ``v`` levels at which the summary reports quantiles ``t`` with ``v1(t) >= v``.
 SUMMARY_LEVELS = (1e-3, 0.01, 0.1, 0.5, 0.9)
+#: What ``summary.quantiles`` are (``summary.quantiles_are`` of every table read): order
+#: statistics of the samples, not the inverse of the published curve.
+SUMMARY_QUANTILES_ARE = (
+    "sample order statistics: t = y_(r), the r-th smallest sample, r = ceil(v (N + 1)) clamped "
+    "to [1, N] (so y_1 for every v <= 1/(N + 1)); not the inverse of the published curve v1 "
+    "(Eq. 28 interpolated between the samples, with its tails below y_1 and above y_N), which "
+    "GET /v1/tables/{table_id}/quantiles gives"
+)
 #: Distributions whose versions enter the spec (they decide the sampled values).
 SPEC_PACKAGES = {"numpy": "numpy", "scipy": "scipy", "cocoex": "coco-experiment"}
 MAX_SEED = 2**63 - 1
@@ -113,7 +121,8 @@ class TableView:
     max_interp_error : float or None
         Bound on the interpolation error of the stored representation.
     summary : dict or None
-        ``y_1``, ``y_N`` and quantiles ``t`` at a few levels ``v``.
+        ``y_1``, ``y_N``, sample order statistics ``t`` at a few levels ``v`` (``quantiles``)
+        and what they are (``quantiles_are``, :data:`SUMMARY_QUANTILES_ARE`).
     provenance : dict or None
         Versions, seed, N, region, sampler, build wall/CPU time, workers.
     """
@@ -392,9 +401,14 @@ def _view(table: Table, progress: ChunkProgress, now: datetime | None = None) ->
         finished_at=as_utc(table.finished_at),
         data_sha256=table.data_sha256,
         max_interp_error=table.max_interp_error,
-        summary=table.summary,
+        summary=None if table.summary is None else _labelled(table.summary),
         provenance=table.provenance,
     )
+
+
+def _labelled(summary: dict[str, Any]) -> dict[str, Any]:
+    """A stored summary with what its quantiles are (:data:`SUMMARY_QUANTILES_ARE`)."""
+    return dict(summary) | {"quantiles_are": SUMMARY_QUANTILES_ARE}
 
 
 def _load_view(repo: TableRepository, table_id: str) -> TableView:
@@ -1318,10 +1332,13 @@ def combine_chunks(
 
 
 def summarize(values: np.ndarray) -> dict[str, Any]:
-    """Return ``y_1``, ``y_N`` and quantiles of a table's samples.
+    """Return ``y_1``, ``y_N`` and order statistics of a table's samples.
 
     For each level ``v`` in :data:`SUMMARY_LEVELS` the quantile is the smallest sample ``t``
-    with ``#{y_i <= t} / (N + 1) >= v``.
+    with ``#{y_i <= t} / (N + 1) >= v`` (``y_1`` when none is; ``y_N`` when ``v > N/(N + 1)``):
+    an order statistic, not the inverse of the published curve
+    (:func:`app.services.table_publish.table_quantiles`); reads label it so
+    (:data:`SUMMARY_QUANTILES_ARE`).
     """
     n = values.size
     ranks = [min(max(math.ceil(v * (n + 1)), 1), n) for v in SUMMARY_LEVELS]

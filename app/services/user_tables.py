@@ -117,11 +117,16 @@ def sample_function(f_opt: float | None, f_max: float | None) -> BenchmarkFuncti
     return _function("user/inline-sample", {"f_opt": f_opt, "f_max": f_max})
 
 
+def _plus_zero(v: float | None) -> float | None:
+    """``-0.0`` as ``0.0`` (the same value of ``f``, so the same spec hash); others unchanged."""
+    return None if v is None else v + 0.0  # -0.0 + 0.0 == +0.0 (IEEE 754, round to nearest)
+
+
 def _stated(statement: UserSampleStatement) -> dict[str, Any]:
     return {
         "name": statement.name,
-        "f_opt": statement.f_opt,
-        "f_max": statement.f_max,
+        "f_opt": _plus_zero(statement.f_opt),
+        "f_max": _plus_zero(statement.f_max),
         "dim": statement.dim,
         "sampled_by": statement.sampled_by,
         "sampling": statement.sampling,

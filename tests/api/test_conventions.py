@@ -67,6 +67,18 @@ def test_posthoc_jing_liu_cd_and_its_cliques(client: TestClient, alpha: float) -
     assert standard["result"]["critical_difference"] != cd
 
 
+@pytest.mark.parametrize("alpha", [1e-10, 1e-16, 1e-300])
+def test_posthoc_jing_liu_critical_value_at_small_alpha(client: TestClient, alpha: float) -> None:
+    # the upper quantile norm.isf(α/(2k)), not norm.ppf(1 − α/(2k)) (∞ at α = 1e-16)
+    body = {"values": _VALUES, "method": "nemenyi", "alpha": alpha, "cd_convention": "jing-liu"}
+    res = _post(client, "/v1/tests/posthoc", body)["result"]
+    k, n = 5, len(_VALUES)
+    z = float(stats.norm.isf(alpha / (2 * k)))
+    assert res["critical_value"] == pytest.approx(z, rel=1e-15)
+    cd = z * math.sqrt(k * (k + 1) / (6 * n))
+    assert res["critical_difference"] == pytest.approx(cd, rel=1e-14)
+
+
 def test_posthoc_jing_liu_refused_without_a_cd(client: TestClient) -> None:
     body = {"values": _VALUES, "method": "holm", "cd_convention": "jing-liu"}
     r = client.post("/v1/tests/posthoc", json=body)
@@ -80,8 +92,6 @@ def test_rank_sum_scipy_ranksums_convention(client: TestClient) -> None:
     for it in range(25):
         x = rng.integers(0, 6, int(rng.integers(2, 15))).astype(float)
         y = rng.integers(0, 6, int(rng.integers(2, 15))).astype(float) + (it % 3)
-        if np.unique(np.concatenate([x, y])).size == 1:
-            continue
         for alternative in ("two-sided", "less", "greater"):
             body = {
                 "x": x.tolist(),
@@ -97,7 +107,28 @@ def test_rank_sum_scipy_ranksums_convention(client: TestClient) -> None:
             assert res["method"] == "asymptotic"
             assert res["continuity"] is False
             assert res["tie_correction"] is False
+            assert "convention 'scipy-ranksums' implies" in res["method_reason"]
+            assert "requested" not in res["method_reason"]
             assert out["policies"]["convention"] == "scipy-ranksums"
+
+
+@pytest.mark.parametrize("method", [None, "auto", "asymptotic"])
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+def test_rank_sum_scipy_ranksums_all_tied(
+    client: TestClient, alternative: str, method: str | None
+) -> None:
+    x, y = [1, 1, 1], [1, 1, 1]
+    body = {"x": x, "y": y, "alternative": alternative, "convention": "scipy-ranksums"}
+    res = _post(client, "/v1/tests/rank-sum", body | ({"method": method} if method else {}))
+    res = res["result"]["rank_sum"]
+    ref = stats.ranksums(x, y, alternative=alternative)
+    assert (res["z"], res["p_value"]) == (ref.statistic, ref.pvalue) == (0.0, ref.pvalue)
+    assert res["method"] == "asymptotic"
+    assert res["method_reason"].startswith("convention 'scipy-ranksums' implies")
+    assert res["degenerate"] is True
+    assert "scipy.stats.ranksums" in res["reason"]
+    standard = _post(client, "/v1/tests/rank-sum", {"x": x, "y": y, "alternative": alternative})
+    assert standard["result"]["rank_sum"]["p_value"] == 1.0
 
 
 def test_rank_sum_scipy_ranksums_refuses_exact(client: TestClient) -> None:

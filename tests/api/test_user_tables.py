@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
+import math
 from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
@@ -19,6 +21,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from app.api import tables as tables_api
 from app.domain import absrank
 from app.main import create_app
 from tests.api.conftest import api_settings
@@ -28,6 +31,7 @@ from workers.inline import InlineDispatcher
 KEY = "s3cret"
 FIG9 = [1.0, 3.0, 4.0, 6.0]
 TEXT = {"content-type": "text/plain"}
+JSON = {"content-type": "application/json"}
 
 
 @pytest.fixture(scope="module")
@@ -333,6 +337,104 @@ def test_file_refusals_name_the_file_and_line(make_client: Callable[..., TestCli
     assert table["id"] == _ok(c.post("/v1/tables", json={"samples": FIG9}))["id"]
     _problem(c.post(url, content=b"1\n", headers=TEXT), 422, "file")  # one value is too few
     assert c.post(url, json={"samples": FIG9}).status_code == 415
+
+
+def test_minus_zero_is_zero_in_the_stated_bounds(client: TestClient) -> None:
+    # -0.0 and 0 are the same value of f: the same spec, hence the same id (JSON and file)
+    neg = [-3.0, -2.0, -1.0]
+    pairs = [
+        ({"samples": FIG9, "f_opt": -0.0}, {"samples": FIG9, "f_opt": 0}),
+        ({"samples": neg, "f_max": -0.0}, {"samples": neg, "f_max": 0.0}),
+    ]
+    for minus, plus in pairs:
+        a = _ok(client.post("/v1/tables", content=json.dumps(minus), headers=JSON))
+        b = _ok(client.post("/v1/tables", json=plus))
+        assert a["id"] == b["id"]
+        stated = a["spec"]["stated"]
+        field = "f_opt" if "f_opt" in minus else "f_max"
+        assert stated[field] == 0.0
+        assert math.copysign(1.0, stated[field]) == 1.0
+    text = "\n".join(map(repr, FIG9)).encode()
+    upload = _ok(client.post("/v1/tables/samples?f_opt=-0.0", content=text, headers=TEXT))
+    assert upload["id"] == _ok(client.post("/v1/tables", json={"samples": FIG9, "f_opt": 0}))["id"]
+
+
+def test_inline_sample_contradicting_its_statement_is_422_like_post_tables(
+    client: TestClient,
+) -> None:
+    rank = {"sample": FIG9, "values": [2.0]}
+    for field, value, words in [("f_opt", 2.0, "below the stated f*"), ("f_max", 5.0, "above")]:
+        inline = _problem(client.post("/v1/absolute-ranks", json=rank | {field: value}), 422, field)
+        table = _problem(
+            client.post("/v1/tables", json={"samples": FIG9, field: value}), 422, field
+        )
+        assert words in inline
+        assert words in table
+        assert "registered" not in inline
+    # at the bound itself the statement holds
+    ok = _ok(client.post("/v1/absolute-ranks", json=rank | {"f_opt": 1.0, "f_max": 6.0}))
+    assert ok["results"][0]["v"] == pytest.approx(float(Fraction(3, 10)), rel=1e-15)  # Eq. 28
+
+
+def test_sample_upload_refuses_a_duplicated_header_and_unknown_parameters(
+    client: TestClient,
+) -> None:
+    csv = {"content-type": "text/csv"}
+    text = b"x,f,f\n0.1,6,6\n0.2,3,3\n"
+    detail = _problem(
+        client.post("/v1/tables/samples?column=f&filename=d.csv", content=text, headers=csv),
+        422,
+        "file",
+    )
+    assert detail.startswith("d.csv line 1: the header names column(s) 'f' more than once")
+    body = "\n".join(map(repr, FIG9)).encode()
+    detail = _problem(
+        client.post("/v1/tables/samples?bogus=1", content=body, headers=TEXT), 422, "bogus"
+    )
+    assert "unknown query parameter 'bogus'" in detail
+    twice = "/v1/tables/samples?f_opt=0&f_opt=1"
+    assert "more than once" in _problem(
+        client.post(twice, content=body, headers=TEXT), 422, "f_opt"
+    )
+    # the refused names are exactly those the OpenAPI document does not declare
+    spec = client.get("/openapi.json").json()
+    declared = {p["name"] for p in spec["paths"]["/v1/tables/samples"]["post"]["parameters"]}
+    declared -= {"x-api-key"}
+    assert declared == set(tables_api.SAMPLES_QUERY)
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+def test_get_on_the_upload_path_is_405(client: TestClient, method: str) -> None:
+    r = client.request(method, "/v1/tables/samples")
+    assert r.status_code == 405
+    assert r.headers["allow"] == "POST"
+    if method == "GET":
+        assert r.headers["content-type"].startswith("application/problem+json")
+        assert r.json()["field"] == "method"
+    for other in ("PUT", "DELETE"):  # starlette's own 405 for the methods no route takes
+        assert client.request(other, "/v1/tables/samples").status_code == 405
+
+
+def test_summary_quantiles_are_labelled_order_statistics_not_the_curve_inverse(
+    client: TestClient,
+) -> None:
+    table = _ok(client.post("/v1/tables", json={"samples": FIG9}))
+    summary = table["summary"]
+    assert summary["quantiles_are"].startswith("sample order statistics")
+    assert "/quantiles" in summary["quantiles_are"]
+    n, ys = 4, sorted(FIG9)
+    levels = [q["v"] for q in summary["quantiles"]]
+    for q in summary["quantiles"]:  # the r-th smallest sample, r = ceil(v (N + 1)) in [1, N]
+        r = min(max(math.ceil(Fraction(q["v"]) * (n + 1)), 1), n)
+        assert q["t"] == ys[r - 1]
+    curve = _ok(client.get(f"/v1/tables/{table['id']}/quantiles", params={"v": levels}))["items"]
+    by_v = {item["v"]: item["t"] for item in curve}
+    # the curve's inverse is another thing: Eq. 28 interpolated (v = 1/2 between 2/5 at 3 and
+    # 3/5 at 4) and the paper's lower tail below y_1 (exp(t − 1)/5 = 1e-3)
+    assert by_v[0.5] == pytest.approx(3.5, rel=1e-15)
+    assert by_v[0.001] == pytest.approx(1 + math.log(5e-3), rel=1e-12)
+    assert {q["v"]: q["t"] for q in summary["quantiles"]}[0.5] == 4.0
+    assert _ok(client.get(f"/v1/tables/{table['id']}"))["summary"] == summary
 
 
 def test_keyed_deployments_refuse_anonymous_user_tables(

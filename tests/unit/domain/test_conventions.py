@@ -122,6 +122,36 @@ def test_default_posthoc_answer_unchanged_by_the_option() -> None:
     assert a.cliques == b.cliques
 
 
+def _mp_upper_normal_quantile(p: float) -> float:
+    """z with Φ(−z) = p in 50-digit arithmetic (mpmath), independent of scipy's ndtri."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        target = mpmath.mpf(p)
+        z = mpmath.findroot(
+            lambda t: mpmath.log(mpmath.ncdf(-t)) - mpmath.log(target),
+            mpmath.sqrt(-2 * mpmath.log(target)),
+        )
+        return float(z)
+
+
+@pytest.mark.parametrize("alpha", [1e-10, 1e-16, 1e-300])
+@pytest.mark.parametrize("k", [2, 5, 11])
+def test_critical_values_keep_precision_at_small_alpha(alpha: float, k: int) -> None:
+    # Φ⁻¹(1 − α/(2k)) rounds 1 − α/(2k): at α = 1e-16 it was ∞, at 1e-10 off in the 9th digit
+    jl = ranktests.posthoc(
+        np.random.default_rng(k).random((6, k)),
+        method="nemenyi",
+        alpha=alpha,
+        cd_convention="jing-liu",
+    )
+    assert jl.critical_value == pytest.approx(_mp_upper_normal_quantile(alpha / (2 * k)), rel=1e-14)
+    assert jl.critical_value == pytest.approx(stats.norm.isf(alpha / (2 * k)), rel=1e-15)
+    bd = ranktests.critical_difference(k, 7, alpha=alpha, method="bonferroni-dunn")
+    want = _mp_upper_normal_quantile(alpha / (2 * (k - 1))) * math.sqrt(k * (k + 1) / 42.0)
+    assert bd == pytest.approx(want, rel=1e-14)
+
+
 @pytest.mark.parametrize("method", ["holm", "hochberg", "hommel", "finner", "shaffer"])
 def test_jing_liu_refused_without_a_cd(method: str) -> None:
     with pytest.raises(InvalidInput) as exc:
@@ -163,15 +193,35 @@ def test_rank_sum_without_corrections_is_scipy_ranksums(alternative: str) -> Non
             continuity=False,
             tie_correction=False,
         )
-        if res.degenerate:
-            continue
         ref = stats.ranksums(x, y, alternative=alternative)
         assert res.z == pytest.approx(ref.statistic, rel=1e-12, abs=1e-12)
         assert res.p_value == pytest.approx(ref.pvalue, rel=1e-12)
         assert not res.continuity
         assert not res.tie_correction
         checked += 1
-    assert checked > 350
+    assert checked == 400  # all-tied draws compared too (below: the all-tied cases themselves)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+@pytest.mark.parametrize(("x", "y"), [([1, 1, 1], [1, 1, 1]), ([2.5], [2.5]), ([0] * 7, [0] * 2)])
+def test_rank_sum_without_corrections_all_tied_is_scipy_ranksums(
+    alternative: str, x: list[float], y: list[float]
+) -> None:
+    # the uncorrected variance n_x n_y (n + 1)/12 stays positive: z = 0, not the exact p = 1
+    res = twosample.rank_sum(
+        x, y, alternative=alternative, method="asymptotic", continuity=False, tie_correction=False
+    )
+    ref = stats.ranksums(x, y, alternative=alternative)
+    assert res.z == ref.statistic == 0.0
+    assert res.p_value == ref.pvalue
+    assert res.log10_p_value == pytest.approx(math.log10(ref.pvalue), abs=1e-15)
+    assert res.method == "asymptotic"
+    assert res.degenerate
+    assert res.reason is not None
+    assert "scipy.stats.ranksums" in res.reason
+    # the standard test keeps its single-point null law: p = 1
+    standard = twosample.rank_sum(x, y, alternative=alternative)
+    assert (standard.p_value, standard.degenerate, standard.z) == (1.0, True, None)
 
 
 def test_rank_sum_tie_correction_matters_only_with_ties() -> None:

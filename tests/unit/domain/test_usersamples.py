@@ -68,3 +68,16 @@ def test_auto_keeps_eq28_on_a_tiny_sample_with_a_stated_f_opt() -> None:
     assert res.v.tolist() == pytest.approx([float(x) for x in exact], rel=1e-12)
     assert res.method.tolist() == ["tail-linear", "interpolated", "interpolated", "interpolated"]
     assert any("power tail not tried" in w for w in absrank.table_curve(data, ctx).warnings)
+
+
+@pytest.mark.parametrize(
+    ("csv", "twice"),
+    [(b"x,f,f\n0,3,4\n1,1,2\n", "'f'"), (b"# c\nf, x ,x\n3,0,1\n", "'x'")],
+)
+def test_a_header_naming_a_column_twice_is_refused(csv: bytes, twice: str) -> None:
+    # which "f" is meant would be a guess (the first? the last?): refused, naming the line
+    line = 2 if csv.startswith(b"#") else 1
+    with pytest.raises(
+        InvalidInput, match=rf"^a line {line}: the header names column\(s\) {twice}"
+    ):
+        usersamples.parse_sample_file(csv, filename="a", column="f", at_most=5)
