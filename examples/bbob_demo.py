@@ -12,7 +12,9 @@ Usage::
     make run                               # in another terminal: API + worker + default tables
     .venv/bin/python examples/bbob_demo.py --budget 1000
 
-If a default table is still being built, the script waits for it (``409`` + ``Location``).
+If a default table is still being built, the script waits for it (``409`` + ``Location``); values
+below a table's samples come back ``provisional`` while the function's ladder builds, and the
+script waits for their final ranks too.
 """
 
 from __future__ import annotations
@@ -88,16 +90,23 @@ def best_value(fid: int, dim: int, budget: int, algorithm: str, seed: int) -> fl
 
 
 def rank(client: httpx.Client, function_id: str, values: list[float], budget: int) -> dict:
-    """POST the values; wait for the function's default table if it is still being built."""
+    """POST the values; wait for the function's default table if it is still being built, and
+    for its ladder while values below the table's samples are ranked ``provisional``."""
     payload = {"function_id": function_id, "values": values, "budget": budget}
-    deadline = time.monotonic() + 600
+    deadline = time.monotonic() + 900
     while True:
         r = client.post("/v1/absolute-ranks", json=payload)
         if r.status_code != 409 or "location" not in r.headers:
             r.raise_for_status()
-            return r.json()
+            body = r.json()
+            waiting = any(item.get("provisional") for item in body["results"])
+            if not waiting or body.get("awaiting", {}).get("location") is None:
+                return body  # final (or a ladder nobody may queue: provisional, as answered)
+            detail = f"the ladder of {function_id} is still building"
+        else:
+            detail = r.json()["detail"]
         if time.monotonic() > deadline:
-            raise TimeoutError(f"table for {function_id} not ready: {r.json()['detail']}")
+            raise TimeoutError(f"{function_id} not ready: {detail}")
         time.sleep(2)
 
 
