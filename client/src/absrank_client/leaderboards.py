@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from absrank_client.models import (
     JSON,
+    AwaitedLadder,
     Posthoc,
     Row,
     ServiceWarning,
@@ -29,27 +30,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Awaited:
-    """A table or ladder a provisional entry waits for (``location``: GET it to follow)."""
-
-    kind: str
-    status: str
-    table_id: str | None
-    location: str | None
-    detail: str
-
-    @classmethod
-    def parse(cls, raw: JSON | None) -> Awaited | None:
-        if not raw:
-            return None
-        return cls(
-            kind=str(raw.get("kind", "")),
-            status=str(raw.get("status", "")),
-            table_id=raw.get("table_id"),
-            location=raw.get("location"),
-            detail=str(raw.get("detail", "")),
-        )
+Awaited = AwaitedLadder
+"""A table or ladder a provisional entry waits for (one type with the ranks' awaited ladder)."""
 
 
 @dataclass(frozen=True)

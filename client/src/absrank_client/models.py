@@ -502,8 +502,8 @@ class AlgorithmRank(Rank):
 
 @dataclass(frozen=True)
 class AwaitedLadder:
-    """The ladder provisional ranks wait for (``location``: GET it to follow the build; None
-    while it is not built, then ``table_request`` is the body a key holder POSTs)."""
+    """The table or ladder provisional ranks wait for (``location``: GET it to follow the
+    build; None while it is not built, then ``table_request`` is the body a key holder POSTs)."""
 
     kind: str
     status: str
