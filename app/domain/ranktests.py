@@ -1389,9 +1389,14 @@ class LowPowerWarning:
 
 
 def low_power_warning(
-    n_problems: int, n_algorithms: int, alpha: float, comparison: str = "all-pairs"
+    n_problems: int,
+    n_algorithms: int,
+    alpha: float,
+    comparison: str = "all-pairs",
+    cd_convention: str = "standard",
 ) -> LowPowerWarning | None:
-    """The :class:`LowPowerWarning` of ``N`` problems and ``k`` algorithms, or None.
+    """The :class:`LowPowerWarning` of ``N`` problems and ``k`` algorithms, or None (the CD of
+    ``cd_convention``: the standard Nemenyi/Bonferroni–Dunn one, or Jing & Liu's).
 
     Examples
     --------
@@ -1404,7 +1409,9 @@ def low_power_warning(
     n, k = int(n_problems), int(n_algorithms)
     if k < 2 or n < 1:
         return None
-    if comparison == "all-pairs":
+    if cd_convention == "jing-liu":
+        critical = _jing_liu_critical(alpha, k)
+    elif comparison == "all-pairs":
         critical = _nemenyi_critical(alpha, k)
     else:
         critical = _bonferroni_dunn_critical(alpha, k)
@@ -1418,7 +1425,13 @@ def low_power_warning(
         n_needed += 1
     while n_needed > 1 and unit / math.sqrt(n_needed - 1) <= threshold:
         n_needed -= 1
-    name = "Nemenyi" if comparison == "all-pairs" else "Bonferroni–Dunn"
+    name = (
+        "Jing & Liu (Table I)"
+        if cd_convention == "jing-liu"
+        else "Nemenyi"
+        if comparison == "all-pairs"
+        else "Bonferroni–Dunn"
+    )
     message = (
         f"too few problems for the rank tests: N = {n} problems, k = {k} algorithms, "
         f"alpha = {alpha:g}: the {name} critical difference CD = {cd:.3g} exceeds (k − 1)/2 = "
@@ -1764,7 +1777,7 @@ def posthoc(
         degenerate=tied,
         reason=reason if tied else None,
         cd_convention=cd_convention,
-        low_power=low_power_warning(n, k, float(alpha), comparison),
+        low_power=low_power_warning(n, k, float(alpha), comparison, cd_convention),
     )
 
 

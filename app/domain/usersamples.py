@@ -64,7 +64,16 @@ def sorted_samples(samples: object, *, field: str = "samples", at_most: int) -> 
         raise InvalidInput(
             f"{field}.{i} is {y[i]}: every sample must be a finite number", field=f"{field}.{i}"
         )
-    return np.sort(y, kind="stable")
+    y = np.sort(y, kind="stable")
+    with np.errstate(over="ignore"):
+        span = y[-1] - y[0]
+    if not math.isfinite(span):  # Eq. 28 interpolates over differences of samples
+        raise InvalidInput(
+            f"{field} span {y[0]!r} to {y[-1]!r}, a range wider than the largest float64: "
+            "divide the values by a power of two (ranks do not change)",
+            field=field,
+        )
+    return y
 
 
 def samples_sha256(ys: np.ndarray) -> str:

@@ -320,7 +320,10 @@ def _absolute_blocker(
 ) -> str | None:
     if body.absolute == "off":
         return "absolute ranks were turned off (absolute='off')"
+    given = body.tables or {}
     for p in problems:
+        if p in given:  # ranked on the table given for it (checked: a table of this problem)
+            continue
         try:
             find_function(p)
         except errors.NotFound:

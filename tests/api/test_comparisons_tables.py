@@ -272,3 +272,28 @@ def test_comparison_id_without_tables_is_unchanged() -> None:
     )
     payload, _, _ = normalized_request(body, settings)
     assert comparison_id(canonical_sha256(payload)) != pins[0][1]
+
+
+def test_your_own_functions_tables_rank_their_problems(client: TestClient) -> None:
+    """A problem that is not hosted gets absolute ranks from the user table given for it (the
+    re-check pass: it came back 'unavailable'); v equals Eq. 28 on the samples (Fig. 9)."""
+    made = []
+    for name, samples in (("mine-a", [1.0, 3.0, 4.0, 6.0]), ("mine-b", [0.0, 2.0, 8.0, 10.0])):
+        r = client.post("/v1/tables", json={"samples": samples, "name": name})
+        assert r.status_code in (200, 201), r.text
+        made.append(r.json())
+    problems = [t["function_id"] for t in made]
+    cells = {problems[0]: {"A": 2.0, "B": 5.0}, problems[1]: {"A": 9.0, "B": 1.0}}
+    given = {p: t["id"] for p, t in zip(problems, made, strict=True)}
+    out = _compare(client, {"results": _rows(cells, runs=1), "tables": given})
+    absolute = out["absolute"]
+    assert absolute["status"] == "complete", absolute
+    i = out["problems"].index(problems[0])
+    j = [out["algorithms"].index(a) for a in ("A", "B")]
+    # Fig. 9: v(2) = 0.3, v(5) = 0.7 (linear between the counts 1/5, 2/5 and 3/5, 4/5)
+    assert [absolute["v"][i][k] for k in j] == pytest.approx([0.3, 0.7], rel=1e-12)
+    # a problem that is neither hosted nor given a table still has no absolute ranks
+    other = _compare(
+        client, {"results": _rows(cells, runs=1), "tables": {problems[0]: given[problems[0]]}}
+    )
+    assert other["absolute"]["status"] == "unavailable"

@@ -85,3 +85,15 @@ def test_many_problems_do_not_fire_whatever_the_procedure() -> None:
     assert few.low_power is not None
     assert few.low_power.comparison == "vs-control"
     assert "Bonferroni–Dunn" in few.low_power.message
+
+
+def test_the_low_power_rule_uses_the_requested_cd_convention() -> None:
+    """Under ``cd_convention='jing-liu'`` the warning states Jing & Liu's CD (z at 1 − α/(2k)),
+    the one the post-hoc answer reports, not Nemenyi's."""
+    values = np.array([[1.0, 2.0, 3.0], [1.0, 3.0, 2.0], [2.0, 1.0, 3.0]])
+    res = posthoc(values, method="nemenyi", alpha=0.05, cd_convention="jing-liu")
+    assert res.low_power is not None
+    z = stats.norm.isf(0.05 / (2 * 3))
+    assert res.low_power.critical_difference == pytest.approx(z * math.sqrt(3 * 4 / 18), rel=1e-12)
+    assert res.low_power.critical_difference == pytest.approx(res.critical_difference, rel=1e-12)
+    assert "Jing & Liu" in res.low_power.message

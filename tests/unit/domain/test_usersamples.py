@@ -81,3 +81,13 @@ def test_a_header_naming_a_column_twice_is_refused(csv: bytes, twice: str) -> No
         InvalidInput, match=rf"^a line {line}: the header names column\(s\) {twice}"
     ):
         usersamples.parse_sample_file(csv, filename="a", column="f", at_most=5)
+
+
+def test_samples_whose_range_overflows_are_refused() -> None:
+    """Eq. 28 interpolates over ``y_{i+1} − y_i``: a range beyond the largest float64 would rank
+    silently wrong (the fresh-user pass: [1e308, −1e308] gave v(0) = 1/3, not 1/2)."""
+    with pytest.raises(InvalidInput) as exc:
+        usersamples.sorted_samples([1e308, -1e308], at_most=10)
+    assert exc.value.field == "samples"
+    assert "power of two" in str(exc.value)
+    assert usersamples.sorted_samples([1e307, -1e307], at_most=10).tolist() == [-1e307, 1e307]
