@@ -54,6 +54,10 @@ from app.domain import analytic
 from app.domain.curves import LowerTail, PowerLaw, TableCurve, UpperTail, V1Curve
 from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.stattools import log10_of
+from app.domain.validation import check_confidence as _check_confidence
+from app.domain.validation import check_values_are as _check_values_are
+from app.domain.validation import finite_1d as _finite_1d
+from app.domain.validation import positive_int as _positive_int
 
 __all__ = [
     "AGGREGATES",
@@ -151,22 +155,8 @@ def _readonly(arr: np.ndarray) -> np.ndarray:
     return arr
 
 
-def _positive_int(value: object, name: str, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise InvalidInput(f"{name} must be an integer, got {value!r}", field=name)
-    if int(value) < minimum:
-        raise InvalidInput(f"{name} must be >= {minimum}, got {value}", field=name)
-    return int(value)
 
 
-def _finite_1d(values: object, name: str) -> np.ndarray:
-    arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
-    if arr.ndim != 1:
-        raise InvalidInput(f"{name} must be one-dimensional, got shape {arr.shape}", field=name)
-    if not np.all(np.isfinite(arr)):
-        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise InvalidInput(f"{name} must be finite; entry {bad} is {arr[bad]}", field=name)
-    return arr
 
 
 def build_table_data(
@@ -1231,25 +1221,11 @@ def _check_transform(budget: int, runs: int, aggregate: str, order: int | None) 
     return _AGGREGATES[aggregate](runs, order)
 
 
-VALUES_ARE = ("f", "error")
 """What query values hold: values of ``f``, or errors ``t − f*`` (exact gaps)."""
 
 
-def _check_values_are(values_are: str) -> bool:
-    """Whether the values are errors (gaps to ``f*``)."""
-    if values_are not in VALUES_ARE:
-        raise InvalidInput(
-            f"values_are must be one of {list(VALUES_ARE)}, got {values_are!r}", field="values_are"
-        )
-    return values_are == "error"
 
 
-def _check_confidence(confidence: float) -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float | np.floating):
-        raise InvalidInput(f"confidence must be a number, got {confidence!r}", field="confidence")
-    if not 0.0 < confidence < 1.0:
-        raise InvalidInput(f"confidence must be in (0, 1), got {confidence!r}", field="confidence")
-    return float(confidence)
 
 
 def _check_table_options(table: TableData, ctx: RankContext, tail: str, k_anchor: int) -> None:

@@ -122,7 +122,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from app.domain import absrank
+from app.domain import absrank, validation
 from app.domain.curves import V1Curve
 from app.domain.errors import InvalidInput, NotApplicable
 
@@ -837,7 +837,7 @@ def aggregate_ranks(
             field="aggregate",
         )
     uniq, inverse = np.unique(values, return_inverse=True)
-    gaps = absrank._check_values_are(values_are)
+    gaps = validation.check_values_are(values_are)
     f_star = float(curve.f_opt)
     inp = _Inputs(curve, 0.0 if gaps else f_star, budget, runs, gaps, f_star)
     est = _STATISTICS[kind](inp, uniq)

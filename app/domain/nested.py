@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from app.domain import absrank, sampling
+from app.domain import absrank, sampling, validation
 from app.domain.absrank import RankContext, TableData
 from app.domain.curves import NestedPiece, PowerLaw, V1Curve
 from app.domain.errors import InvalidInput, NotApplicable
@@ -1891,8 +1891,8 @@ def nested_curve(
     ([-4.0, -9.0], ['nested-tail-power', 'nested-tail-power'])
     """
     f_opt, x_opt = _nested_iv(levels, tail)
-    absrank._positive_int(k_anchor, "k_anchor")
-    confidence = absrank._check_confidence(confidence)
+    validation.positive_int(k_anchor, "k_anchor")
+    confidence = validation.check_confidence(confidence)
     plan = _plan(levels, f_opt, x_opt)
     deepest = plan.used[-1]
     curves = {
