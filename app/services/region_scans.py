@@ -26,7 +26,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db import session_scope
-from app.domain import absrank, regionscan
+from app.domain import absrank
+from app.domain import delta_regions as regionscan  # renamed from app.domain.regionscan
 from app.domain.errors import DomainError
 from app.domain.functions import BenchmarkFunction
 from app.errors import InvalidInput, NotFound

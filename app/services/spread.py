@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from app.config import Settings
-from app.domain import regionscan
+from app.domain import delta_regions as regionscan  # renamed from app.domain.regionscan
 from app.errors import InvalidInput
 from app.schemas.spread import RankSpreadRead, RankSpreadRequest
 from app.services.errors import domain_errors_as_problems

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from app.domain.delta_regions import geometric_mean_difference
 from app.domain.functions import get_function
-from app.domain.regionscan import geometric_mean_difference
 from app.main import create_app
 from app.schemas.region_scans import RegionScanRead
 from app.services import region_scans as service

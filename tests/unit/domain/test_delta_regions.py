@@ -12,14 +12,14 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from app.domain.errors import InvalidInput
-from app.domain.regionscan import (
+from app.domain.delta_regions import (
     DEFAULT_GRID_COUNT,
     choose_delta,
     default_grid,
     geometric_grid,
     geometric_mean_difference,
 )
+from app.domain.errors import InvalidInput
 
 
 def _e(v: list[float]) -> float:
