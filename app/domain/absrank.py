@@ -155,10 +155,6 @@ def _readonly(arr: np.ndarray) -> np.ndarray:
     return arr
 
 
-
-
-
-
 def build_table_data(
     values: np.ndarray, low_x: np.ndarray, *, k_exact: int = 4096, n_knots: int = 16384
 ) -> TableData:
@@ -1222,10 +1218,6 @@ def _check_transform(budget: int, runs: int, aggregate: str, order: int | None) 
 
 
 """What query values hold: values of ``f``, or errors ``t − f*`` (exact gaps)."""
-
-
-
-
 
 
 def _check_table_options(table: TableData, ctx: RankContext, tail: str, k_anchor: int) -> None:

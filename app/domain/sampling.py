@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy.stats import qmc
@@ -28,7 +29,9 @@ from app.domain.errors import InvalidInput
 __all__ = [
     "SOBOL_BITS",
     "SOBOL_SEED_KEYWORD",
+    "Box",
     "ChunkResult",
+    "MergedTable",
     "chunk_plan",
     "evaluate_chunk",
     "evaluate_intersected_chunk",
@@ -44,6 +47,37 @@ __all__ = [
 SOBOL_SEED_KEYWORD = "rng"
 #: Bits of the Sobol engine (SciPy's default): at most ``2**SOBOL_BITS`` points per sequence.
 SOBOL_BITS = 30
+
+
+class Box(NamedTuple):
+    """An axis-aligned box ``[lower, upper]`` (unpacks as ``lo, hi``).
+
+    Attributes
+    ----------
+    lower, upper : ndarray, shape (d,)
+        Its corners, ``lower < upper``.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+class MergedTable(NamedTuple):
+    """The joined chunks of one table (:func:`merge_chunk_results`; unpacks as a triple).
+
+    Attributes
+    ----------
+    values : ndarray, shape (N,)
+        All values in Sobol index order.
+    low_x : ndarray, shape (k, d)
+        Points of the ``k`` lowest samples ordered by ``(value, Sobol index)``.
+    low_values : ndarray, shape (k,)
+        Their values.
+    """
+
+    values: np.ndarray
+    low_x: np.ndarray
+    low_values: np.ndarray
 
 
 def _is_power_of_two(n: int) -> bool:
@@ -145,10 +179,11 @@ def sobol_chunk(dim: int, seed: int, index: int, size: int) -> np.ndarray:
             f"chunk {index} of size {size} exceeds 2**{SOBOL_BITS} points", field="index"
         )
     engine = qmc.Sobol(dim, scramble=True, rng=seed)
+    # scipy ships no stubs: its float64 arrays pass through asarray unchanged (no copy)
     if index == 0:
-        return engine.random_base2(size.bit_length() - 1)
+        return np.asarray(engine.random_base2(size.bit_length() - 1), dtype=np.float64)
     engine.fast_forward(index * size)
-    return engine.random(size)
+    return np.asarray(engine.random(size), dtype=np.float64)
 
 
 def _as_box(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -189,7 +224,7 @@ def scale_to_box(U: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndar
     # the bytes of ``lo + U·(hi − lo)`` (recorded tables depend on them; tested)
     X = pts * (hi - lo)
     X += lo
-    return X
+    return np.asarray(X, dtype=np.float64)
 
 
 def region_box(
@@ -197,7 +232,7 @@ def region_box(
     upper: np.ndarray,
     x_opt: np.ndarray | None,
     delta: float | Sequence[float] | np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> Box:
     """Sampling region ``[x* − δ, x* + δ] ∩ Ω`` of Jing & Liu §V, cubic or per coordinate.
 
     Parameters
@@ -213,8 +248,8 @@ def region_box(
 
     Returns
     -------
-    region_lower, region_upper : ndarray, shape (d,)
-        ``max(lower, x* − δ)`` and ``min(upper, x* + δ)``.
+    Box
+        ``(lower, upper)`` = ``(max(lower, x* − δ), min(upper, x* + δ))``, each shape (d,).
 
     Raises
     ------
@@ -231,7 +266,7 @@ def region_box(
     """
     lo, hi = _as_box(lower, upper)
     if delta is None:
-        return lo.copy(), hi.copy()
+        return Box(lo.copy(), hi.copy())
     half = _half_widths(delta, lo.size)
     if x_opt is None:
         raise InvalidInput("a region [x* - delta, x* + delta] needs a known x_opt", field="x_opt")
@@ -241,13 +276,13 @@ def region_box(
     r_lo, r_hi = np.maximum(lo, x - half), np.minimum(hi, x + half)
     if np.any(r_hi <= r_lo):
         bad = int(np.flatnonzero(r_hi <= r_lo)[0])
-        shown = half if np.ndim(half) == 0 else half[bad]
+        shown = half if np.ndim(half) == 0 else np.asarray(half)[bad]
         raise InvalidInput(
             f"[x* - delta, x* + delta] does not meet the domain in coordinate {bad} "
             f"(x*={x[bad]}, delta={shown}, domain=[{lo[bad]}, {hi[bad]}])",
             field="delta",
         )
-    return r_lo, r_hi
+    return Box(r_lo, r_hi)
 
 
 def _half_widths(delta: object, dim: int) -> float | np.ndarray:
@@ -488,9 +523,7 @@ def _evaluate_points(
     return ChunkResult(values=values, low_index=low, low_x=X[low])
 
 
-def merge_chunk_results(
-    results: Sequence[ChunkResult], k_low: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def merge_chunk_results(results: Sequence[ChunkResult], k_low: int) -> MergedTable:
     """Join the chunks of one table.
 
     Parameters
@@ -502,6 +535,8 @@ def merge_chunk_results(
 
     Returns
     -------
+    MergedTable
+        With the fields:
     values : ndarray, shape (N,)
         All values in Sobol index order.
     low_x : ndarray, shape (k, d)
@@ -529,4 +564,4 @@ def merge_chunk_results(
     cand_index = np.concatenate([r.low_index + j * size for j, r in enumerate(results)])
     cand_x = np.concatenate([r.low_x for r in results])
     order = np.lexsort((cand_index, values[cand_index]))[:k]
-    return values, cand_x[order], values[cand_index[order]]
+    return MergedTable(values, cand_x[order], values[cand_index[order]])

@@ -45,12 +45,20 @@ from __future__ import annotations
 
 from app.domain.nested._common import CLIP_SHARE, LN10, MIN_INNER_SAMPLES, TAIL_MODES
 from app.domain.nested._curve import METHODS, nested_curve
-from app.domain.nested._levels import KeptShare, NestedLevel, kept_share_interval
+from app.domain.nested._levels import (
+    KeptShare,
+    LocalView,
+    NestedLevel,
+    OpenFaces,
+    ShareInterval,
+    kept_share_interval,
+)
 from app.domain.nested._plan import (
     MIN_KEPT_SHARE,
     PLAN_KEPT_POINTS,
     PLAN_KEPT_SEED,
     THIN_SHARE,
+    Extents,
     LadderBox,
     LadderPlan,
     domain_extents,
@@ -75,6 +83,7 @@ from app.domain.nested._shape import (
     WHITEN_STEPS,
     WHITEN_TRUST,
     LadderShape,
+    Orientation,
     ladder_shape,
 )
 
@@ -101,11 +110,16 @@ __all__ = [
     "WHITEN_MAX_RESIDUAL",
     "WHITEN_STEPS",
     "WHITEN_TRUST",
+    "Extents",
     "KeptShare",
     "LadderBox",
     "LadderPlan",
     "LadderShape",
+    "LocalView",
     "NestedLevel",
+    "OpenFaces",
+    "Orientation",
+    "ShareInterval",
     "domain_extents",
     "kept_share_interval",
     "ladder_boxes",

@@ -12,7 +12,7 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import special
@@ -25,6 +25,47 @@ from app.domain.nested._plan import domain_extents
 # --------------------------------------------------------------------------------------------
 # Levels and their containment thresholds
 # --------------------------------------------------------------------------------------------
+
+
+class ShareInterval(NamedTuple):
+    """A two-sided Clopper–Pearson interval of a share (unpacks as ``lo, hi``).
+
+    Attributes
+    ----------
+    lower, upper : float
+        ``0 <= lower <= upper <= 1``.
+    """
+
+    lower: float
+    upper: float
+
+
+class OpenFaces(NamedTuple):
+    """Which faces of an oriented box lie inside ``Ω`` (:meth:`NestedLevel.open_faces`).
+
+    Attributes
+    ----------
+    lower, upper : ndarray of bool, shape (d,)
+        Face ``z_k = −h_k`` / ``z_k = +h_k`` inside ``Ω``.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+class LocalView(NamedTuple):
+    """A level's table and context in the box's own coordinates (:meth:`NestedLevel.local`).
+
+    Attributes
+    ----------
+    table : TableData
+        The level's table (``low_x`` in box coordinates for an oriented level).
+    ctx : RankContext
+        Its context (``x* = 0`` and the box ``[−h, h]`` for an oriented level).
+    """
+
+    table: TableData
+    ctx: RankContext
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,7 +96,7 @@ class KeptShare:
         """``φ̂ = M/N``."""
         return self.n_kept / self.n_box
 
-    def interval(self, confidence: float) -> tuple[float, float]:
+    def interval(self, confidence: float) -> ShareInterval:
         """Clopper–Pearson interval of ``φ`` at ``confidence`` (exact 1 when ``M = N``).
 
         A scrambled Sobol count is treated as binomial, as for the tables' own counts: for the
@@ -66,7 +107,7 @@ class KeptShare:
         return kept_share_interval(self.n_box, self.n_kept, confidence)
 
 
-def kept_share_interval(n_box: int, n_kept: int, confidence: float) -> tuple[float, float]:
+def kept_share_interval(n_box: int, n_kept: int, confidence: float) -> ShareInterval:
     """Clopper–Pearson ``(lower, upper)`` of a share ``M/N`` at ``confidence`` (two-sided)."""
     n = check_int(n_box, "n_box", 1)
     m = check_int(n_kept, "n_kept", 0)
@@ -75,7 +116,7 @@ def kept_share_interval(n_box: int, n_kept: int, confidence: float) -> tuple[flo
     alpha = 1.0 - float(confidence)
     lower = 0.0 if m == 0 else float(special.betaincinv(m, n - m + 1, alpha / 2.0))
     upper = 1.0 if m == n else float(special.betaincinv(m + 1, n - m, 1.0 - alpha / 2.0))
-    return lower, upper
+    return ShareInterval(lower, upper)
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,7 +171,7 @@ class NestedLevel:
         """Whether ``R_j = B ∩ Ω`` (an oriented box cut by the domain)."""
         return self.kept is not None
 
-    def open_faces(self, x_opt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def open_faces(self, x_opt: np.ndarray) -> OpenFaces:
         """Which faces ``z_k = −h_k`` / ``z_k = +h_k`` of an oriented box are inside ``Ω``.
 
         Every face of an oriented level inside ``Ω``; for an intersected level a face counts
@@ -139,13 +180,13 @@ class NestedLevel:
         """
         h = np.asarray(self.half_widths, dtype=np.float64)
         if self.kept is None or self.axes is None:
-            return np.ones(h.size, dtype=bool), np.ones(h.size, dtype=bool)
+            return OpenFaces(np.ones(h.size, dtype=bool), np.ones(h.size, dtype=bool))
         z_lo, z_hi = domain_extents(
             self.axes, x_opt, self.kept.domain_lower, self.kept.domain_upper
         )
-        return z_lo < -h, z_hi > h
+        return OpenFaces(z_lo < -h, z_hi > h)
 
-    def local(self, x_opt: np.ndarray) -> tuple[TableData, RankContext]:
+    def local(self, x_opt: np.ndarray) -> LocalView:
         """Table and context in the box's own coordinates ``z = Qᵀ(x − x*)`` (oriented levels).
 
         The stored lowest points become ``z``, ``x*`` becomes 0 and the region ``[−h, h]``, so
@@ -154,7 +195,7 @@ class NestedLevel:
         returned unchanged.
         """
         if self.axes is None or self.half_widths is None:
-            return self.table, self.ctx
+            return LocalView(self.table, self.ctx)
         h = np.asarray(self.half_widths, dtype=np.float64)
         z = (self.table.low_x - x_opt) @ np.asarray(self.axes, dtype=np.float64)
         if self.kept is not None:
@@ -169,12 +210,12 @@ class NestedLevel:
                 region_lower=np.r_[np.where(lo_open, -h, -np.inf), self.kept.domain_lower - x_opt],
                 region_upper=np.r_[np.where(hi_open, h, np.inf), self.kept.domain_upper - x_opt],
             )
-            return table, ctx
+            return LocalView(table, ctx)
         table = dataclasses.replace(self.table, low_x=z)
         ctx = dataclasses.replace(
             self.ctx, x_opt=np.zeros(h.size), region_lower=-h, region_upper=h.copy()
         )
-        return table, ctx
+        return LocalView(table, ctx)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -293,9 +294,22 @@ PLAN_KEPT_SEED = 20_261_202
 MIN_KEPT_SHARE = 1.0 / 16.0
 
 
+class Extents(NamedTuple):
+    """``(min, max)`` of the box coordinates ``z = Qᵀ(x − x*)`` over ``Ω`` (unpacks as a pair).
+
+    Attributes
+    ----------
+    lower, upper : ndarray, shape (d,)
+        ``min_k`` and ``max_k`` of ``z_k`` over ``Ω``.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+
+
 def domain_extents(
     axes: np.ndarray, x_opt: np.ndarray, lower: np.ndarray, upper: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+) -> Extents:
     """``(min, max)`` of ``z_k = Q[:, k]ᵀ(x − x*)`` over the box ``Ω = [lower, upper]``.
 
     Exact (a linear function on a box is extreme at a vertex): ``Σ_i min/max(Q_ik (l_i − x*_i),
@@ -304,7 +318,7 @@ def domain_extents(
     Q = np.asarray(axes, dtype=np.float64)
     a = Q * (np.asarray(lower, dtype=np.float64) - x_opt)[:, None]
     c = Q * (np.asarray(upper, dtype=np.float64) - x_opt)[:, None]
-    return np.sum(np.minimum(a, c), axis=0), np.sum(np.maximum(a, c), axis=0)
+    return Extents(np.sum(np.minimum(a, c), axis=0), np.sum(np.maximum(a, c), axis=0))
 
 
 def planned_kept_share(

@@ -11,10 +11,11 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from app.domain import notices
 from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.nested._common import LN10, check_int, domain_and_opt, largest_reach
 
@@ -69,6 +70,21 @@ _NOT_PD = (
 )
 _SCAN_STEPS = 48  # radii r_top·2^-m, m = 0..47, for the innermost crossing
 _BISECTION_STEPS = 32  # bracket [r/2, r] narrowed to 2^-32 of r
+
+
+class Orientation(NamedTuple):
+    """Axes and half-widths of oriented ladder boxes (:attr:`LadderShape.orientation`).
+
+    Attributes
+    ----------
+    axes : ndarray, shape (d, d)
+        ``Q``: orthonormal columns, the eigenvectors of the fitted form.
+    half_widths : ndarray, shape (d,)
+        ``b_k ∝ 1/sqrt(λ_k)`` along ``Q``'s columns.
+    """
+
+    axes: np.ndarray
+    half_widths: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,7 +144,7 @@ class LadderShape:
     whitened: int = 0
 
     @property
-    def orientation(self) -> tuple[np.ndarray, np.ndarray] | None:
+    def orientation(self) -> Orientation | None:
         """``(Q, b)`` for oriented ladder boxes when the form is rotated, else ``None``.
 
         Only a full quadratic form whose :attr:`rotation` exceeds :data:`MIN_ROTATION`:
@@ -142,7 +158,7 @@ class LadderShape:
             or self.axis_half_widths is None
         ):
             return None
-        return self.axes, self.axis_half_widths
+        return Orientation(self.axes, self.axis_half_widths)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         return np.array(self.half_widths, dtype=dtype)
@@ -211,13 +227,13 @@ def _pair_directions(scale: np.ndarray) -> np.ndarray:
         V[np.arange(i.size), j] = sj * scale[j]
         out.append(V)
     V = np.vstack(out)
-    return V / np.linalg.norm(V, axis=1, keepdims=True)
+    return np.asarray(V / np.linalg.norm(V, axis=1, keepdims=True), dtype=np.float64)
 
 
 def _random_directions(scale: np.ndarray, n: int, seed: int) -> np.ndarray:
     """``n`` directions ``c ⊙ g/|c ⊙ g|``, ``g`` Gaussian from ``default_rng(seed)``."""
     V = np.random.default_rng(seed).standard_normal((n, scale.size)) * scale
-    return V / np.linalg.norm(V, axis=1, keepdims=True)
+    return np.asarray(V / np.linalg.norm(V, axis=1, keepdims=True), dtype=np.float64)
 
 
 def _ray_lengths(U: np.ndarray, x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -225,26 +241,29 @@ def _ray_lengths(U: np.ndarray, x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -
     with np.errstate(divide="ignore", invalid="ignore"):
         up = np.where(U > 0, (hi - x) / U, np.inf)
         down = np.where(U < 0, (lo - x) / U, np.inf)
-    return np.min(np.minimum(up, down), axis=1)
+    return np.asarray(np.min(np.minimum(up, down), axis=1), dtype=np.float64)
 
 
 def _features(Z: np.ndarray, full: bool) -> np.ndarray:
     """Columns of ``zᵀAz`` linear in the entries of symmetric ``A`` (upper triangle)."""
     if not full:
-        return Z * Z
+        return np.asarray(Z * Z, dtype=np.float64)
     i, j = np.triu_indices(Z.shape[1])
-    return Z[:, i] * Z[:, j] * np.where(i == j, 1.0, 2.0)
+    return np.asarray(Z[:, i] * Z[:, j] * np.where(i == j, 1.0, 2.0), dtype=np.float64)
 
 
 def _unpack(coef: np.ndarray, dim: int, full: bool) -> np.ndarray:
     if not full:
-        return np.diag(coef)
+        return np.asarray(np.diag(coef), dtype=np.float64)
     A = np.zeros((dim, dim))
     A[np.triu_indices(dim)] = coef
-    return A + np.triu(A, 1).T
+    return np.asarray(A + np.triu(A, 1).T, dtype=np.float64)
 
 
-def _cube(dim: int, degree: float, reason: str, *, probes: int = 0, residual: float | None = None):
+def _cube(
+    dim: int, degree: float, reason: str, *, probes: int = 0, residual: float | None = None
+) -> LadderShape:
+    """The fallback shape: the cube ``a = 1``, with the reason."""
     return LadderShape(np.ones(dim), degree, "cube", residual, reason, probes)
 
 
@@ -401,8 +420,8 @@ def ladder_shape(
     axes = np.vstack([np.eye(dim), -np.eye(dim)])
     axes_len = _ray_lengths(axes, x, lo, hi)
     targets = _target_levels(rise, axes, axes_len, [r * reach for r in rhos], f_star)
-    if isinstance(targets, str):
-        return _cube(dim, p, targets)
+    if isinstance(targets, notices.Refusal):
+        return _cube(dim, p, targets.message)
     g_levels = np.asarray(targets) ** (2.0 / p)
     ax_r, ax_ok = _crossings(rise, axes, axes_len, targets)
     scale = _axis_scale(ax_r, ax_ok, g_levels)
@@ -508,10 +527,11 @@ def _target_levels(
     axes_len: np.ndarray,
     radii: Sequence[float],
     f_star: float,
-) -> list[float] | str:
+) -> list[float] | notices.Refusal:
     """Target levels ``s = min over the axes of f(x* ± r·e_i) − f*``, per radius (decreasing).
 
-    Returns the levels above rounding, or why there are none (a reason for the cube).
+    Returns the levels above rounding, or why there are none (the cube's reason, its
+    ``message`` recorded as :attr:`LadderShape.fallback`).
     """
     targets = []
     for k, r in enumerate(radii):
@@ -520,19 +540,26 @@ def _target_levels(
             continue
         h = rise(np.full(int(np.sum(long)), r), axes[long])
         if not np.all(np.isfinite(h)):
-            return "f is not finite at a probe point"
+            return notices.Refusal("probe-not-finite", "f is not finite at a probe point")
         noise = 1e4 * np.finfo(float).eps * max(abs(f_star), float(np.max(np.abs(h + f_star))))
         if np.any(h < -noise):
-            return f"f < f* at distance {r:.3g} from x*: x* is not the minimiser"
+            return notices.Refusal(
+                "below-f-opt", f"f < f* at distance {r:.3g} from x*: x* is not the minimiser"
+            )
         level = float(np.min(h))
         if level > noise:
             targets.append(level)
         elif k == 0:
-            return (
+            return notices.Refusal(
+                "plateau",
                 f"a plateau: f - f* is within rounding of 0 at distance {r:.3g} from x* along "
-                "some axis"
+                "some axis",
             )
-    return targets or f"no axis reaches {radii[0]:.3g} from x* inside the domain"
+    if not targets:
+        return notices.Refusal(
+            "no-axis-reach", f"no axis reaches {radii[0]:.3g} from x* inside the domain"
+        )
+    return targets
 
 
 def _axis_scale(ax_r: np.ndarray, ax_ok: np.ndarray, g_levels: np.ndarray) -> np.ndarray:
@@ -551,7 +578,7 @@ def _axis_scale(ax_r: np.ndarray, ax_ok: np.ndarray, g_levels: np.ndarray) -> np
     ln_scale = np.full(dim, np.nan)
     ln_scale[seen] = np.nanmean(per_axis[seen], axis=1)
     ln_scale[~seen] = np.max(ln_scale[seen])
-    return np.exp(ln_scale - np.max(ln_scale))
+    return np.asarray(np.exp(ln_scale - np.max(ln_scale)), dtype=np.float64)
 
 
 def _crossings(
