@@ -12,7 +12,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
@@ -28,6 +30,62 @@ from app.services.functions import find_function
 from app.services.regions import rank_context
 
 Ladder = Sequence[tuple[tables.TableView, absrank.TableData]]
+
+
+@dataclass(frozen=True, eq=False)
+class LevelRegion:
+    """A ladder level's stored spec region, parsed (the stored JSON, and its hash, unchanged).
+
+    Attributes
+    ----------
+    kind : {"domain", "box", "oriented"}
+        The whole domain, an axis-aligned box, or an oriented box.
+    lower, upper : ndarray, shape (d,)
+        The box (an oriented box's axis-aligned bounding box, clipped to the domain when
+        intersected).
+    delta : float, list of float, or None
+        The stored ``delta`` of a box (``None`` for the domain and oriented boxes).
+    sigma : float or None
+        The ladder scale ``σ_j`` (``region.ladder.sigma``; ``None`` outside a ladder).
+    axes : ndarray, shape (d, d), or None
+        ``Q`` with the box's axes as columns (the stored rows transposed), oriented boxes only.
+    half_widths : ndarray, shape (d,), or None
+        ``h`` along the axes, oriented boxes only.
+    stored_half_widths : list of float or None
+        ``h`` as stored (echoed as the level's ``delta``), oriented boxes only.
+    intersected : bool
+        ``True`` for ``B ∩ Ω`` (``"intersect": "domain"``): the table kept the points of the
+        oriented box ``B`` inside the domain.
+    """
+
+    kind: Literal["domain", "box", "oriented"]
+    lower: np.ndarray
+    upper: np.ndarray
+    delta: float | list[float] | None = None
+    sigma: float | None = None
+    axes: np.ndarray | None = None
+    half_widths: np.ndarray | None = None
+    stored_half_widths: list[float] | None = None
+    intersected: bool = False
+
+    @classmethod
+    def from_spec(cls, region: Mapping[str, Any]) -> LevelRegion:
+        """Parse a stored spec region (``spec["region"]`` of a table)."""
+        oriented = region["kind"] == "oriented"
+        axes = half = None
+        if oriented:
+            _, axes, half = tables.oriented_geometry(region)
+        return cls(
+            kind=region["kind"],
+            lower=np.asarray(region["lower"], dtype=np.float64),
+            upper=np.asarray(region["upper"], dtype=np.float64),
+            delta=None if oriented else region.get("delta"),
+            sigma=region.get("ladder", {}).get("sigma"),
+            axes=axes,
+            half_widths=half,
+            stored_half_widths=region["half_widths"] if oriented else None,
+            intersected=tables.region_intersected(region),
+        )
 
 
 def ladder_levels(fn: BenchmarkFunction, ladder: Ladder) -> list[nested.NestedLevel]:
@@ -65,35 +123,32 @@ def ladder_levels(fn: BenchmarkFunction, ladder: Ladder) -> list[nested.NestedLe
                 f"{fn.id}",
                 field="function_id",
             )
-        region = view.spec["region"]
-        lower = np.asarray(region["lower"], dtype=np.float64)
-        upper = np.asarray(region["upper"], dtype=np.float64)
+        region = LevelRegion.from_spec(view.spec["region"])
         with domain_errors_as_problems("function_id"):
-            ln_fraction = tables.region_ln_volume_fraction(fn, region)
-        ctx = rank_context(fn, lower, upper, whole_domain=region["kind"] == "domain")
-        axes = half = kept = None
-        if tables.region_intersected(region):
+            ln_fraction = tables.region_ln_volume_fraction(fn, view.spec["region"])
+        ctx = rank_context(fn, region.lower, region.upper, whole_domain=region.kind == "domain")
+        kept = None
+        if region.intersected:
             # B ∩ Ω: the table holds the points of B inside Ω; their share measures the volume
             kept = nested.KeptShare(int(view.spec["n"]), int(data.n), fn.lower, fn.upper)
             ln_fraction += math.log(kept.share)
-        if region["kind"] == "oriented":
+        if region.kind == "oriented":
             # the region is the oriented box; lower/upper only its bounding box
-            _, axes, half = tables.oriented_geometry(region)
             ctx = dataclasses.replace(ctx, domain_volume_fraction=math.exp(ln_fraction))
         levels.append(
             nested.NestedLevel(
                 table=data,
                 ctx=ctx,
                 ln_volume_fraction=ln_fraction,
-                delta=region["half_widths"] if axes is not None else region.get("delta"),
-                axes=axes,
-                half_widths=half,
+                delta=region.stored_half_widths if region.axes is not None else region.delta,
+                axes=region.axes,
+                half_widths=region.half_widths,
                 kept=kept,
                 label={
                     "table_id": view.id,
                     "location": view.location,
                     "data_sha256": view.data_sha256,
-                    "sigma": region.get("ladder", {}).get("sigma"),
+                    "sigma": region.sigma,
                 },
             )
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +12,7 @@ import numpy as np
 from app.domain import absrank, validation
 from app.domain.curves import NestedPiece, PowerLaw, V1Curve
 from app.domain.nested._common import CLIP_SHARE, LN10, MIN_INNER_SAMPLES
+from app.domain.nested._info import KeptInfo, LevelInfo, RegionInfo, ServedRange
 from app.domain.nested._levels import (
     NestedLevel,
     Threshold,
@@ -135,74 +136,60 @@ def _level_info(
     curves: dict[int, V1Curve],
     j: int,
     confidence: float,
-) -> dict[str, Any]:
+) -> LevelInfo:
     lv = levels[j]
     lo, hi = region_of(lv)
-    info: dict[str, Any] = {
-        "level": j,
-        "delta": _json_delta(lv.delta),
-        "region": {"lower": lo.tolist(), "upper": hi.tolist()},
-        "volume_fraction": math.exp(lv.ln_volume_fraction),
-        "log10_volume_fraction": lv.ln_volume_fraction / LN10,
-        "n": lv.table.n,
-        "tau": None,
-        "tau_cumulative": None,
-        "tau_source": None,
-        "samples_below_tau": None,
-        "undetectable_share": None,
-        "used": j in plan.used,
-        "skipped": plan.skipped.get(j),
-        "serves": None,
-        **dict(lv.label),
-    }
-    if lv.axes is not None and lv.half_widths is not None:
-        info["region"] |= {
-            "kind": "oriented",
-            "axes": np.asarray(lv.axes).tolist(),
-            "half_widths": np.asarray(lv.half_widths).tolist(),
-            "coordinates": "z = Q^T (x - x*), |z_k| <= h_k (axes = columns of Q); lower/upper "
-            "is the bounding box; containment and clipping checks use z",
-        }
+    kept = None
     if lv.kept is not None:
         level_conf = _level_confidence(lv, confidence)
         share_lo, share_hi = lv.kept.interval(level_conf)
         lo_open, hi_open = lv.open_faces(np.asarray(levels[0].ctx.x_opt, dtype=np.float64))
-        info["region"] |= {
-            "intersect": "domain",
-            "kept": {
-                "n_box": lv.kept.n_box,
-                "n_kept": lv.kept.n_kept,
-                "share": lv.kept.share,
-                "share_lower": share_lo,
-                "share_upper": share_hi,
-                "confidence": level_conf,
-                "faces_inside_domain": int(np.sum(lo_open) + np.sum(hi_open)),
-                "method": "R_j = B ∩ Ω: the oriented box B sampled by scrambled Sobol, f "
-                "evaluated only at the n_kept points inside Ω; Leb(B ∩ Ω)/Leb(B) = n_kept/n_box "
-                "with its Clopper-Pearson interval at 1 - alpha/2, the level's own curve at "
-                "1 - alpha/2 (Bonferroni: both hold with probability >= 1 - alpha); intervals "
-                "served from the level are [share_lower·lo, share_upper·hi]; only faces of B "
-                "inside Ω (and the faces of Ω) count in the containment and clipping checks",
-            },
-        }
+        kept = KeptInfo(
+            n_box=lv.kept.n_box,
+            n_kept=lv.kept.n_kept,
+            share=lv.kept.share,
+            share_lower=share_lo,
+            share_upper=share_hi,
+            confidence=level_conf,
+            faces_inside_domain=int(np.sum(lo_open) + np.sum(hi_open)),
+        )
+    oriented = lv.axes is not None and lv.half_widths is not None
+    region = RegionInfo(
+        lower=lo.tolist(),
+        upper=hi.tolist(),
+        axes=np.asarray(lv.axes).tolist() if oriented else None,
+        half_widths=np.asarray(lv.half_widths).tolist() if oriented else None,
+        kept=kept,
+    )
     tau = plan.taus[j]
-    if tau is not None:
-        info |= {
-            "tau": _finite_or_none(tau.value),
-            "tau_cumulative": _finite_or_none(plan.cumulative[j]),
-            "tau_source": tau.source,
-            "samples_below_tau": plan.inner_counts[j],
-            "undetectable_share": _undetectable_share(levels, j, confidence),
-        }
+    serves = None
     if j in curves:
         m = plan.used.index(j)
         below = plan.thresholds[m + 1] if m + 1 < len(plan.used) else -math.inf
-        info["serves"] = {
-            "t_from": _finite_or_none(below),
-            "t_below": _finite_or_none(plan.thresholds[m]),
-        }
-        info["curve"] = curves[j].info
-    return info
+        serves = ServedRange(_finite_or_none(below), _finite_or_none(plan.thresholds[m]))
+    return LevelInfo(
+        level=j,
+        delta=_json_delta(lv.delta),
+        region=region,
+        volume_fraction=math.exp(lv.ln_volume_fraction),
+        log10_volume_fraction=lv.ln_volume_fraction / LN10,
+        n=lv.table.n,
+        tau=None if tau is None else _finite_or_none(tau.value),
+        tau_cumulative=None if tau is None else _finite_or_none(plan.cumulative[j]),
+        tau_source=None if tau is None else tau.source,
+        samples_below_tau=None if tau is None else plan.inner_counts[j],
+        undetectable_share=None if tau is None else _undetectable_share(levels, j, confidence),
+        used=j in plan.used,
+        skipped=plan.skipped.get(j),
+        serves=serves,
+        label=lv.label,
+        curve=_curve_info(curves[j]) if j in curves else None,
+    )
+
+
+def _curve_info(curve: V1Curve) -> Mapping[str, Any]:
+    """A level curve's info block (the one place that reads ``V1Curve.info`` as a mapping)."""
+    return curve.info
 
 
 def _shifted_power(curve: V1Curve, ln_frac: float, limit: float) -> PowerLaw | None:
@@ -365,12 +352,12 @@ def nested_curve(
                 method[mask] = [f"nested-{name}" for name in part_m]
         return ln_v, lo, hi, method
 
-    deep_info = curves[deepest].info
+    deep_info = _curve_info(curves[deepest])
     info: dict[str, Any] = {
         "mode": "nested",
         "method": "nested",
         "lower": "nested",
-        "upper": curves[0].info.get("upper"),
+        "upper": _curve_info(curves[0]).get("upper"),
         "deepest_level": deepest,
         "levels_used": list(plan.used),
         "deepest_lower": deep_info.get("lower"),
@@ -389,7 +376,9 @@ def nested_curve(
             "parts of {f <= t} outside R_j smaller than the samples' resolution "
             "(undetectable_share) are not excluded, and not in the intervals",
         },
-        "levels": [_level_info(levels, plan, curves, j, confidence) for j in range(len(levels))],
+        "levels": [
+            _level_info(levels, plan, curves, j, confidence).as_json() for j in range(len(levels))
+        ],
     }
     warnings = _warnings(levels, plan, curves)
     bounds = [*plan.thresholds, -math.inf]

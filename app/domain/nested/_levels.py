@@ -12,11 +12,12 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 from scipy import special
 
+from app.domain import notices
 from app.domain.absrank import RankContext, TableData
 from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.nested._common import CLIP_SHARE, TAIL_MODES, check_int
@@ -156,7 +157,7 @@ class NestedLevel:
     ctx: RankContext
     ln_volume_fraction: float
     delta: float | Sequence[float] | None = None
-    label: Mapping[str, Any] = field(default_factory=dict)
+    label: Mapping[str, notices.JSONValue] = field(default_factory=dict)
     axes: np.ndarray | None = None
     half_widths: np.ndarray | None = None
     kept: KeptShare | None = None
@@ -219,11 +220,50 @@ class NestedLevel:
 
 
 @dataclass(frozen=True)
+class ThresholdSource:
+    """Where a level's threshold ``τ_j`` comes from (``tau_source`` of the level's info).
+
+    Attributes
+    ----------
+    level : int
+        The level ``i <= j`` whose stored samples set it.
+    check : {"outer", "own"}
+        (a) an outer level's samples outside the shrunken ``R_j``, or (b) level ``j``'s own
+        samples near a face of ``R_j`` inside the domain.
+    kind : {"sample outside", "cap: largest stored sample", "no stored samples"}
+        A sample beyond the shrunken box, the level's largest stored value (beyond it nothing is
+        known), or no stored samples at all (``τ_j = −inf``).
+    point_rank : int or None
+        1-based rank of that sample among the level's stored lowest (``None`` without samples).
+    """
+
+    level: int
+    check: Literal["outer", "own"]
+    kind: Literal["sample outside", "cap: largest stored sample", "no stored samples"]
+    point_rank: int | None = None
+
+    def as_json(self) -> dict[str, object]:
+        """The JSON block (``point_rank`` only when there is one)."""
+        out: dict[str, object] = {"level": self.level, "check": self.check, "kind": self.kind}
+        if self.point_rank is not None:
+            out["point_rank"] = self.point_rank
+        return out
+
+
+@dataclass(frozen=True)
 class Threshold:
-    """``τ_j`` of one level and where it comes from."""
+    """``τ_j`` of one level and where it comes from.
+
+    Attributes
+    ----------
+    value : float
+        ``τ_j`` (units of ``f``; ``−inf`` when a level has no stored samples).
+    source : ThresholdSource
+        The sample (or cap) that sets it.
+    """
 
     value: float
-    source: dict[str, Any]
+    source: ThresholdSource
 
 
 def _beyond(
@@ -246,26 +286,21 @@ def _beyond(
 
 
 def _first_beyond(
-    level: NestedLevel, mask: np.ndarray, index: int, check: str
-) -> tuple[float, dict[str, Any]]:
+    level: NestedLevel, mask: np.ndarray, index: int, check: Literal["outer", "own"]
+) -> Threshold:
     """Smallest stored value among ``mask``, or the level's largest stored value (the cap)."""
     values = level.table.low_values
     if values.size == 0:
-        return -math.inf, {"level": index, "check": check, "kind": "no stored samples"}
+        return Threshold(-math.inf, ThresholdSource(index, check, "no stored samples"))
     if np.any(mask):
         rank = int(np.argmax(mask))
-        return float(values[rank]), {
-            "level": index,
-            "check": check,
-            "kind": "sample outside",
-            "point_rank": rank + 1,
-        }
-    return float(values[-1]), {
-        "level": index,
-        "check": check,
-        "kind": "cap: largest stored sample",
-        "point_rank": int(values.size),
-    }
+        return Threshold(
+            float(values[rank]), ThresholdSource(index, check, "sample outside", rank + 1)
+        )
+    return Threshold(
+        float(values[-1]),
+        ThresholdSource(index, check, "cap: largest stored sample", int(values.size)),
+    )
 
 
 def region_of(level: NestedLevel) -> tuple[np.ndarray, np.ndarray]:
@@ -310,8 +345,7 @@ def containment_threshold(levels: Sequence[NestedLevel], j: int, x_opt: np.ndarr
     # (b) level j's own samples near a face of R_j that lies inside the domain
     mask = _beyond_level(levels[j].table.low_x, x_opt, inner, domain)
     candidates.append(_first_beyond(levels[j], mask, j, "own"))
-    value, source = min(candidates, key=lambda c: c[0])
-    return Threshold(value, source)
+    return min(candidates, key=lambda c: c.value)
 
 
 def count_below(table: TableData, t: float) -> int:
