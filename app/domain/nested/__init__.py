@@ -45,12 +45,21 @@ from __future__ import annotations
 
 from app.domain.nested._common import CLIP_SHARE, LN10, MIN_INNER_SAMPLES, TAIL_MODES
 from app.domain.nested._curve import METHODS, nested_curve
+from app.domain.nested._info import (
+    KeptInfo,
+    LevelInfo,
+    NestedCurveInfo,
+    RegionInfo,
+    ServedRange,
+)
 from app.domain.nested._levels import (
     KeptShare,
     LocalView,
     NestedLevel,
     OpenFaces,
     ShareInterval,
+    Threshold,
+    ThresholdSource,
     kept_share_interval,
 )
 from app.domain.nested._plan import (
@@ -111,15 +120,22 @@ __all__ = [
     "WHITEN_STEPS",
     "WHITEN_TRUST",
     "Extents",
+    "KeptInfo",
     "KeptShare",
     "LadderBox",
     "LadderPlan",
     "LadderShape",
+    "LevelInfo",
     "LocalView",
+    "NestedCurveInfo",
     "NestedLevel",
     "OpenFaces",
     "Orientation",
+    "RegionInfo",
+    "ServedRange",
     "ShareInterval",
+    "Threshold",
+    "ThresholdSource",
     "domain_extents",
     "kept_share_interval",
     "ladder_boxes",

@@ -11,8 +11,14 @@ import numpy as np
 
 from app.domain import absrank, validation
 from app.domain.curves import NestedPiece, PowerLaw, V1Curve
-from app.domain.nested._common import CLIP_SHARE, LN10, MIN_INNER_SAMPLES
-from app.domain.nested._info import KeptInfo, LevelInfo, RegionInfo, ServedRange
+from app.domain.nested._common import LN10, MIN_INNER_SAMPLES
+from app.domain.nested._info import (
+    KeptInfo,
+    LevelInfo,
+    NestedCurveInfo,
+    RegionInfo,
+    ServedRange,
+)
 from app.domain.nested._levels import (
     NestedLevel,
     Threshold,
@@ -24,20 +30,6 @@ from app.domain.nested._levels import (
 
 #: Per-value methods of a nested curve: ``"nested-"`` + the serving level's own method.
 METHODS = tuple(f"nested-{m}" for m in absrank.METHODS)
-
-_CONTAINMENT = (
-    "{f <= t} within R_j is checked from samples: level j serves t only below tau_j = the "
-    "smallest value among (a) the stored lowest samples of every outer level i < j that lie "
-    "outside R_j shrunk toward x* by clip_share (faces inside R_i only; nothing lies beyond a "
-    "shared face), each outer level capped at its largest stored value (beyond it nothing is "
-    "known), and (b) level j's own stored lowest samples beyond clip_share of the way to a face "
-    "of R_j inside the domain (the sublevel set reaches that face); levels with fewer than "
-    "min_inner_samples samples below their threshold are skipped. The check has the resolution "
-    "of the samples: a part of {f <= t} outside R_j that no outer sample falls into (share of "
-    "the domain below about undetectable_share, the 95% upper limit for 0 hits among N points "
-    "per outer level) escapes it, so v1 can be underestimated by up to about that share; it is "
-    "not a proof of containment, and the reported intervals do not include it."
-)
 
 
 # --------------------------------------------------------------------------------------------
@@ -353,33 +345,19 @@ def nested_curve(
         return ln_v, lo, hi, method
 
     deep_info = _curve_info(curves[deepest])
-    info: dict[str, Any] = {
-        "mode": "nested",
-        "method": "nested",
-        "lower": "nested",
-        "upper": _curve_info(curves[0]).get("upper"),
-        "deepest_level": deepest,
-        "levels_used": list(plan.used),
-        "deepest_lower": deep_info.get("lower"),
-        "beta": deep_info.get("beta"),
-        "beta_source": deep_info.get("beta_source"),
-        "k": deep_info.get("k"),
-        "anchor_value": deep_info.get("anchor_value"),
-        "n": levels[0].table.n,
-        "confidence": confidence,
-        "region_volume_fraction": 1.0,
-        "containment": {
-            "check": _CONTAINMENT,
-            "clip_share": CLIP_SHARE,
-            "min_inner_samples": MIN_INNER_SAMPLES,
-            "guarantee": "no stored sample contradicts {f <= t} in R_j where level j serves; "
-            "parts of {f <= t} outside R_j smaller than the samples' resolution "
-            "(undetectable_share) are not excluded, and not in the intervals",
-        },
-        "levels": [
-            _level_info(levels, plan, curves, j, confidence).as_json() for j in range(len(levels))
-        ],
-    }
+    info = NestedCurveInfo(
+        upper=_curve_info(curves[0]).get("upper"),
+        deepest_level=deepest,
+        levels_used=tuple(plan.used),
+        deepest_lower=deep_info.get("lower"),
+        beta=deep_info.get("beta"),
+        beta_source=deep_info.get("beta_source"),
+        k=deep_info.get("k"),
+        anchor_value=deep_info.get("anchor_value"),
+        n=levels[0].table.n,
+        confidence=confidence,
+        levels=tuple(_level_info(levels, plan, curves, j, confidence) for j in range(len(levels))),
+    )
     warnings = _warnings(levels, plan, curves)
     bounds = [*plan.thresholds, -math.inf]
     pieces = []
@@ -389,7 +367,7 @@ def nested_curve(
         pieces.append(NestedPiece(j, bounds[m + 1], bounds[m], ln_fracs[m], model))
     return V1Curve(
         evaluate=evaluate,
-        info=info,
+        info=info.as_json(),  # V1Curve.info is a JSON block on main (see NestedCurveInfo)
         warnings=warnings,
         f_opt=f_opt,
         power=_shifted_power(curves[deepest], ln_fracs[-1], plan.thresholds[-1]),

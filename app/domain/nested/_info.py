@@ -12,8 +12,29 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.domain import notices
+from app.domain.nested._common import CLIP_SHARE, MIN_INNER_SAMPLES
 from app.domain.nested._levels import ThresholdSource
 
+#: What the containment check does (``containment.check``): fixed text, part of every answer.
+CONTAINMENT_CHECK = (
+    "{f <= t} within R_j is checked from samples: level j serves t only below tau_j = the "
+    "smallest value among (a) the stored lowest samples of every outer level i < j that lie "
+    "outside R_j shrunk toward x* by clip_share (faces inside R_i only; nothing lies beyond a "
+    "shared face), each outer level capped at its largest stored value (beyond it nothing is "
+    "known), and (b) level j's own stored lowest samples beyond clip_share of the way to a face "
+    "of R_j inside the domain (the sublevel set reaches that face); levels with fewer than "
+    "min_inner_samples samples below their threshold are skipped. The check has the resolution "
+    "of the samples: a part of {f <= t} outside R_j that no outer sample falls into (share of "
+    "the domain below about undetectable_share, the 95% upper limit for 0 hits among N points "
+    "per outer level) escapes it, so v1 can be underestimated by up to about that share; it is "
+    "not a proof of containment, and the reported intervals do not include it."
+)
+#: What it guarantees (``containment.guarantee``).
+CONTAINMENT_GUARANTEE = (
+    "no stored sample contradicts {f <= t} in R_j where level j serves; "
+    "parts of {f <= t} outside R_j smaller than the samples' resolution "
+    "(undetectable_share) are not excluded, and not in the intervals"
+)
 #: How an oriented level's region is read (the ``coordinates`` of its region block).
 ORIENTED_COORDINATES = (
     "z = Q^T (x - x*), |z_k| <= h_k (axes = columns of Q); lower/upper "
@@ -203,3 +224,71 @@ class LevelInfo:
         if self.curve is not None:
             out["curve"] = self.curve
         return out
+
+
+@dataclass(frozen=True)
+class NestedCurveInfo:
+    """What a nested curve says about itself (``V1Curve.info`` of :func:`nested_curve`).
+
+    Attributes
+    ----------
+    upper : object
+        The upper tail of level 0's curve (its info's ``upper``).
+    deepest_level : int
+        The deepest serving level ``j``.
+    levels_used : tuple of int
+        The serving levels, level 0 first.
+    deepest_lower, beta, beta_source, k, anchor_value : object
+        The deepest serving level's lower tail and its power tail's record (``None`` where it
+        has none), copied from that level's curve info.
+    n : int
+        Samples of level 0 (the domain table).
+    confidence : float
+        Level of the intervals.
+    levels : tuple of LevelInfo
+        Every level of the ladder, level 0 first.
+    clip_share : float
+        The containment check's margin (:data:`CLIP_SHARE`).
+    min_inner_samples : int
+        Samples a level needs below its threshold (:data:`MIN_INNER_SAMPLES`).
+    """
+
+    upper: object
+    deepest_level: int
+    levels_used: tuple[int, ...]
+    deepest_lower: object
+    beta: object
+    beta_source: object
+    k: object
+    anchor_value: object
+    n: int
+    confidence: float
+    levels: tuple[LevelInfo, ...]
+    clip_share: float = CLIP_SHARE
+    min_inner_samples: int = MIN_INNER_SAMPLES
+
+    def as_json(self) -> dict[str, Any]:
+        """The JSON block (``RankResult.tail`` of nested ranks), keys in their usual order."""
+        return {
+            "mode": "nested",
+            "method": "nested",
+            "lower": "nested",
+            "upper": self.upper,
+            "deepest_level": self.deepest_level,
+            "levels_used": list(self.levels_used),
+            "deepest_lower": self.deepest_lower,
+            "beta": self.beta,
+            "beta_source": self.beta_source,
+            "k": self.k,
+            "anchor_value": self.anchor_value,
+            "n": self.n,
+            "confidence": self.confidence,
+            "region_volume_fraction": 1.0,
+            "containment": {
+                "check": CONTAINMENT_CHECK,
+                "clip_share": self.clip_share,
+                "min_inner_samples": self.min_inner_samples,
+                "guarantee": CONTAINMENT_GUARANTEE,
+            },
+            "levels": [level.as_json() for level in self.levels],
+        }

@@ -320,74 +320,22 @@ def ladder_shape(
 
     Notes
     -----
-    Method. Near a minimum of degree ``p``, ``g(x) = (f(x) − f*)^{2/p}`` is approximately a
-    positive-definite quadratic form ``(x − x*)ᵀA(x − x*)``, so the sublevel sets
-    ``{f <= f* + s}`` are approximately the ellipsoids ``{(x − x*)ᵀA(x − x*) <= s^{2/p}}``, all
-    the same shape. A box holds such an ellipsoid unclipped with the least waste when it is the
-    ellipsoid's axis-aligned bounding box, of half-widths ``sqrt(s^{2/p}·(A^{-1})_{ii})``;
-    hence ``a_i = sqrt((A^{-1})_{ii})``, normalized to ``max a_i = 1``, and the ladder scales
-    that box (:func:`plan_ladder`). For ``Σ w_i x_i²`` this gives ``a_i ∝ 1/sqrt(w_i)``.
-
-    Probes. Target levels: for each radius ``ρ·R`` of ``radii`` (``R`` the largest distance
-    from ``x*`` to a face of ``Ω``), ``s = min_i (f(x* ± ρR·e_i) − f*)`` over the axis
-    directions that stay in ``Ω`` that far (levels within rounding of 0 are skipped). Along a
-    direction ``u`` the crossing of ``f − f* = s`` nearest ``x*`` is bracketed on the radii
-    ``r_max(u)·2^{-m}`` (``r_max`` to the boundary of ``Ω``; non-monotone rays, e.g. through
-    other basins, are handled) and bisected to ``2^{-32}``. Stage 1 probes the axes ``±e_i``;
-    their crossing radii give the extent ``c_i`` of the level sets along each axis. Stage 2
-    probes the pair diagonals ``(±c_i e_i ± c_j e_j)/norm``, ``i < j`` (and ``n_random``
-    fixed-seed random directions ``c ⊙ g/|c ⊙ g|`` if asked), spread evenly in the scaled
-    coordinates ``y = (x − x*)/c`` so that ill-conditioned axes are probed as well as the
-    others; a direction that leaves ``Ω`` at once (``x*`` on a face) is replaced by its
-    opposite. Each crossing ``z = r·u`` gives one equation ``zᵀAz = s^{2/p}``; ``A`` (symmetric,
-    ``d(d+1)/2`` unknowns, or its diagonal above :data:`SHAPE_MAX_FULL_DIM`) is their
-    least-squares solution in relative terms (each row divided by ``s^{2/p}``, in the scaled
-    coordinates, columns normalized), and ``fit_residual`` is the root mean square of the
-    relative misfit: rounding noise for an exact quadratic form (recorded as 0; the ellipsoid
-    is recovered to 0.2%, the rounding to 3 digits), 0.2 for the cone ``max_i |x_i|``
-    (``p = 1``; its sublevel cubes are fitted by a ball: ``a`` is exactly isotropic by the
-    symmetry of the design), 0.004-0.07 for BBOB functions with ``T_osz`` (its log-periodic
-    factor).
-    ``2d + 2d(d − 1)`` directions, about ``140`` evaluations each: 0.01-0.05 s in 10-D, 1-4 s
-    in 40-D.
-
-    Whitening. With a relative wiggle ``ε`` on the rise (``T_osz``), the small eigenvalues of
-    a form of condition ``1e6`` are differences of large numbers, ``O(ε·λ_max)``, and the first
-    fit can come out indefinite (BBOB f10). Only then, the form is refined by passes in its own
-    whitened coordinates: ``S = |A|^{1/2}`` (eigenvalues ``|λ|`` floored at ``λ_max/``
-    :data:`MAX_CONDITION`), the axes and pair diagonals of ``y = S(x − x*)`` (directions
-    ``S^{-1}u/|S^{-1}u|``, the same target levels) probed, the residual form ``M`` fitted in
-    ``y`` (near the identity: its eigenvalues come to about ``ε``), and ``A ← S M' S`` with
-    ``M'`` the form ``M`` with eigenvalues clipped to ``[1/T, T]``, ``T =``
-    :data:`WHITEN_TRUST` (a trust region). Converged when ``M`` is positive definite of
-    condition at most :data:`WHITEN_CONDITION` (at most :data:`WHITEN_STEPS` passes) with a
-    residual at most :data:`WHITEN_MAX_RESIDUAL`; the shape then records the passes in
-    ``whitened`` (and in its spec). A first fit that is positive definite is returned as it
-    is, so those shapes (and their specs) do not depend on the whitening. BBOB f10: 3 passes in
-    5-D, 5 in 10-D; BBOB f12 (bent cigar, asymmetric under ``T_asy``) does not converge and
-    keeps the cube.
+    Near a minimum of degree ``p``, ``g = (f − f*)^{2/p} ≈ (x − x*)ᵀA(x − x*)``: the sublevel
+    sets are ellipsoids of one shape, held unclipped with the least waste by their axis-aligned
+    bounding box, ``a_i = sqrt((A^{-1})_{ii})`` normalized to ``max a_i = 1`` (``a_i ∝
+    1/sqrt(w_i)`` for ``Σ w_i x_i²``). ``A`` is the relative least-squares solution of
+    ``zᵀAz = s^{2/p}`` over the crossings ``z`` of target levels ``s`` along the axes and the
+    pair diagonals, both signs (``d(d+1)/2`` unknowns; the diagonal above
+    :data:`SHAPE_MAX_FULL_DIM`). Only when that first fit is not positive definite, whitening
+    passes refit it in ``y = S(x − x*)``, ``S = |A|^{1/2}`` (at most :data:`WHITEN_STEPS`,
+    recorded in ``whitened``). The probe design and its cost, the whitening, and the limit of
+    axis-aligned boxes (why rotated forms get oriented boxes, :attr:`LadderShape.orientation`):
+    docs/METHODS.md, "Nested regions", the "Shape" items.
 
     Fallback to the cube (all ones, with the reason in ``fallback``): ``f`` non-finite or below
     ``f*`` at a probe, a plateau (``f − f*`` within rounding of 0 at the largest probe radius
     in some direction), too few crossings for the unknowns, a non-finite fit, or ``A`` not
     positive definite (or of condition above :data:`MAX_CONDITION`).
-
-    Limit of axis-aligned boxes. An ellipsoid whose axes are the coordinate axes fills
-    ``V_d/2^d`` of its bounding box (``10^-2.6`` in 10-D, as a ball its cube; but ``10^-20.5``
-    in 40-D), whatever its condition. A rotated ill-conditioned ellipsoid fills far less
-    (``log10_fill_share``): BBOB f22/i1/d10 (rotated, condition 1e3) ``10^-6.25`` of its
-    bounding box (``10^-7.8`` of the smallest cube around it), f21/i1/d10 (condition 32)
-    ``10^-3.6`` (cube ``10^-5.2``), BBOB f10 (rotated ellipsoid, condition 1e6, fitted by
-    whitening) far less again. Such a set never fills a box
-    enough for ``N`` samples to resolve it unclipped: a box's own samples reach its faces first
-    and :func:`nested_curve` refuses the level (on f22 with ``N = 2^16`` only level 2 of 21 is
-    used, and its clipped lower tail is decades off). Hence oriented boxes: ``axes`` (the
-    eigenvectors ``Q`` of ``A``) and ``axis_half_widths`` (``b_k ∝ 1/sqrt(λ_k)``) come with
-    every positive-definite fit, and :attr:`LadderShape.orientation` hands them to
-    :func:`plan_ladder` when ``rotation > MIN_ROTATION`` (f21, f22, CEC2005 F2/F3, CEC2017 F1;
-    not the sphere, ellipsoid or cone, whose ``rotation`` is rounding noise, ``~1e-15``). An
-    oriented box is used only where it fits inside ``Ω``: sets whose tight oriented box meets
-    a face of ``Ω`` are still sampled by (clipped) axis-aligned boxes.
 
     Examples
     --------
