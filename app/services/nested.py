@@ -14,7 +14,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
@@ -30,6 +30,21 @@ from app.services.functions import find_function
 from app.services.regions import rank_context
 
 Ladder = Sequence[tuple[tables.TableView, absrank.TableData]]
+
+
+class LadderCurve(NamedTuple):
+    """A function's nested curve with the tables it was made from (:func:`ladder_curve`).
+
+    Attributes
+    ----------
+    curve : V1Curve
+        ``v1`` on the domain (:func:`app.domain.nested.nested_curve`).
+    views : list of TableView
+        The ladder's tables, level 0 first (for provenance).
+    """
+
+    curve: V1Curve
+    views: list[tables.TableView]
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,7 +219,7 @@ def ladder_curve(
     tail: str = "auto",
     k_anchor: int = 100,
     confidence: float = 0.95,
-) -> tuple[V1Curve, list[tables.TableView]]:
+) -> LadderCurve:
     """The nested ``v1`` curve of a function from its stored ladder; never queues.
 
     Parameters
@@ -220,9 +235,8 @@ def ladder_curve(
 
     Returns
     -------
-    curve : V1Curve
-    views : list of TableView
-        The ladder's tables, level 0 first (for provenance).
+    LadderCurve
+        ``(curve, views)``: the curve and the ladder's tables, level 0 first.
 
     Raises
     ------
@@ -246,7 +260,7 @@ def ladder_curve(
             ready = _load_level(sm, fn, table_id, level, log2n=log2n, seed=seed)
         ladder.append(ready)
     curve = nested_curve_for(fn, ladder, tail=tail, k_anchor=k_anchor, confidence=confidence)
-    return curve, [view for view, _ in ladder]
+    return LadderCurve(curve, [view for view, _ in ladder])
 
 
 def _load_level(

@@ -93,6 +93,9 @@ from app.domain.nested._shape import (
     WHITEN_TRUST,
     LadderShape,
     Orientation,
+    OrientationSpec,
+    ShapeDescription,
+    ShapeSpec,
     ladder_shape,
 )
 
@@ -131,8 +134,11 @@ __all__ = [
     "NestedLevel",
     "OpenFaces",
     "Orientation",
+    "OrientationSpec",
     "RegionInfo",
     "ServedRange",
+    "ShapeDescription",
+    "ShapeSpec",
     "ShareInterval",
     "Threshold",
     "ThresholdSource",

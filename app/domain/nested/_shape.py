@@ -11,7 +11,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NotRequired, TypedDict
 
 import numpy as np
 
@@ -70,6 +70,41 @@ _NOT_PD = (
 )
 _SCAN_STEPS = 48  # radii r_top·2^-m, m = 0..47, for the innermost crossing
 _BISECTION_STEPS = 32  # bracket [r/2, r] narrowed to 2^-32 of r
+
+
+class OrientationSpec(TypedDict):
+    """``orientation`` of a shape's stored spec (oriented ladders only)."""
+
+    rotation: float | None
+    min_rotation: float
+    axis_half_widths: list[float]
+
+
+class ShapeSpec(TypedDict):
+    """A shape as stored in every level's spec region (``ladder.shape``; part of the hash).
+
+    The keys of :class:`LadderShape` of the same names; ``whitened`` only after whitening
+    passes and ``orientation`` only for oriented ladders, so older specs keep their bytes.
+    """
+
+    method: str
+    model: str
+    half_widths: list[float]
+    degree: float
+    fit_residual: float | None
+    fallback: str | None
+    whitened: NotRequired[int]
+    orientation: NotRequired[OrientationSpec]
+
+
+class ShapeDescription(ShapeSpec):
+    """:class:`ShapeSpec` plus the fit's diagnostics (:meth:`LadderShape.describe`)."""
+
+    probes: int
+    condition: float | None
+    log10_fill_share: float | None
+    rotation: float | None
+    oriented: bool
 
 
 class Orientation(NamedTuple):
@@ -168,13 +203,13 @@ class LadderShape:
         """Whether every ``a_i`` is 1 (fitted isotropic, or the fallback)."""
         return bool(np.all(self.half_widths == 1.0))
 
-    def spec(self) -> dict[str, Any]:
+    def spec(self) -> ShapeSpec:
         """What enters each level's spec region (JSON-ready, rounded, deterministic).
 
         ``orientation`` (rotation, threshold, axis half-widths ``b``) only when the ladder uses
         oriented boxes, so axis-aligned shapes keep their specs (and hashes).
         """
-        out: dict[str, Any] = {
+        out: ShapeSpec = {
             "method": SHAPE_METHOD,
             "model": self.model,
             "half_widths": [float(v) for v in self.half_widths],
@@ -193,9 +228,10 @@ class LadderShape:
             }
         return out
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ShapeDescription:
         """:meth:`spec` plus the fit's diagnostics (probes, condition, fill share, rotation)."""
-        return self.spec() | {
+        return {
+            **self.spec(),
             "probes": self.probes,
             "condition": self.condition,
             "log10_fill_share": self.log10_fill_share,
