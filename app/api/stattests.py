@@ -216,6 +216,6 @@ def response_examples(settings: Settings) -> dict[str, Any]:
     """``{path: answer}`` of each test's first request example, as the API answers it."""
     out = {}
     for path, (model, response, use_case) in ANSWERED_EXAMPLES.items():
-        example = (model.model_config.get("json_schema_extra") or {})["examples"][0]
+        example = model.model_json_schema()["examples"][0]
         out[path] = json.loads(dump(response, use_case(model.model_validate(example), settings)))
     return out

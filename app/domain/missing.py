@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from app.domain.errors import InvalidInput
 
@@ -128,12 +128,12 @@ def apply_matrix_policy(
         )
     mask = ~np.isfinite(a)
     n_missing = int(mask.sum())
-    kept = np.ones(a.shape[0], dtype=bool)
+    kept: NDArray[np.bool_] = np.ones(a.shape[0], dtype=bool)
     if policy == "reject" or n_missing == 0:
         _reject(mask, field)
         return a, kept, MissingReport(policy=policy, n_missing=0)
     if policy == "drop-problem":
-        kept = ~mask.any(axis=1)
+        kept = np.logical_not(mask.any(axis=1))
         dropped = tuple(int(i) for i in np.flatnonzero(~kept))
         return a[kept], kept, MissingReport(policy, n_missing, dropped=dropped)
     if policy == "worst-rank":

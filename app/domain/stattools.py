@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from scipy import special  # ndtr only: scipy.stats costs ~0.7 s to import
 
 from app.domain.errors import InvalidInput
@@ -180,7 +180,8 @@ def binomial_log_pmf(n: int, p: float) -> np.ndarray:
     """
     k = np.arange(n + 1, dtype=np.float64)
     log_comb = special.gammaln(n + 1.0) - special.gammaln(k + 1.0) - special.gammaln(n - k + 1.0)
-    return log_comb + k * math.log(p) + (n - k) * math.log1p(-p)
+    out: NDArray[np.float64] = log_comb + k * math.log(p) + (n - k) * math.log1p(-p)
+    return out
 
 
 def binomial_half_log10_cdf(k: int, n: int) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic.config import JsonDict
 
 from app.schemas.common import STRICT_REQUEST, FiniteFloat
 
@@ -32,12 +33,12 @@ _TOLERANCE = Field(
     allow_inf_nan=False,
     description="values within rtol·max(|a|, |b|) of each other tie (0 = exact equality)",
 )
-_MISSING_MATRIX = Field(
+_MISSING_MATRIX: MatrixMissing = Field(
     "reject",
     description="what a null cell means: reject (422), drop-problem, worst-rank, par-k "
     "(k × the problem's worst present value)",
 )
-_MISSING_SAMPLE = Field(
+_MISSING_SAMPLE: SampleMissing = Field(
     "reject", description="what a null value means: reject (422) or drop (the run, or the pair)"
 )
 
@@ -61,7 +62,7 @@ class MatrixInput(BaseModel):
     rtol: float = _TOLERANCE
 
 
-_MATRIX_EXAMPLE = {
+_MATRIX_EXAMPLE: JsonDict = {
     "values": [
         [0.12, 0.40, 0.05, 0.33, 0.90],
         [1.10, 2.30, 0.90, 2.00, 3.10],
@@ -182,7 +183,10 @@ class TwoSampleInput(BaseModel):
     )
 
 
-_TWO_SAMPLE_EXAMPLE = {"x": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "y": [2, 4, 6, 8, 10, 12, 14, 16]}
+_TWO_SAMPLE_EXAMPLE: JsonDict = {
+    "x": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    "y": [2, 4, 6, 8, 10, 12, 14, 16],
+}
 
 
 class RankSumRequest(TwoSampleInput):

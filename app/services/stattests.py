@@ -262,7 +262,7 @@ def _check_sample(values: list[Any], field: str, settings: Settings) -> None:
         raise InvalidInput(f"at most {settings.max_sample_size} values", field=field)
 
 
-def _paired(body: PairedInput, settings: Settings) -> tuple[np.ndarray, np.ndarray, dict]:
+def _paired(body: PairedInput, settings: Settings) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     _check_sample(body.x, "x", settings)
     x = finite_or_none(body.x)
     if body.y is None:
@@ -306,7 +306,9 @@ def sign(body: SignRequest, settings: Settings) -> SignResponse:
     return _answer(SignResponse, "sign", body, result, info, [])
 
 
-def _samples(body: TwoSampleInput, settings: Settings) -> tuple[np.ndarray, np.ndarray, dict]:
+def _samples(
+    body: TwoSampleInput, settings: Settings
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     _check_sample(body.x, "x", settings)
     _check_sample(body.y, "y", settings)
     with _problems(body, "x"):

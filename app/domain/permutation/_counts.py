@@ -4,8 +4,10 @@ sums) and the Monte Carlo null draws."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from app.domain.permutation._problem import EXACT_BLOCK, Problem
 
@@ -100,12 +102,14 @@ def _configuration_counts(
     is_a = [k & 1 for k in keys]
 
     def gap(length: np.ndarray, a_count: np.ndarray) -> np.ndarray:
-        return table[(length + 1) * width + np.clip(a_count, -1, n + 1) + 1]
+        out: NDArray[np.float64] = table[(length + 1) * width + np.clip(a_count, -1, n + 1) + 1]
+        return out
 
     counts = gap(pos[0], alpha[0])
     for t in range(len(keys) - 1):
         counts = counts * gap(pos[t + 1] - pos[t] - 1, alpha[t + 1] - alpha[t] - is_a[t])
-    return counts * gap(n - 1 - pos[-1], n_a - alpha[-1] - is_a[-1])
+    out: NDArray[np.float64] = counts * gap(n - 1 - pos[-1], n_a - alpha[-1] - is_a[-1])
+    return out
 
 
 def median_exact_count(
@@ -207,7 +211,7 @@ def _selection_steps(
     ``j`` joins A with probability ``need / (n − j)``, drawn exactly with bounded integers.
     """
     dtype = np.int16 if n < np.iinfo(np.int16).max else np.int32
-    need = np.full(size, n_a, dtype=dtype)
+    need: NDArray[np.signedinteger[Any]] = np.full(size, n_a, dtype=dtype)
     take = np.empty(size, dtype=bool)
     for j in range(n):
         np.less(rng.integers(0, n - j, size=size, dtype=dtype), need, out=take)
@@ -222,9 +226,12 @@ def _middle_orders(n_g: int) -> tuple[int, ...]:
 
 
 def _median_of(v: np.ndarray, positions: list[np.ndarray]) -> np.ndarray:
+    out: NDArray[np.float64]
     if len(positions) == 1:
-        return v[positions[0]]
-    return (v[positions[0]] + v[positions[1]]) / 2
+        out = v[positions[0]]
+    else:
+        out = (v[positions[0]] + v[positions[1]]) / 2
+    return out
 
 
 def _mc_median_null(prob: Problem, rng: np.random.Generator, size: int) -> np.ndarray:
@@ -243,7 +250,8 @@ def _mc_median_null(prob: Problem, rng: np.random.Generator, size: int) -> np.nd
             p += need > n_a - t
         for t, p in zip(orders_b, pos_b, strict=True):
             p += need < t + n_a - j - 1
-    return _median_of(prob.pooled, pos_a) - _median_of(prob.pooled, pos_b)
+    out: NDArray[np.float64] = _median_of(prob.pooled, pos_a) - _median_of(prob.pooled, pos_b)
+    return out
 
 
 def _mc_mean_null(prob: Problem, rng: np.random.Generator, size: int) -> np.ndarray:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 #: Largest ``n_A + n_B`` for the exact median count (binomial counts stay finite in float64).
 MEDIAN_EXACT_MAX_N = 1000
@@ -133,7 +134,8 @@ class Problem:
         t = self.oriented(s)
         d = float(self.oriented(self.observed))
         tol = self.rtol * np.maximum(abs(d), np.abs(t)) + self.atol
-        return t >= d - tol
+        out: NDArray[np.bool_] = t >= d - tol
+        return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from statsmodels.stats.multitest import multipletests
 
 from app.domain.errors import InvalidInput
@@ -34,7 +34,8 @@ def _holm(p: np.ndarray) -> np.ndarray:
 
 
 def _bonferroni(p: np.ndarray) -> np.ndarray:
-    return np.minimum(1.0, p.size * p)
+    out: NDArray[np.float64] = np.minimum(1.0, p.size * p)
+    return out
 
 
 def _finner(p: np.ndarray) -> np.ndarray:
@@ -57,7 +58,9 @@ def _li(p: np.ndarray) -> np.ndarray:
     """
     largest = float(p.max())
     denominator = p + (1.0 - largest)
-    out = np.divide(p, denominator, out=np.zeros_like(p), where=denominator > 0)
+    out: NDArray[np.float64] = np.divide(
+        p, denominator, out=np.zeros_like(p), where=denominator > 0
+    )
     out[p == largest] = largest
     return out
 
@@ -187,7 +190,8 @@ def _log10_one_minus_power(lp: np.ndarray, c: np.ndarray) -> np.ndarray:
     ln_p = lp * LN10
     with np.errstate(divide="ignore", under="ignore"):  # log1p(−1) = −inf gives exactly 1
         direct = np.log10(-np.expm1(c * np.log1p(-np.exp(ln_p))))
-    return np.where(ln_p < -700.0, np.log10(c) + lp, direct)
+    out: NDArray[np.float64] = np.where(ln_p < -700.0, np.log10(c) + lp, direct)
+    return out
 
 
 def _log_finner(lp: np.ndarray) -> np.ndarray:
@@ -286,7 +290,8 @@ def _run_adjustment(
         raise InvalidInput(f"{what} must lie in [{low:g}, {high:g}]", field="p")
     if a.size == 0:
         return a.copy()
-    return np.clip(adjust(a), a, high)
+    out: NDArray[np.float64] = np.clip(adjust(a), a, high)
+    return out
 
 
 def adjusted_log10_pvalues(log10_p: ArrayLike, *, method: str) -> np.ndarray:

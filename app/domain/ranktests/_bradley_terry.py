@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
@@ -112,7 +112,8 @@ def _bradley_terry_iv(wins: ArrayLike, tol: float, max_iter: int) -> np.ndarray:
 
 
 def _geometric_normalize(pi: np.ndarray) -> np.ndarray:
-    return pi / np.exp(np.mean(np.log(pi)))
+    out: NDArray[np.float64] = pi / np.exp(np.mean(np.log(pi)))
+    return out
 
 
 def _newman(w: np.ndarray, tol: float, max_iter: int) -> tuple[np.ndarray, int, bool]:

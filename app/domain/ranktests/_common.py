@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -25,8 +26,14 @@ def frozen(a: ArrayLike) -> np.ndarray:
     return out
 
 
+class _LogSpaceDistribution(Protocol):
+    """What :func:`log10_sf` uses of a scipy new-infrastructure distribution."""
+
+    def logccdf(self, x: float) -> float: ...
+
+
 @lru_cache(maxsize=8)
-def _log_space_family(name: str) -> Callable[..., object]:
+def _log_space_family(name: str) -> Callable[..., _LogSpaceDistribution]:
     """scipy's new-infrastructure distribution class of ``scipy.stats.<name>`` (cached)."""
     return stats.make_distribution(getattr(stats, name))  # type: ignore[no-any-return]
 
@@ -40,7 +47,7 @@ def _log10_sf(name: str, x: float, sf: float, **params: float) -> float:
     if math.isinf(x):
         return -math.inf
     with np.errstate(divide="ignore", under="ignore"):  # its log(ccdf) try underflows first
-        log_sf = float(_log_space_family(name)(**params).logccdf(x))  # type: ignore[operator]
+        log_sf = float(_log_space_family(name)(**params).logccdf(x))
     return log10_clip(log_sf / LN10)
 
 

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from app.domain.errors import NotApplicable
@@ -80,7 +80,8 @@ class FriedmanResult:
 def _centred_twice(ranks: np.ndarray) -> np.ndarray:
     """``2 r − (k + 1)`` as exact integers (midranks are multiples of 1/2)."""
     k = ranks.shape[1]
-    return np.rint(2.0 * ranks).astype(np.int64) - (k + 1)
+    out: NDArray[np.int64] = np.rint(2.0 * ranks).astype(np.int64) - (k + 1)
+    return out
 
 
 def _friedman_sums(ranks: np.ndarray) -> tuple[int, int]:
@@ -277,7 +278,7 @@ def _aligned_ranks(a: np.ndarray, rtol: float, atol: float) -> np.ndarray:
     check_tolerances(rtol, atol)
     n, k = a.shape
     u = units(a)
-    keys = []
+    keys: list[int] = []
     for i in range(n):
         row = u[i * k : (i + 1) * k]
         total = sum(row)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from app.domain.errors import InvalidInput
@@ -490,6 +490,8 @@ def posthoc(
     critical = None if procedure.critical is None else procedure.critical(alpha, k)
     cd = None if critical is None else critical * se
     average = ranks.mean(axis=0)
+    p_matrix: NDArray[np.float64] | None
+    log_matrix: NDArray[np.float64] | None
     if comparison == "all-pairs":
         p_matrix, log_matrix = np.ones((k, k)), np.zeros((k, k))
         p_matrix[i, j] = p_matrix[j, i] = p_adj
@@ -501,7 +503,8 @@ def posthoc(
         p_control, log_control = np.ones(k), np.zeros(k)
         p_control[j] = p_adj
         log_control[j] = log_adj
-        cliques = _control_clique(int(control), j, sig, average)
+        assert ctrl is not None  # _comparison_iv: a vs-control family has a control
+        cliques = _control_clique(ctrl, j, sig, average)
         p_matrix = log_matrix = None
     tied = bool(np.all(ranks == (k + 1) / 2.0))
     reason = "every problem ties all algorithms: no differences to test (all p = 1)"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
 from app.domain.errors import InvalidInput
@@ -78,7 +78,8 @@ def _range_sf_block(q: np.ndarray, k: int) -> np.ndarray:
         others = np.log1p(-ratio, out=ratio)
     others *= k - 1
     others = -np.expm1(others, out=others)
-    return grid.step * (others @ weight)
+    out: NDArray[np.float64] = grid.step * (others @ weight)
+    return out
 
 
 def _range_log_sf_block(q: np.ndarray, k: int) -> np.ndarray:
@@ -95,7 +96,10 @@ def _range_log_sf_block(q: np.ndarray, k: int) -> np.ndarray:
     with np.errstate(divide="ignore", under="ignore"):
         bracket = -np.expm1((k - 1) * np.log1p(-np.exp(log_ratio)))
         log_bracket = np.where(log_ratio < -700.0, math.log(k - 1) + log_ratio, np.log(bracket))
-    return math.log(grid.step) + special.logsumexp(log_bracket + grid.log_weight, axis=1)
+    out: NDArray[np.float64] = math.log(grid.step) + special.logsumexp(
+        log_bracket + grid.log_weight, axis=1
+    )
+    return out
 
 
 def studentized_range_sf(q: ArrayLike, k: int) -> np.ndarray:
@@ -179,7 +183,8 @@ def studentized_range_log10_sf(q: ArrayLike, k: int, sf: ArrayLike | None = None
     for start in range(0, low.size, _RANGE_CHUNK):
         idx = low[start : start + _RANGE_CHUNK]
         out[idx] = _range_log_sf_block(flat_q[idx], k) / LN10
-    return np.minimum(out, 0.0).reshape(qa.shape)
+    shaped: NDArray[np.float64] = np.minimum(out, 0.0).reshape(qa.shape)
+    return shaped
 
 
 def studentized_range_isf(p: float, k: int) -> float:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -290,26 +291,26 @@ def ks_2samp(
     dp_num, dm_num = max(int(gap.max()), 0), max(int(-gap.min()), 0)
     d_num = {"two-sided": max(dp_num, dm_num), "less": dp_num, "greater": dm_num}[alternative]
     d = d_num / (n_x * n_y)
-    common = {
-        "statistic": d,
-        "d_plus": dp_num / (n_x * n_y),
-        "d_minus": dm_num / (n_x * n_y),
-        "alternative": alternative,
-        "n_x": n_x,
-        "n_y": n_y,
-        "rtol": float(rtol),
-        "atol": float(atol),
-        "ties": ties,
-    }
+    make = partial(
+        KSResult,
+        statistic=d,
+        d_plus=dp_num / (n_x * n_y),
+        d_minus=dm_num / (n_x * n_y),
+        alternative=alternative,
+        n_x=n_x,
+        n_y=n_y,
+        rtol=float(rtol),
+        atol=float(atol),
+        ties=ties,
+    )
     if group_n.size == 1:
-        return KSResult(
+        return make(
             p_value=1.0,
             log10_p_value=0.0,
             method="exact",
             method_reason="all values tied: the null distribution is a single point",
             degenerate=True,
             reason=f"all {n} pooled values are tied; nothing left to test",
-            **common,
         )
     fits, size = size_fits("lattice points", float(n_x + 1) * (n_y + 1), float(exact_max_paths))
     if n > KS_EXACT_MAX_N:
@@ -329,7 +330,7 @@ def ks_2samp(
         p = _ks_asymptotic(d, n_x, n_y, alternative)
         log_p = _ks_asymptotic_log10(p, d, n_x, n_y, alternative)
         why += "; scipy's asymptotic formula (no tie correction)"
-    return KSResult(
+    return make(
         p_value=p,
         log10_p_value=log_p,
         method=used,
@@ -337,5 +338,4 @@ def ks_2samp(
         degenerate=False,
         reason=None,
         ties_ignored=ignored,
-        **common,
     )

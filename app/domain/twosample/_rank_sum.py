@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from app.domain.ranking import midranks, tie_sizes
 from app.domain.stattools import (
@@ -125,7 +126,8 @@ def rank_sum_pmf(scores: np.ndarray, m: int) -> np.ndarray:
         f[:, : top + 1] *= (1.0 - p_in)[:, None]
         f[1:, v : v + lim + 1] += moved
         top = min(top + v, s_max)
-    return f[m]
+    out: NDArray[np.float64] = f[m]
+    return out
 
 
 def _rank_sum_exact(r: _Ranked, alternative: str, continuity: bool) -> tuple[float, float | None]:
@@ -241,20 +243,21 @@ def rank_sum(
         tie_correction=bool(tie_correction),
     )
     u = r.k_obs / 2.0
-    common = {
-        "statistic": u,
-        "alternative": alternative,
-        "n_x": n_x,
-        "n_y": n_y,
-        "rank_sum_x": float(scores[:n_x].sum()) / 2.0,
-        "a12": r.k_obs / (2.0 * n_x * n_y),
-        "continuity": False,  # set below: only an asymptotic p uses the correction
-        "rtol": float(rtol),
-        "atol": float(atol),
-    }
+    make = partial(
+        RankSumResult,
+        statistic=u,
+        alternative=alternative,
+        n_x=n_x,
+        n_y=n_y,
+        rank_sum_x=float(scores[:n_x].sum()) / 2.0,
+        a12=r.k_obs / (2.0 * n_x * n_y),
+        continuity=False,  # set below: only an asymptotic p uses the correction
+        rtol=float(rtol),
+        atol=float(atol),
+    )
     untied_normal = method == "asymptotic" and not tie_correction
     if r.ties.size == 1 and not untied_normal:
-        return RankSumResult(
+        return make(
             p_value=1.0,
             log10_p_value=0.0,
             method="exact",
@@ -263,7 +266,6 @@ def rank_sum(
             degenerate=True,
             reason=f"all {n_x + n_y} pooled values are tied; nothing left to test",
             tie_correction=False,
-            **common,
         )
     m = min(n_x, n_y)
     cost = float(n_x + n_y) * (m + 1) * (np.sort(scores)[-m:].sum() + 1)
@@ -272,7 +274,7 @@ def rank_sum(
     p, z = _RANK_SUM_METHODS[used](r, alternative, bool(continuity))
     # every value tied: the uncorrected variance n_x n_y (n + 1)/12 stays positive, z = 0 (scipy)
     all_tied = r.ties.size == 1
-    return RankSumResult(
+    return make(
         p_value=p,
         log10_p_value=log10_of(p) if z is None else normal_log10_p(z, alternative),
         method=used,
@@ -287,5 +289,5 @@ def rank_sum(
             else None
         ),
         tie_correction=bool(tie_correction) and used == "asymptotic",
-        **(common | {"continuity": bool(continuity) and used == "asymptotic"}),
+        continuity=bool(continuity) and used == "asymptotic",
     )
