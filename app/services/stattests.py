@@ -420,14 +420,10 @@ def permutation_test(body: PermutationRequest, settings: Settings) -> Permutatio
     }
     seeds = {"seed": body.seed} if result.method == "monte_carlo" else {}
     warnings = notes if result.method == "monte_carlo" else []
+    remarks = [note.message for note in result.notes]
+    as_json = jsonable(result) | {"notes": remarks}  # the remarks' sentences, in place
     return _answer(
-        PermutationResponse,
-        "permutation",
-        body,
-        result,
-        info,
-        [*warnings, *result.notes],
-        seeds=seeds,
+        PermutationResponse, "permutation", body, as_json, info, [*warnings, *remarks], seeds=seeds
     )
 
 

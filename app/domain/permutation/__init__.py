@@ -68,6 +68,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from app.domain import notices
 from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.permutation._counts import (
     MC_NULLS,
@@ -126,24 +127,34 @@ def _log10_int(count: int) -> float:
     return math.log10(count >> shift) + shift * math.log10(2.0)
 
 
-def _exact_infeasible(statistic: str, n_a: int, n_b: int, exact_max_splits: int) -> str | None:
+def _exact_infeasible(
+    statistic: str, n_a: int, n_b: int, exact_max_splits: int
+) -> notices.Refusal | None:
     """Why the exact method is not run (``None`` when it is feasible)."""
     n = n_a + n_b
     if statistic == "mean":
         splits = math.comb(n, n_a)
         if splits > exact_max_splits:
-            return (
+            return notices.Refusal(
+                "exact-splits-exceeded",
                 f"C({n}, {n_a}) = {_count_text(splits)} splits exceed exact_max_splits = "
-                f"{exact_max_splits}"
+                f"{exact_max_splits}",
+                field="method",
             )
         return None
     if n > MEDIAN_EXACT_MAX_N:
-        return f"n_A + n_B = {n} exceeds {MEDIAN_EXACT_MAX_N} for the exact median count"
+        return notices.Refusal(
+            "exact-median-n-exceeded",
+            f"n_A + n_B = {n} exceeds {MEDIAN_EXACT_MAX_N} for the exact median count",
+            field="method",
+        )
     pairs = median_configuration_count(n_a, n_b) * median_configuration_count(n_b, n_a)
     if pairs > MEDIAN_EXACT_MAX_CONFIGURATIONS:
-        return (
+        return notices.Refusal(
+            "exact-median-configurations-exceeded",
             f"{pairs} configuration pairs of the middle order statistics exceed "
-            f"{MEDIAN_EXACT_MAX_CONFIGURATIONS} for the exact median count"
+            f"{MEDIAN_EXACT_MAX_CONFIGURATIONS} for the exact median count",
+            field="method",
         )
     return None
 
@@ -261,14 +272,24 @@ def _permutation_test_iv(
     )
 
 
-def _choose_method(prob: Problem, method: str, exact_max_splits: int) -> tuple[str, list[str]]:
+def _choose_method(
+    prob: Problem, method: str, exact_max_splits: int
+) -> tuple[str, list[notices.Warning]]:
+    """The method run and, when ``auto`` fell back to Monte Carlo, the warning saying why."""
     why = _exact_infeasible(prob.statistic, prob.n_a, prob.n_b, exact_max_splits)
     if method == "exact" and why is not None:
-        raise NotApplicable(f"the exact test is infeasible: {why}", field="method")
+        raise NotApplicable(f"the exact test is infeasible: {why.message}", field="method")
     if method == "auto":
         method = "exact" if why is None else "monte_carlo"
         if why is not None:
-            return method, [f"exact test infeasible ({why}): Monte Carlo used"]
+            return method, [
+                notices.Warning(
+                    "exact-infeasible",
+                    f"exact test infeasible ({why.message}): Monte Carlo used",
+                    {"refusal": why.code},
+                    field="method",
+                )
+            ]
     return method, []
 
 
@@ -344,8 +365,12 @@ def permutation_test(
     degenerate = bool(prob.pooled[0] == prob.pooled[-1])
     if prob.statistic == "median" and abs(prob.observed) <= prob.atol:
         notes.append(
-            "the observed medians are equal: Omran et al. recommend the mean statistic "
-            "(statistic='mean') to compare these samples"
+            notices.Warning(
+                "equal-medians",
+                "the observed medians are equal: Omran et al. recommend the mean statistic "
+                "(statistic='mean') to compare these samples",
+                field="statistic",
+            )
         )
     with np.errstate(over="ignore"):  # a difference beyond the float range is ±inf
         observed = float(np.ldexp(prob.observed, prob.exponent))

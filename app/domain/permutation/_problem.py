@@ -8,6 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from app.domain import notices
+
 #: Largest ``n_A + n_B`` for the exact median count (binomial counts stay finite in float64).
 MEDIAN_EXACT_MAX_N = 1000
 #: Largest number of (A-configuration, B-configuration) pairs the exact median count visits.
@@ -79,8 +81,9 @@ class PermutationResult:
         True when the pooled sample is constant: every split gives the same statistic, ``p = 1``.
     reason : str or None
         Why the result is degenerate.
-    notes : tuple of str
-        Remarks for the reader (method fallback, equal medians).
+    notes : tuple of app.domain.notices.Warning
+        Remarks for the reader: ``exact-infeasible`` (auto fell back to Monte Carlo),
+        ``equal-medians`` (the median statistic is 0: the mean is recommended).
     """
 
     statistic: float
@@ -101,7 +104,7 @@ class PermutationResult:
     rtol: float
     degenerate: bool
     reason: str | None
-    notes: tuple[str, ...] = ()
+    notes: tuple[notices.Warning, ...] = ()
 
 
 OVERFLOW_GUARD = 2.0**1000
