@@ -4,6 +4,7 @@ exact-or-asymptotic choice."""
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -62,13 +63,41 @@ def two_sample_test_iv(
     return two_samples_iv(x, y, rtol, atol)
 
 
-def choose(method: str, fits: bool, size: str, test: str) -> tuple[str, str]:
+class MethodChoice(NamedTuple):
+    """The method a test runs and why (unpacks as ``method, reason``).
+
+    Attributes
+    ----------
+    method : {"exact", "asymptotic"}
+    reason : str
+        ``"auto: cells=3.8e+07 <= limit 5e+07"``, ``"asymptotic requested"``, ...
+    """
+
+    method: str
+    reason: str
+
+
+class SizeCheck(NamedTuple):
+    """Whether the exact method fits its limit (unpacks as ``fits, size``).
+
+    Attributes
+    ----------
+    fits : bool
+    size : str
+        The cost against its limit, for messages (``"cells=3.8e+07 <= limit 5e+07"``).
+    """
+
+    fits: bool
+    size: str
+
+
+def choose(method: str, fits: bool, size: str, test: str) -> MethodChoice:
     """Method actually used and why; ``method="exact"`` beyond the limit is refused.
 
     ``size`` describes the problem size against its limit, e.g. ``"cells=3.8e+07 <= 5e+07"``.
     """
     if method == "asymptotic":
-        return "asymptotic", "asymptotic requested"
+        return MethodChoice("asymptotic", "asymptotic requested")
     if method == "exact" and not fits:
         raise NotApplicable(
             f"exact {test} requested but {size} (beyond the exact limit); use method='auto' or "
@@ -76,12 +105,13 @@ def choose(method: str, fits: bool, size: str, test: str) -> tuple[str, str]:
             field="method",
         )
     prefix = "exact requested" if method == "exact" else "auto"
-    return ("exact" if fits else "asymptotic"), f"{prefix}: {size}"
+    return MethodChoice("exact" if fits else "asymptotic", f"{prefix}: {size}")
 
 
-def size_fits(what: str, cost: float, limit: float) -> tuple[bool, str]:
+def size_fits(what: str, cost: float, limit: float) -> SizeCheck:
+    """``cost <= limit`` and the sentence that says it."""
     fits = cost <= limit
-    return fits, f"{what}={cost:.4g} {'<=' if fits else '>'} limit {limit:.4g}"
+    return SizeCheck(fits, f"{what}={cost:.4g} {'<=' if fits else '>'} limit {limit:.4g}")
 
 
 # --------------------------------------------------------------------------- rank-sum
