@@ -17,16 +17,9 @@ quadrature, the adjustments on ``log10 p``), finite whenever the p-value is posi
 
 Exact arithmetic
 ----------------
-Midranks are multiples of 1/2, so with ``a_ij = 2 r_ij − (k + 1)`` (an integer) the Friedman
-statistic with tie correction is [5]_
-
-.. math:: χ^2_F = (k − 1) \\frac{\\sum_j (\\sum_i a_{ij})^2}{\\sum_{ij} a_{ij}^2},
-          \\qquad F_{ID} = \\frac{(N − 1) χ^2_F}{N (k − 1) − χ^2_F}
-          = \\frac{(N − 1) S}{N Q − S},
-
-with ``S = Σ_j (Σ_i a_ij)²`` and ``Q = Σ_ij a_ij²`` computed in Python integers. This is the
-textbook ``χ² / (1 − Σ(t³ − t)/(N k (k² − 1)))`` [1]_ [5]_, and perfect concordance (``N Q = S``)
-and all-tied data (``Q = 0``) are detected exactly rather than through a rounded difference.
+Friedman's χ² and Iman–Davenport's F are computed from ``S = Σ_j (Σ_i a_ij)²`` and
+``Q = Σ_ij a_ij²`` with ``a_ij = 2 r_ij − (k + 1)`` in Python integers [5]_: ``χ² = (k − 1) S / Q``,
+``F = (N − 1) S / (N Q − S)`` (docs/METHODS.md, "Per-test decisions", for the derivation).
 
 Post-hoc tests
 --------------
