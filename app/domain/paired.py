@@ -215,7 +215,7 @@ def _signed_ranks(d: _Differences, zero_method: str, zero_tol: float) -> _Signed
     )
 
 
-def _signed_rank_pmf(scores: np.ndarray) -> np.ndarray:
+def signed_rank_pmf(scores: np.ndarray) -> np.ndarray:
     """Null distribution of ``T = Σ_i s_i B_i``, ``B_i`` iid Bernoulli(1/2), ``s_i`` integers >= 1.
 
     Returns
@@ -252,7 +252,7 @@ def _signed_rank_pmf(scores: np.ndarray) -> np.ndarray:
 def _wilcoxon_exact(
     sr: _SignedRanks, alternative: str, continuity: bool
 ) -> tuple[float, float | None]:
-    pmf = _signed_rank_pmf(sr.scores)
+    pmf = signed_rank_pmf(sr.scores)
     return lattice_p(pmf, sr.t_obs, int(sr.scores.sum()), alternative), None
 
 
