@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Response
 from pydantic import BaseModel
-from pydantic_core import to_json
 
 from app.api.deps import JsonBody, SettingsDep
+from app.api.responses import dump, model_response
 from app.config import Settings
 from app.errors import InvalidInput, NotApplicable
 from app.schemas.common import (
@@ -22,21 +23,28 @@ from app.schemas.common import (
 from app.schemas.machines import CrossMachineSignRequest
 from app.schemas.stattests import (
     BradleyTerryRequest,
+    BradleyTerryResponse,
     FriedmanRequest,
+    FriedmanResponse,
     KSRequest,
+    KSResponse,
     PermutationRequest,
+    PermutationResponse,
     PosthocRequest,
+    PosthocResponse,
     RankSumRequest,
+    RankSumResponse,
     SignRequest,
+    SignResponse,
     TestResponse,
     WilcoxonRequest,
+    WilcoxonResponse,
 )
 from app.services import machines
 from app.services import stattests as service
 
 router = APIRouter(prefix="/v1/tests", tags=["statistical tests"])
 
-_ROUTE = {"response_model": TestResponse, "dependencies": [JsonBody]}
 #: The 422 of the two-sample tests: an empty sample.
 _EMPTY_X = invalid("x", "List should have at least 1 item after validation, not 0", "too_short")
 #: The 422 of the paired tests: samples of different lengths.
@@ -53,10 +61,6 @@ def _exact_refused(detail: str) -> ProblemExample:
     )
 
 
-def _json(body: dict) -> Response:  # type: ignore[type-arg]
-    return Response(to_json(body), media_type="application/json")
-
-
 @router.post(
     "/friedman",
     summary="Friedman, Iman–Davenport, aligned ranks and Quade",
@@ -69,11 +73,12 @@ def _json(body: dict) -> Response:  # type: ignore[type-arg]
             )
         )
     ),
-    **_ROUTE,
+    response_model=FriedmanResponse,
+    dependencies=[JsonBody],
 )
 def friedman(body: FriedmanRequest, settings: SettingsDep) -> Response:
     """Run Friedman (tie-corrected), Iman–Davenport, aligned-ranks and Quade tests on a matrix."""
-    return _json(service.friedman(body, settings))
+    return model_response(FriedmanResponse, service.friedman(body, settings))
 
 
 @router.post(
@@ -82,11 +87,12 @@ def friedman(body: FriedmanRequest, settings: SettingsDep) -> Response:
     responses=problem_responses(
         *body_problems(refused(InvalidInput, "control 'DE' is not an algorithm", "control"))
     ),
-    **_ROUTE,
+    response_model=PosthocResponse,
+    dependencies=[JsonBody],
 )
 def posthoc(body: PosthocRequest, settings: SettingsDep) -> Response:
     """Compare Friedman ranks pairwise (Nemenyi CD, Shaffer, ...) or against a control."""
-    return _json(service.posthoc(body, settings))
+    return model_response(PosthocResponse, service.posthoc(body, settings))
 
 
 @router.post(
@@ -95,11 +101,12 @@ def posthoc(body: PosthocRequest, settings: SettingsDep) -> Response:
     responses=problem_responses(
         *body_problems(refused(InvalidInput, "algorithms has 1 names for 2 entries", "algorithms"))
     ),
-    **_ROUTE,
+    response_model=BradleyTerryResponse,
+    dependencies=[JsonBody],
 )
 def bradley_terry(body: BradleyTerryRequest, settings: SettingsDep) -> Response:
     """Fit Bradley–Terry strengths to the pairwise wins over problems."""
-    return _json(service.bradley_terry(body, settings))
+    return model_response(BradleyTerryResponse, service.bradley_terry(body, settings))
 
 
 @router.post(
@@ -112,22 +119,24 @@ def bradley_terry(body: BradleyTerryRequest, settings: SettingsDep) -> Response:
         ),
         *body_problems(_UNPAIRED),
     ),
-    **_ROUTE,
+    response_model=WilcoxonResponse,
+    dependencies=[JsonBody],
 )
 def wilcoxon(body: WilcoxonRequest, settings: SettingsDep) -> Response:
     """Run the Wilcoxon signed-rank test on paired values (exact with ties and zeros)."""
-    return _json(service.wilcoxon(body, settings))
+    return model_response(WilcoxonResponse, service.wilcoxon(body, settings))
 
 
 @router.post(
     "/sign",
     summary="Exact sign test on paired values",
     responses=problem_responses(*body_problems(_UNPAIRED)),
-    **_ROUTE,
+    response_model=SignResponse,
+    dependencies=[JsonBody],
 )
 def sign(body: SignRequest, settings: SettingsDep) -> Response:
     """Run the exact sign test on paired values (ties dropped and counted)."""
-    return _json(service.sign(body, settings))
+    return model_response(SignResponse, service.sign(body, settings))
 
 
 @router.post(
@@ -140,11 +149,12 @@ def sign(body: SignRequest, settings: SettingsDep) -> Response:
         ),
         *body_problems(_EMPTY_X),
     ),
-    **_ROUTE,
+    response_model=RankSumResponse,
+    dependencies=[JsonBody],
 )
 def rank_sum(body: RankSumRequest, settings: SettingsDep) -> Response:
     """Run the Wilcoxon rank-sum / Mann–Whitney U test on two samples, with A12."""
-    return _json(service.rank_sum(body, settings))
+    return model_response(RankSumResponse, service.rank_sum(body, settings))
 
 
 @router.post(
@@ -157,11 +167,12 @@ def rank_sum(body: RankSumRequest, settings: SettingsDep) -> Response:
         ),
         *body_problems(_EMPTY_X),
     ),
-    **_ROUTE,
+    response_model=KSResponse,
+    dependencies=[JsonBody],
 )
 def ks(body: KSRequest, settings: SettingsDep) -> Response:
     """Run the two-sample Kolmogorov–Smirnov test (exact, conditional on ties, when feasible)."""
-    return _json(service.ks(body, settings))
+    return model_response(KSResponse, service.ks(body, settings))
 
 
 @router.post(
@@ -174,26 +185,28 @@ def ks(body: KSRequest, settings: SettingsDep) -> Response:
         ),
         *body_problems(_EMPTY_X),
     ),
-    **_ROUTE,
+    response_model=PermutationResponse,
+    dependencies=[JsonBody],
 )
 def permutation(body: PermutationRequest, settings: SettingsDep) -> Response:
     """Run a permutation test on the difference of medians or means of two samples."""
-    return _json(service.permutation_test(body, settings))
+    return model_response(PermutationResponse, service.permutation_test(body, settings))
 
 
 #: path -> (request model, use case): the OpenAPI document shows, for each test, the real answer
 #: to its first request example (computed once, when the document is generated).
-ANSWERED_EXAMPLES: dict[str, tuple[type[BaseModel], Callable[..., dict[str, Any]]]] = {
-    "/v1/tests/friedman": (FriedmanRequest, service.friedman),
-    "/v1/tests/posthoc": (PosthocRequest, service.posthoc),
-    "/v1/tests/bradley-terry": (BradleyTerryRequest, service.bradley_terry),
-    "/v1/tests/wilcoxon": (WilcoxonRequest, service.wilcoxon),
-    "/v1/tests/sign": (SignRequest, service.sign),
-    "/v1/tests/rank-sum": (RankSumRequest, service.rank_sum),
-    "/v1/tests/ks": (KSRequest, service.ks),
-    "/v1/tests/permutation": (PermutationRequest, service.permutation_test),
+ANSWERED_EXAMPLES: dict[str, tuple[type[BaseModel], type[BaseModel], Callable[..., object]]] = {
+    "/v1/tests/friedman": (FriedmanRequest, FriedmanResponse, service.friedman),
+    "/v1/tests/posthoc": (PosthocRequest, PosthocResponse, service.posthoc),
+    "/v1/tests/bradley-terry": (BradleyTerryRequest, BradleyTerryResponse, service.bradley_terry),
+    "/v1/tests/wilcoxon": (WilcoxonRequest, WilcoxonResponse, service.wilcoxon),
+    "/v1/tests/sign": (SignRequest, SignResponse, service.sign),
+    "/v1/tests/rank-sum": (RankSumRequest, RankSumResponse, service.rank_sum),
+    "/v1/tests/ks": (KSRequest, KSResponse, service.ks),
+    "/v1/tests/permutation": (PermutationRequest, PermutationResponse, service.permutation_test),
     "/v1/tests/sign-cross-machine": (
         CrossMachineSignRequest,
+        TestResponse,
         lambda body, _settings: machines.sign_cross_machine(body),
     ),
 }
@@ -202,7 +215,7 @@ ANSWERED_EXAMPLES: dict[str, tuple[type[BaseModel], Callable[..., dict[str, Any]
 def response_examples(settings: Settings) -> dict[str, Any]:
     """``{path: answer}`` of each test's first request example, as the API answers it."""
     out = {}
-    for path, (model, use_case) in ANSWERED_EXAMPLES.items():
-        example = (model.model_config.get("json_schema_extra") or {})["examples"][0]
-        out[path] = use_case(model.model_validate(example), settings)
+    for path, (model, response, use_case) in ANSWERED_EXAMPLES.items():
+        example = model.model_json_schema()["examples"][0]
+        out[path] = json.loads(dump(response, use_case(model.model_validate(example), settings)))
     return out

@@ -23,16 +23,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from app.domain.errors import InvalidInput
 
 __all__ = [
     "MATRIX_POLICIES",
     "SAMPLE_POLICIES",
+    "MatrixOutcome",
     "MissingReport",
+    "PairedOutcome",
+    "SampleOutcome",
     "apply_matrix_policy",
     "apply_paired_policy",
     "apply_sample_policy",
@@ -67,6 +71,51 @@ class MissingReport:
     par_k: float | None = None
 
 
+class MatrixOutcome(NamedTuple):
+    """A matrix after its missing-value policy (unpacks as ``matrix, kept, report``).
+
+    Attributes
+    ----------
+    matrix : ndarray, shape (n_kept, k_algorithms)
+        No NaN; ``+inf`` only under ``worst-rank``.
+    kept : ndarray of bool, shape (n_problems,)
+        Which input problems are in ``matrix``.
+    report : MissingReport
+    """
+
+    matrix: NDArray[np.float64]
+    kept: NDArray[np.bool_]
+    report: MissingReport
+
+
+class SampleOutcome(NamedTuple):
+    """One sample after its missing-value policy (unpacks as ``sample, report``).
+
+    Attributes
+    ----------
+    sample : ndarray, shape (n_kept,)
+    report : MissingReport
+    """
+
+    sample: NDArray[np.float64]
+    report: MissingReport
+
+
+class PairedOutcome(NamedTuple):
+    """Paired samples after the policy (unpacks as ``x, y, report``).
+
+    Attributes
+    ----------
+    x, y : ndarray, shape (n_kept,)
+        The complete pairs, in order.
+    report : MissingReport
+    """
+
+    x: NDArray[np.float64]
+    y: NDArray[np.float64]
+    report: MissingReport
+
+
 def _first_missing(mask: np.ndarray) -> str:
     idx = tuple(int(i) for i in np.argwhere(mask)[0])
     return ".".join(str(i) for i in idx)
@@ -88,7 +137,7 @@ def apply_matrix_policy(
     par_k: float = 10.0,
     field: str = "values",
     problems: Sequence[str] | None = None,
-) -> tuple[np.ndarray, np.ndarray, MissingReport]:
+) -> MatrixOutcome:
     """Apply a declared missing-value policy to a problems × algorithms matrix.
 
     Parameters
@@ -128,19 +177,19 @@ def apply_matrix_policy(
         )
     mask = ~np.isfinite(a)
     n_missing = int(mask.sum())
-    kept = np.ones(a.shape[0], dtype=bool)
+    kept: NDArray[np.bool_] = np.ones(a.shape[0], dtype=bool)
     if policy == "reject" or n_missing == 0:
         _reject(mask, field)
-        return a, kept, MissingReport(policy=policy, n_missing=0)
+        return MatrixOutcome(a, kept, MissingReport(policy=policy, n_missing=0))
     if policy == "drop-problem":
-        kept = ~mask.any(axis=1)
+        kept = np.logical_not(mask.any(axis=1))
         dropped = tuple(int(i) for i in np.flatnonzero(~kept))
-        return a[kept], kept, MissingReport(policy, n_missing, dropped=dropped)
+        return MatrixOutcome(a[kept], kept, MissingReport(policy, n_missing, dropped=dropped))
     if policy == "worst-rank":
         a[mask] = np.inf
-        return a, kept, MissingReport(policy, n_missing, filled=n_missing)
+        return MatrixOutcome(a, kept, MissingReport(policy, n_missing, filled=n_missing))
     names = [str(i) for i in range(a.shape[0])] if problems is None else list(problems)
-    return (
+    return MatrixOutcome(
         _par_k(a, mask, par_k, field, names),
         kept,
         MissingReport(policy, n_missing, filled=n_missing, par_k=par_k),
@@ -169,9 +218,7 @@ def _par_k(
     return a
 
 
-def apply_sample_policy(
-    x: ArrayLike, *, policy: str = "reject", field: str = "x"
-) -> tuple[np.ndarray, MissingReport]:
+def apply_sample_policy(x: ArrayLike, *, policy: str = "reject", field: str = "x") -> SampleOutcome:
     """Apply ``reject`` or ``drop`` to one sample of runs (NaN or ``±inf`` = missing).
 
     Returns
@@ -199,12 +246,10 @@ def apply_sample_policy(
     if kept.size == 0:
         raise InvalidInput(f"{field} has no present value", field=field)
     dropped = tuple(int(i) for i in np.flatnonzero(mask))
-    return kept, MissingReport(policy, int(mask.sum()), dropped=dropped)
+    return SampleOutcome(kept, MissingReport(policy, int(mask.sum()), dropped=dropped))
 
 
-def apply_paired_policy(
-    x: ArrayLike, y: ArrayLike, *, policy: str = "reject"
-) -> tuple[np.ndarray, np.ndarray, MissingReport]:
+def apply_paired_policy(x: ArrayLike, y: ArrayLike, *, policy: str = "reject") -> PairedOutcome:
     """Apply ``reject`` or ``drop`` (drop the pair) to paired samples of equal length.
 
     Raises
@@ -233,4 +278,6 @@ def apply_paired_policy(
     if mask.all():
         raise InvalidInput("no complete pair (x_i, y_i) is left", field="x")
     dropped = tuple(int(i) for i in np.flatnonzero(mask))
-    return a[~mask], b[~mask], MissingReport(policy, int(mask.sum()), dropped=dropped)
+    return PairedOutcome(
+        a[~mask], b[~mask], MissingReport(policy, int(mask.sum()), dropped=dropped)
+    )

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -34,6 +35,7 @@ from app.domain.errors import InvalidInput
 __all__ = [
     "Analysis",
     "Flip",
+    "NiiaCheck",
     "PairConclusion",
     "SubsetReport",
     "conclusions",
@@ -153,11 +155,27 @@ def flip_kinds(full: PairConclusion, sub: PairConclusion) -> tuple[str, ...]:
     return tuple(kinds)
 
 
+class NiiaCheck(NamedTuple):
+    """Conclusions on the full set and the report of each subset (unpacks as
+    ``full, reports``).
+
+    Attributes
+    ----------
+    full : dict of (int, int) to PairConclusion
+        Every pair's conclusion on the full set.
+    reports : tuple of SubsetReport
+        One per subset, in the order given.
+    """
+
+    full: dict[tuple[int, int], PairConclusion]
+    reports: tuple[SubsetReport, ...]
+
+
 def niia_check(
     values: ArrayLike,
     subsets: Sequence[Sequence[int]],
     analyse: Callable[[np.ndarray, list[int]], Analysis],
-) -> tuple[dict[tuple[int, int], PairConclusion], tuple[SubsetReport, ...]]:
+) -> NiiaCheck:
     """Compare every pair's conclusion on the full set with its conclusion on each subset.
 
     Parameters
@@ -201,4 +219,4 @@ def niia_check(
             if (kinds := flip_kinds(full[pair], c))
         )
         reports.append(SubsetReport(tuple(members), len(sub), flips))
-    return full, tuple(reports)
+    return NiiaCheck(full, tuple(reports))

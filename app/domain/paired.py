@@ -35,9 +35,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from app.domain.errors import InvalidInput, NotApplicable
@@ -214,7 +215,7 @@ def _signed_ranks(d: _Differences, zero_method: str, zero_tol: float) -> _Signed
     )
 
 
-def _signed_rank_pmf(scores: np.ndarray) -> np.ndarray:
+def signed_rank_pmf(scores: np.ndarray) -> np.ndarray:
     """Null distribution of ``T = Σ_i s_i B_i``, ``B_i`` iid Bernoulli(1/2), ``s_i`` integers >= 1.
 
     Returns
@@ -244,13 +245,14 @@ def _signed_rank_pmf(scores: np.ndarray) -> np.ndarray:
     pmf = np.empty(total + 1)
     pmf[: half + 1] = counts
     pmf[half + 1 :] = counts[total - np.arange(half + 1, total + 1)]
-    return pmf * np.ldexp(1.0, -int(s.size))
+    out: NDArray[np.float64] = pmf * np.ldexp(1.0, -int(s.size))
+    return out
 
 
 def _wilcoxon_exact(
     sr: _SignedRanks, alternative: str, continuity: bool
 ) -> tuple[float, float | None]:
-    pmf = _signed_rank_pmf(sr.scores)
+    pmf = signed_rank_pmf(sr.scores)
     return lattice_p(pmf, sr.t_obs, int(sr.scores.sum()), alternative), None
 
 
@@ -384,17 +386,18 @@ def wilcoxon_signed_rank(
     d, tol = _wilcoxon_signed_rank_iv(x, y, zero_method, zero_tol, alternative, method, exact_max_n)
     sr = _signed_ranks(d, zero_method, tol)
     n_eff = int(sr.scores.size)
-    common = {
-        "alternative": alternative,
-        "zero_method": zero_method,
-        "zero_tol": tol,
-        "n": int(d.size),
-        "n_zeros": int(d.size - n_eff),
-        "n_effective": n_eff,
-        "continuity": False,  # set below: only an asymptotic p uses the correction
-    }
+    make = partial(
+        WilcoxonResult,
+        alternative=alternative,
+        zero_method=zero_method,
+        zero_tol=tol,
+        n=int(d.size),
+        n_zeros=int(d.size - n_eff),
+        n_effective=n_eff,
+        continuity=False,  # set below: only an asymptotic p uses the correction
+    )
     if n_eff == 0:
-        return WilcoxonResult(
+        return make(
             statistic=sr.shift,
             p_value=1.0,
             log10_p_value=0.0,
@@ -403,11 +406,10 @@ def wilcoxon_signed_rank(
             z=None,
             degenerate=True,
             reason=f"all {d.size} differences are zero (|d| <= zero_tol); nothing left to test",
-            **common,
         )
     used, why = _wilcoxon_choose_method(method, n_eff, int(exact_max_n))
     p, z = _WILCOXON_METHODS[used](sr, alternative, bool(continuity))
-    return WilcoxonResult(
+    return make(
         statistic=sr.shift + sr.t_obs / 2.0,
         p_value=p,
         log10_p_value=log10_of(p) if z is None else normal_log10_p(z, alternative),
@@ -416,7 +418,7 @@ def wilcoxon_signed_rank(
         z=None if z is None else float(z),
         degenerate=False,
         reason=None,
-        **(common | {"continuity": bool(continuity) and used == "asymptotic"}),
+        continuity=bool(continuity) and used == "asymptotic",
     )
 
 

@@ -14,12 +14,14 @@ functions refuse NaN with :class:`~app.domain.errors.InvalidInput`.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from app.domain.errors import InvalidInput
 
-__all__ = ["check_tolerances", "midranks", "rank_rows", "tie_labels", "tie_sizes"]
+__all__ = ["TieLabels", "check_tolerances", "midranks", "rank_rows", "tie_labels", "tie_sizes"]
 
 
 def check_tolerances(rtol: float, atol: float) -> None:
@@ -42,9 +44,24 @@ def _as_1d(values: ArrayLike, field: str) -> np.ndarray:
     return a
 
 
+class TieLabels(NamedTuple):
+    """Sort order and tie groups of a sample (unpacks as ``order, labels``).
+
+    Attributes
+    ----------
+    order : ndarray of int, shape (n,)
+        ``np.argsort(values, kind="stable")``.
+    labels : ndarray of int, shape (n,)
+        Tie group (0, 1, ...) of the ``i``-th smallest value, in increasing order of value.
+    """
+
+    order: NDArray[np.intp]
+    labels: NDArray[np.int64]
+
+
 def tie_labels(
     values: ArrayLike, *, rtol: float = 0.0, atol: float = 0.0, field: str = "values"
-) -> tuple[np.ndarray, np.ndarray]:
+) -> TieLabels:
     """Sort order and tie-group label of each sorted value.
 
     Parameters
@@ -74,14 +91,14 @@ def tie_labels(
     order = np.argsort(a, kind="stable")
     s = a[order]
     if s.size == 0:
-        return order, np.zeros(0, dtype=np.int64)
+        return TieLabels(order, np.zeros(0, dtype=np.int64))
     with np.errstate(invalid="ignore"):  # inf - inf
         gap = np.diff(s)
         scale = np.maximum(np.abs(s[:-1]), np.abs(s[1:]))
         close = np.isfinite(gap) & (gap <= atol + rtol * scale)  # ±inf tie only with themselves
         new_group = ~(close | (s[:-1] == s[1:]))
     labels = np.concatenate(([0], np.cumsum(new_group))).astype(np.int64)
-    return order, labels
+    return TieLabels(order, labels)
 
 
 def midranks(

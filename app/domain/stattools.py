@@ -15,15 +15,17 @@ kept), and log-space tails below (:func:`normal_log10_p`, :func:`binomial_half_l
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from scipy import special  # ndtr only: scipy.stats costs ~0.7 s to import
 
 from app.domain.errors import InvalidInput
 
 __all__ = [
     "LOG10_TINY",
+    "NormalP",
     "binomial_half_log10_cdf",
     "binomial_log_pmf",
     "choice",
@@ -108,19 +110,34 @@ def lattice_p(pmf: np.ndarray, k_obs: int, center2: int, alternative: str) -> fl
     return clip_p(lower + upper)
 
 
-def normal_p(dev: float, sd: float, cc: float, alternative: str) -> tuple[float, float]:
+class NormalP(NamedTuple):
+    """A normal approximation's p-value and z (unpacks as ``p, z``).
+
+    Attributes
+    ----------
+    p : float
+        The p-value, clipped to [0, 1].
+    z : float
+        The standardized statistic (continuity-corrected).
+    """
+
+    p: float
+    z: float
+
+
+def normal_p(dev: float, sd: float, cc: float, alternative: str) -> NormalP:
     """p-value and z of an approximately normal statistic ``mean + dev`` with sd ``sd``.
 
     ``cc`` is the continuity correction (0 for none).
     """
     if alternative == "greater":
         z = (dev - cc) / sd
-        return clip_p(special.ndtr(-z)), z
+        return NormalP(clip_p(special.ndtr(-z)), z)
     if alternative == "less":
         z = (dev + cc) / sd
-        return clip_p(special.ndtr(z)), z
+        return NormalP(clip_p(special.ndtr(z)), z)
     z = math.copysign(max(abs(dev) - cc, 0.0), dev) / sd
-    return clip_p(2.0 * special.ndtr(-abs(z))), z
+    return NormalP(clip_p(2.0 * special.ndtr(-abs(z))), z)
 
 
 def log10_clip(log10_p: float) -> float:
@@ -180,7 +197,8 @@ def binomial_log_pmf(n: int, p: float) -> np.ndarray:
     """
     k = np.arange(n + 1, dtype=np.float64)
     log_comb = special.gammaln(n + 1.0) - special.gammaln(k + 1.0) - special.gammaln(n - k + 1.0)
-    return log_comb + k * math.log(p) + (n - k) * math.log1p(-p)
+    out: NDArray[np.float64] = log_comb + k * math.log(p) + (n - k) * math.log1p(-p)
+    return out
 
 
 def binomial_half_log10_cdf(k: int, n: int) -> float:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel
 
 from app.config import Settings
@@ -22,16 +24,24 @@ from app.domain.errors import NotApplicable
 from app.errors import InvalidInput
 from app.schemas.stattests import (
     BradleyTerryRequest,
+    BradleyTerryResponse,
     FriedmanRequest,
+    FriedmanResponse,
     KSRequest,
+    KSResponse,
     MatrixInput,
     PairedInput,
     PermutationRequest,
+    PermutationResponse,
     PosthocRequest,
+    PosthocResponse,
     RankSumRequest,
+    RankSumResponse,
     SignRequest,
+    SignResponse,
     TwoSampleInput,
     WilcoxonRequest,
+    WilcoxonResponse,
 )
 from app.services.errors import domain_errors_as_problems
 from app.services.provenance import provenance
@@ -141,24 +151,33 @@ def request_payload(body: BaseModel) -> dict[str, Any]:
     return payload
 
 
+Answer = TypeVar("Answer", bound=BaseModel)
+T = TypeVar("T")
+
+
 def _answer(
+    model: type[Answer],
     test: str,
     body: BaseModel,
-    result: Any,
+    result: object,
     policies: dict[str, Any],
     warnings: list[str],
     **provenance_extra: Any,
-) -> dict[str, Any]:
-    return {
-        "test": test,
-        "result": jsonable(result),
-        "policies": jsonable(policies),
-        "warnings": warnings,
-        "provenance": provenance(request_payload(body), test=test, **provenance_extra),
-    }
+) -> Answer:
+    """The answer validated by its response model (keys set as built: the bytes are those of
+    the plain JSON, ``exclude_unset`` keeps the model from adding any)."""
+    return model.model_validate(
+        {
+            "test": test,
+            "result": jsonable(result),
+            "policies": jsonable(policies),
+            "warnings": warnings,
+            "provenance": provenance(request_payload(body), test=test, **provenance_extra),
+        }
+    )
 
 
-def friedman(body: FriedmanRequest, settings: Settings) -> dict[str, Any]:
+def friedman(body: FriedmanRequest, settings: Settings) -> FriedmanResponse:
     """Friedman χ² (tie-corrected), Iman–Davenport F, aligned ranks and Quade on a matrix."""
     matrix, _, info = _matrix(body, settings)
     with _problems(body, "values"):
@@ -167,24 +186,43 @@ def friedman(body: FriedmanRequest, settings: Settings) -> dict[str, Any]:
             "aligned_ranks": value_based(ranktests.friedman_aligned_ranks, matrix, body.rtol),
             "quade": value_based(ranktests.quade, matrix, body.rtol),
         }
-    return _answer("friedman", body, result, info, [])
+    return _answer(FriedmanResponse, "friedman", body, result, info, [])
 
 
-def value_based(test: Callable[..., Any], matrix: np.ndarray, rtol: float) -> Any:
+@dataclass(frozen=True, kw_only=True)
+class NotComputed:
+    """A value-based test that was not run on these values.
+
+    Attributes
+    ----------
+    computed : bool
+        Always ``False`` (the JSON field that tells it from a result; first, as sent).
+    reason : str
+        Why (non-finite values, differences beyond the float range, ...).
+    """
+
+    computed: bool = False
+    reason: str
+
+
+def value_based(
+    test: Callable[..., T], matrix: npt.NDArray[np.float64], rtol: float
+) -> T | NotComputed:
     """Aligned ranks or Quade, which use the values themselves (not only their ranks).
 
     They need finite values whose differences fit in a float; otherwise the answer says they
-    were not computed and why, while the rank-based Friedman test stands.
+    were not computed and why (``{"computed": false, "reason": ...}`` as JSON), while the
+    rank-based Friedman test stands.
     """
     if not np.isfinite(matrix).all():
-        return {"computed": False, "reason": "needs finite values (worst-rank puts +inf)"}
+        return NotComputed(reason="needs finite values (worst-rank puts +inf)")
     try:
         return test(matrix, rtol=rtol)
     except NotApplicable as exc:
-        return {"computed": False, "reason": str(exc)}
+        return NotComputed(reason=str(exc))
 
 
-def posthoc(body: PosthocRequest, settings: Settings) -> dict[str, Any]:
+def posthoc(body: PosthocRequest, settings: Settings) -> PosthocResponse:
     """Post-hoc comparisons of Friedman ranks (all pairs or against a control)."""
     matrix, algorithms, info = _matrix(body, settings)
     control = None
@@ -204,10 +242,10 @@ def posthoc(body: PosthocRequest, settings: Settings) -> dict[str, Any]:
     named = named_posthoc(result, algorithms)
     info |= {"alpha": body.alpha, "cd_convention": body.cd_convention}
     warnings = [] if result.low_power is None else [result.low_power.message]
-    return _answer("posthoc", body, named, info, warnings)
+    return _answer(PosthocResponse, "posthoc", body, named, info, warnings)
 
 
-def bradley_terry(body: BradleyTerryRequest, settings: Settings) -> dict[str, Any]:
+def bradley_terry(body: BradleyTerryRequest, settings: Settings) -> BradleyTerryResponse:
     """Bradley–Terry strengths from pairwise wins over problems."""
     matrix, algorithms, info = _matrix(body, settings)
     with _problems(body, "values"):
@@ -216,7 +254,7 @@ def bradley_terry(body: BradleyTerryRequest, settings: Settings) -> dict[str, An
             "wins": wins,
             "model": named_bradley_terry(ranktests.bradley_terry(wins), algorithms),
         }
-    return _answer("bradley-terry", body, result, info, [])
+    return _answer(BradleyTerryResponse, "bradley-terry", body, result, info, [])
 
 
 def _check_sample(values: list[Any], field: str, settings: Settings) -> None:
@@ -224,7 +262,7 @@ def _check_sample(values: list[Any], field: str, settings: Settings) -> None:
         raise InvalidInput(f"at most {settings.max_sample_size} values", field=field)
 
 
-def _paired(body: PairedInput, settings: Settings) -> tuple[np.ndarray, np.ndarray, dict]:
+def _paired(body: PairedInput, settings: Settings) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     _check_sample(body.x, "x", settings)
     x = finite_or_none(body.x)
     if body.y is None:
@@ -243,7 +281,7 @@ def _paired(body: PairedInput, settings: Settings) -> tuple[np.ndarray, np.ndarr
     return x, y, info
 
 
-def wilcoxon(body: WilcoxonRequest, settings: Settings) -> dict[str, Any]:
+def wilcoxon(body: WilcoxonRequest, settings: Settings) -> WilcoxonResponse:
     """Wilcoxon signed-rank test (exact with ties and zeros up to the configured n)."""
     x, y, info = _paired(body, settings)
     with _problems(body, "x"):
@@ -257,18 +295,20 @@ def wilcoxon(body: WilcoxonRequest, settings: Settings) -> dict[str, Any]:
             exact_max_n=settings.wilcoxon_exact_max_n,
         )
     info |= {"zero_method": body.zero_method, "exact_max_n": settings.wilcoxon_exact_max_n}
-    return _answer("wilcoxon", body, result, info, [])
+    return _answer(WilcoxonResponse, "wilcoxon", body, result, info, [])
 
 
-def sign(body: SignRequest, settings: Settings) -> dict[str, Any]:
+def sign(body: SignRequest, settings: Settings) -> SignResponse:
     """Exact sign test (ties dropped and counted)."""
     x, y, info = _paired(body, settings)
     with _problems(body, "x"):
         result = paired.sign_test(x, y, zero_tol=body.zero_tol, alternative=body.alternative)
-    return _answer("sign", body, result, info, [])
+    return _answer(SignResponse, "sign", body, result, info, [])
 
 
-def _samples(body: TwoSampleInput, settings: Settings) -> tuple[np.ndarray, np.ndarray, dict]:
+def _samples(
+    body: TwoSampleInput, settings: Settings
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     _check_sample(body.x, "x", settings)
     _check_sample(body.y, "y", settings)
     with _problems(body, "x"):
@@ -308,7 +348,7 @@ _RANKSUMS = {"method": "asymptotic", "continuity": False, "tie_correction": Fals
 """scipy.stats.ranksums: the normal approximation without tie or continuity correction."""
 
 
-def rank_sum(body: RankSumRequest, settings: Settings) -> dict[str, Any]:
+def rank_sum(body: RankSumRequest, settings: Settings) -> RankSumResponse:
     """Wilcoxon rank-sum / Mann–Whitney U (exact with ties when feasible) and A12.
 
     ``convention="scipy-ranksums"``: scipy's ``ranksums`` (Omran et al.'s printed values);
@@ -330,10 +370,10 @@ def rank_sum(body: RankSumRequest, settings: Settings) -> dict[str, Any]:
             method_reason="convention 'scipy-ranksums' implies the normal approximation without "
             "tie or continuity correction (scipy.stats.ranksums)",
         )
-    return _answer("rank-sum", body, result, info, [])
+    return _answer(RankSumResponse, "rank-sum", body, result, info, [])
 
 
-def ks(body: KSRequest, settings: Settings) -> dict[str, Any]:
+def ks(body: KSRequest, settings: Settings) -> KSResponse:
     """Two-sample Kolmogorov–Smirnov (exact, conditional on ties, when feasible) and A12.
 
     ``convention="scipy-exact"``: the exact law ignores ties, as scipy's; with ties the answer
@@ -348,10 +388,10 @@ def ks(body: KSRequest, settings: Settings) -> dict[str, Any]:
             "ignores (as scipy's does), so the p-value is not exact; convention 'standard' gives "
             "the exact p-value conditional on the ties"
         )
-    return _answer("ks", body, result, info, warnings)
+    return _answer(KSResponse, "ks", body, result, info, warnings)
 
 
-def permutation_test(body: PermutationRequest, settings: Settings) -> dict[str, Any]:
+def permutation_test(body: PermutationRequest, settings: Settings) -> PermutationResponse:
     """Permutation test of the difference of medians or means (exact or Monte Carlo)."""
     x, y, info = _samples(body, settings)
     if body.n_resamples > settings.permutation_max_resamples:
@@ -380,7 +420,11 @@ def permutation_test(body: PermutationRequest, settings: Settings) -> dict[str, 
     }
     seeds = {"seed": body.seed} if result.method == "monte_carlo" else {}
     warnings = notes if result.method == "monte_carlo" else []
-    return _answer("permutation", body, result, info, [*warnings, *result.notes], seeds=seeds)
+    remarks = [note.message for note in result.notes]
+    as_json = jsonable(result) | {"notes": remarks}  # the remarks' sentences, in place
+    return _answer(
+        PermutationResponse, "permutation", body, as_json, info, [*warnings, *remarks], seeds=seeds
+    )
 
 
 def _resamples(body: PermutationRequest, n: int, settings: Settings) -> tuple[int, list[str]]:

@@ -21,6 +21,7 @@ from app.domain.stattools import (
     log10_int_ratio,
     normal_log10_p,
 )
+from app.domain.twosample._ks import KSPath, ks_exact_log10
 
 mp.mp.dps = 50
 
@@ -332,7 +333,7 @@ def test_ks_exact_log_walk_agrees_with_the_float_walk_with_ties() -> None:
         res = twosample.ks_2samp(x, y, alternative=alternative)
         assert res.log10_p_value == pytest.approx(math.log10(res.p_value), rel=1e-12)
         n = x.size + y.size
-        path = twosample._KSPath(  # the log-space walk itself, on the same lattice
+        path = KSPath(  # the log-space walk itself, on the same lattice
             is_end=np.isin(
                 np.arange(n + 1),
                 np.cumsum(np.unique(np.concatenate([x, y]), return_counts=True)[1]),
@@ -341,7 +342,7 @@ def test_ks_exact_log_walk_agrees_with_the_float_walk_with_ties() -> None:
             n_y=y.size,
             d_num=round(res.statistic * x.size * y.size),
         )
-        log_walk = twosample._ks_exact_log10(path, alternative)
+        log_walk = ks_exact_log10(path, alternative)
         assert log_walk == pytest.approx(math.log10(res.p_value), rel=1e-11)
 
 

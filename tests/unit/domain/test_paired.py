@@ -15,8 +15,8 @@ from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.paired import (
     ALTERNATIVES,
     ZERO_METHODS,
-    _signed_rank_pmf,
     sign_test,
+    signed_rank_pmf,
     wilcoxon_signed_rank,
 )
 from app.domain.stattools import lattice_p
@@ -223,7 +223,7 @@ def test_wilcoxon_invalid_input_names_the_field(kwargs: dict, field: str) -> Non
 
 @given(st.lists(st.integers(1, 40), min_size=0, max_size=30))
 def test_signed_rank_pmf_sums_to_one_and_matches_convolution(scores: list[int]) -> None:
-    pmf = _signed_rank_pmf(np.array(scores, dtype=np.int64))
+    pmf = signed_rank_pmf(np.array(scores, dtype=np.int64))
     ref = np.ones(1)
     for s in scores:  # product of the generating functions (1 + z^s)/2
         factor = np.zeros(s + 1)
@@ -236,7 +236,7 @@ def test_signed_rank_pmf_sums_to_one_and_matches_convolution(scores: list[int]) 
 @given(st.lists(st.integers(1, 20), min_size=1, max_size=15))
 def test_p_non_decreasing_towards_the_centre(scores: list[int]) -> None:
     s = np.array(scores, dtype=np.int64)
-    pmf = _signed_rank_pmf(s)
+    pmf = signed_rank_pmf(s)
     total = int(s.sum())
     ks = range(total + 1)
     two = np.array([lattice_p(pmf, k, total, "two-sided") for k in ks])

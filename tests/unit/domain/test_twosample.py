@@ -14,13 +14,12 @@ from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.stattools import lattice_p
 from app.domain.twosample import (
     ALTERNATIVES,
-    _ks_exact,
-    _KSPath,
-    _rank_sum_pmf,
     ks_2samp,
     rank_sum,
     vargha_delaney_a12,
 )
+from app.domain.twosample._ks import KSPath, ks_exact
+from app.domain.twosample._rank_sum import rank_sum_pmf
 
 SCIPY_KS_ALTERNATIVE = {"two-sided": "two-sided", "less": "greater", "greater": "less"}
 
@@ -387,7 +386,7 @@ def test_rank_sum_exact_equals_brute_force(x, y, alternative) -> None:
 @given(st.lists(st.integers(0, 30), min_size=1, max_size=25), st.data())
 def test_rank_sum_pmf_sums_to_one(scores, data) -> None:
     m = data.draw(st.integers(0, len(scores)))
-    pmf = _rank_sum_pmf(np.array(scores), m)
+    pmf = rank_sum_pmf(np.array(scores), m)
     assert pmf.sum() == pytest.approx(1.0, rel=1e-12)
     assert np.all(pmf >= 0)
 
@@ -398,7 +397,7 @@ def test_rank_sum_p_non_decreasing_towards_the_centre(x, y) -> None:
     scores = np.rint(2 * stats.rankdata(pooled)).astype(np.int64)
     n_x, n_y = len(x), len(y)
     m = n_x
-    pmf = _rank_sum_pmf(scores, m)[m * (m + 1) : m * (m + 1) + 2 * n_x * n_y + 1]
+    pmf = rank_sum_pmf(scores, m)[m * (m + 1) : m * (m + 1) + 2 * n_x * n_y + 1]
     big = n_x * n_y
     ks = range(pmf.size)
     two = np.array([lattice_p(pmf, k, 2 * big, "two-sided") for k in ks])
@@ -416,7 +415,7 @@ def test_ks_p_non_increasing_in_the_observed_distance(x, y, alternative) -> None
     is_end = np.zeros(n_x + n_y + 1, dtype=bool)
     is_end[ends] = True
     p = [
-        _ks_exact(_KSPath(is_end=is_end, n_x=n_x, n_y=n_y, d_num=d), alternative)
+        ks_exact(KSPath(is_end=is_end, n_x=n_x, n_y=n_y, d_num=d), alternative)
         for d in range(n_x * n_y + 1)
     ]
     assert p[0] == pytest.approx(1.0, rel=1e-12)

@@ -1,10 +1,11 @@
-"""Schemas of ``POST /v1/tests/*``: single statistical tests on a matrix or on two samples."""
+"""Request models of ``POST /v1/tests/*`` and the value types they share with the answers."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.config import JsonDict
 
 from app.schemas.common import STRICT_REQUEST, FiniteFloat
 
@@ -32,12 +33,12 @@ _TOLERANCE = Field(
     allow_inf_nan=False,
     description="values within rtol·max(|a|, |b|) of each other tie (0 = exact equality)",
 )
-_MISSING_MATRIX = Field(
+_MISSING_MATRIX: MatrixMissing = Field(
     "reject",
     description="what a null cell means: reject (422), drop-problem, worst-rank, par-k "
     "(k × the problem's worst present value)",
 )
-_MISSING_SAMPLE = Field(
+_MISSING_SAMPLE: SampleMissing = Field(
     "reject", description="what a null value means: reject (422) or drop (the run, or the pair)"
 )
 
@@ -61,7 +62,7 @@ class MatrixInput(BaseModel):
     rtol: float = _TOLERANCE
 
 
-_MATRIX_EXAMPLE = {
+_MATRIX_EXAMPLE: JsonDict = {
     "values": [
         [0.12, 0.40, 0.05, 0.33, 0.90],
         [1.10, 2.30, 0.90, 2.00, 3.10],
@@ -182,7 +183,10 @@ class TwoSampleInput(BaseModel):
     )
 
 
-_TWO_SAMPLE_EXAMPLE = {"x": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "y": [2, 4, 6, 8, 10, 12, 14, 16]}
+_TWO_SAMPLE_EXAMPLE: JsonDict = {
+    "x": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    "y": [2, 4, 6, 8, 10, 12, 14, 16],
+}
 
 
 class RankSumRequest(TwoSampleInput):
@@ -257,97 +261,3 @@ class PermutationRequest(TwoSampleInput):
         allow_inf_nan=False,
         description="statistics within this relative tolerance count as equal (as extreme)",
     )
-
-
-class PosthocPair(BaseModel):
-    """One pairwise post-hoc comparison of algorithms ``i`` and ``j`` (named ``a`` and ``b``)."""
-
-    i: int
-    j: int
-    a: str = Field(description="name of algorithm i")
-    b: str = Field(description="name of algorithm j")
-    rank_difference: float = Field(description="R_i − R_j, average ranks")
-    z: Number
-    p_value: float
-    p_adjusted: float
-    significant: bool
-
-
-class LowPowerRead(BaseModel):
-    """Too few problems for the rank post-hoc tests to find differences (docs/METHODS.md).
-
-    Set when the standard CD (Nemenyi for all pairs, Bonferroni–Dunn against a control)
-    exceeds ``(k − 1) / 2``, half the largest possible difference of average ranks.
-    """
-
-    kind: Literal["low-power"] = "low-power"
-    n_problems: int = Field(description="N")
-    n_algorithms: int = Field(description="k")
-    alpha: float
-    comparison: Literal["all-pairs", "vs-control"]
-    critical_difference: float = Field(description="the standard CD at this N")
-    threshold: float = Field(description="(k − 1) / 2")
-    n_needed: int = Field(description="the smallest N with CD <= (k − 1) / 2")
-    chi2_rough: bool = Field(
-        description="not (N > 10 and k > 5): Friedman's chi-square approximation is rough "
-        "(Demšar 2006's rule of thumb)"
-    )
-    message: str
-
-
-class PosthocRead(BaseModel):
-    """A post-hoc family's result, with algorithm names beside every index.
-
-    ``p_matrix`` / ``p_vs_control`` (adjusted p-values by index) are left out by a comparison's
-    ``view=summary``; ``pairs`` carry the same numbers.
-    """
-
-    model_config = ConfigDict(extra="allow")
-    procedure: str
-    comparison: Literal["all-pairs", "vs-control"]
-    alpha: float
-    control: int | None = Field(description="index of the control algorithm")
-    control_name: str | None = Field(description="name of the control algorithm")
-    average_ranks: list[float]
-    pairs: list[PosthocPair]
-    cliques: list[list[int]] = Field(
-        description="maximal groups not significantly different, as algorithm indices"
-    )
-    clique_names: list[list[str]] = Field(description="the same cliques, as algorithm names")
-    low_power: LowPowerRead | None = Field(
-        None, description="set when N is too small for the test to find differences (the rule)"
-    )
-
-
-class NamedStrength(BaseModel):
-    """One algorithm's Bradley–Terry strength."""
-
-    algorithm: str
-    strength: Number
-
-
-class BradleyTerryRead(BaseModel):
-    """Bradley–Terry strengths (by index, and named in ``strengths_by_algorithm``)."""
-
-    model_config = ConfigDict(extra="allow")
-    strengths: list[Number]
-    strengths_by_algorithm: list[NamedStrength]
-
-
-class TestResponse(BaseModel):
-    """One test's result: its numbers, the policies used, warnings and provenance.
-
-    ``result`` holds the test's fields (``p_value`` in [0, 1], ``method``: exact |
-    monte_carlo | asymptotic, ``degenerate`` and ``reason``); every p-value ``p_*`` has a
-    ``log10_p_*`` companion, finite below the float range; infinite numbers are the strings
-    ``"Infinity"`` / ``"-Infinity"``. ``/v1/tests/posthoc``'s result is a :class:`PosthocRead`
-    (pairs named ``a``, ``b``; ``clique_names``; ``control_name``) and
-    ``/v1/tests/bradley-terry``'s ``result.model`` a :class:`BradleyTerryRead`
-    (``strengths_by_algorithm``).
-    """
-
-    test: str
-    result: dict[str, Any]
-    policies: dict[str, Any]
-    warnings: list[str]
-    provenance: dict[str, Any]
