@@ -402,7 +402,7 @@ def _count_iv(value: object, field: str) -> int:
     if isinstance(value, bool):
         raise InvalidInput(f"{field} must be an integer, got {value!r}", field=field)
     try:
-        return operator.index(value)  # type: ignore[arg-type]
+        return operator.index(value)  # type: ignore[arg-type]  # any object: TypeError is the check
     except TypeError as exc:
         raise InvalidInput(f"{field} must be an integer, got {value!r}", field=field) from exc
 

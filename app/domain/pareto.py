@@ -357,7 +357,8 @@ def _adaptive(c: np.ndarray) -> np.ndarray:
     cw = np.cumsum(c, axis=1).astype(np.float64)  # CW(a, l) [1]_
     total = cw.sum(axis=0)
     keep = total > 0
-    return (cw[:, keep] / total[keep]).sum(axis=1)
+    adaptive: np.ndarray = (cw[:, keep] / total[keep]).sum(axis=1)
+    return adaptive
 
 
 _SCORERS = {
