@@ -72,7 +72,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import moocore
 import numpy as np
@@ -85,6 +85,7 @@ from app.domain.stattools import choice
 
 __all__ = [
     "INDICATORS",
+    "CleanedReferenceFront",
     "HvUnderflow",
     "IndicatorResult",
     "ReferenceFrontFilter",
@@ -154,7 +155,22 @@ class HvUnderflow:
     kind: str = "hv-underflow"
 
 
-def clean_reference_front(z: np.ndarray) -> tuple[np.ndarray, ReferenceFrontFilter]:
+class CleanedReferenceFront(NamedTuple):
+    """What :func:`clean_reference_front` returns.
+
+    Attributes
+    ----------
+    front : ndarray, shape (k, m)
+        The distinct non-dominated rows, first occurrences, in their order.
+    info : ReferenceFrontFilter
+        How many rows were given, repeated and dominated.
+    """
+
+    front: np.ndarray
+    info: ReferenceFrontFilter
+
+
+def clean_reference_front(z: np.ndarray) -> CleanedReferenceFront:
     """The reference front without repeated and dominated rows (first occurrences, in order).
 
     Examples
@@ -167,7 +183,9 @@ def clean_reference_front(z: np.ndarray) -> tuple[np.ndarray, ReferenceFrontFilt
     distinct = z[np.sort(first)]
     kept = distinct[nondominated_levels(distinct) == 1]
     n, d = z.shape[0], distinct.shape[0]
-    return kept, ReferenceFrontFilter(n, n - d, d - kept.shape[0], kept.shape[0])
+    return CleanedReferenceFront(
+        kept, ReferenceFrontFilter(n, n - d, d - kept.shape[0], kept.shape[0])
+    )
 
 
 def log10_hypervolume(front: np.ndarray, ref: np.ndarray) -> float | None:

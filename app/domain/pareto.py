@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import moocore
 import numpy as np
@@ -39,6 +40,7 @@ from app.domain.stattools import choice
 __all__ = [
     "DOMINANCE",
     "RULES",
+    "LevelCounts",
     "RankingResult",
     "level_counts",
     "nondominated_levels",
@@ -226,9 +228,22 @@ def _level_counts_iv(levels: ArrayLike, algorithms: Sequence[Hashable]) -> np.nd
     return lv.astype(np.int64)
 
 
-def level_counts(
-    levels: ArrayLike, algorithms: Sequence[Hashable]
-) -> tuple[np.ndarray, list[Hashable]]:
+class LevelCounts(NamedTuple):
+    """What :func:`level_counts` returns.
+
+    Attributes
+    ----------
+    counts : ndarray of int, shape (k_algorithms, L)
+        ``counts[a, l − 1]`` = runs of algorithm ``a`` on level ``l``; ``L = max(levels)``.
+    names : list
+        Algorithm labels in order of first appearance; row ``a`` of ``counts`` is ``names[a]``.
+    """
+
+    counts: np.ndarray
+    names: list[Hashable]
+
+
+def level_counts(levels: ArrayLike, algorithms: Sequence[Hashable]) -> LevelCounts:
     """Count matrix: runs of each algorithm on each level of one problem.
 
     Parameters
@@ -262,7 +277,7 @@ def level_counts(
     idx = np.fromiter((row[a] for a in algorithms), dtype=np.int64, count=lv.size)
     counts = np.zeros((len(names), int(lv.max())), dtype=np.int64)
     np.add.at(counts, (idx, lv - 1), 1)
-    return counts, names
+    return LevelCounts(counts, names)
 
 
 def _counts_iv(counts: ArrayLike, field: str = "counts") -> np.ndarray:

@@ -10,6 +10,7 @@ import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -129,14 +130,32 @@ class CecData:
     orders: IndexArray | None
 
 
-def needs(spec: Spec) -> tuple[int, bool, bool]:
+class DataNeeds(NamedTuple):
+    """How much data a spec reads (:func:`needs`).
+
+    Attributes
+    ----------
+    components : int
+        Shift rows (and matrices, and shuffles) read: ``k`` of a composition, else 1.
+    rotation : bool
+        Whether it reads ``M_<n>_D<D>.txt``.
+    shuffle : bool
+        Whether it reads ``shuffle_data_<n>_D<D>.txt``.
+    """
+
+    components: int
+    rotation: bool
+    shuffle: bool
+
+
+def needs(spec: Spec) -> DataNeeds:
     """``(components, rotation, shuffle)``: how much data a spec reads."""
     if isinstance(spec, Composition):
         shuffle = any(isinstance(c, Hybrid) for c in spec.components)
-        return len(spec.components), True, shuffle
+        return DataNeeds(len(spec.components), True, shuffle)
     if isinstance(spec, Hybrid):
-        return 1, True, True
-    return 1, spec.rotate or spec.basic == "lunacek", False
+        return DataNeeds(1, True, True)
+    return DataNeeds(1, spec.rotate or spec.basic == "lunacek", False)
 
 
 def load_data(year: int, number: int, dim: int, spec: Spec) -> CecData:

@@ -18,6 +18,12 @@ Where the C code reads a scratch vector it should not, the translation reads the
 - ``bi_rastrigin_func`` flips signs by the signs of the first entries of the shift vector it is
   given (the top-level one inside a hybrid).
 
+The pieces live in private modules, re-exported here (import them from this module):
+``_cec_numeric`` (row sums, fixed-shape BLAS blocks, blocked evaluation, sine and cosine from
+the tangent), ``_cec_basic`` (the basic functions and :data:`BASICS`) and ``_cec_kernels`` (the
+specs, :func:`load_data` and the kernels); this module keeps the formulas, the local structure
+and the suite entries.
+
 References
 ----------
 .. [1] N. H. Awad, M. Z. Ali, J. J. Liang, B. Y. Qu, P. N. Suganthan (2016). Problem definitions
@@ -66,6 +72,7 @@ from app.domain.functions._cec_basic import (
 from app.domain.functions._cec_kernels import (
     CecData,
     Composition,
+    DataNeeds,
     Hybrid,
     Rotated,
     Spec,
@@ -123,6 +130,7 @@ __all__ = [
     "CecData",
     "CecEntry",
     "Composition",
+    "DataNeeds",
     "E",
     "Hybrid",
     "Rotated",
