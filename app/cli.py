@@ -7,11 +7,14 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from app.config import get_settings
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 app = typer.Typer(help="absrank: absolute ranks for benchmarking optimization algorithms.")
 
@@ -24,7 +27,7 @@ def project_root() -> Path:
     return cwd if (cwd / "alembic.ini").exists() else Path(__file__).resolve().parent.parent
 
 
-def alembic_config():  # type: ignore[no-untyped-def]
+def alembic_config() -> Config:
     """Alembic configuration pointing at this project's migrations and the configured database."""
     from alembic.config import Config
 

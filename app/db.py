@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 from sqlalchemy import MetaData, create_engine, event
 from sqlalchemy.engine import Engine
+from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 NAMING_CONVENTION = {
@@ -24,7 +25,7 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+def _sqlite_pragmas(dbapi_connection: DBAPIConnection, _record: object) -> None:
     cur = dbapi_connection.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
     # In WAL mode, NORMAL syncs the WAL at checkpoints only, not at every commit (FULL's fsync

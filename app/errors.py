@@ -1,54 +1,40 @@
-"""One error hierarchy, rendered as RFC 9457 problem details by ``app.api.problems``."""
+"""One error hierarchy, rendered as RFC 9457 problem details by ``app.api.problems``.
+
+The classes the numerical core also raises live in :mod:`app.domain.errors` and are re-exported
+here unchanged (``app.errors.InvalidInput is app.domain.errors.InvalidInput``); ``AppError`` is
+their root, :class:`app.domain.errors.DomainError`. This module adds the errors only the web
+layer raises.
+"""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
+from app.domain.errors import (
+    Conflict,
+    DomainError,
+    InvalidInput,
+    NotApplicable,
+    NotFound,
+    PayloadTooLarge,
+)
 
-class AppError(Exception):
-    """Base of all errors that reach a client."""
+__all__ = [
+    "AppError",
+    "Conflict",
+    "InvalidInput",
+    "MethodNotAllowed",
+    "NotApplicable",
+    "NotFound",
+    "PayloadTooLarge",
+    "TableNotBuilt",
+    "TableNotReady",
+    "Unauthorized",
+    "UnsupportedMediaType",
+]
 
-    status: ClassVar[int] = 500
-    title: ClassVar[str] = "Internal error"
-    type: ClassVar[str] = "internal-error"
-
-    def __init__(
-        self,
-        detail: str | None = None,
-        *,
-        field: str | None = None,
-        extra: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        self.detail = detail or (self.__doc__ or self.title).strip()
-        self.field = field
-        self.extra = extra or {}
-        self.headers = headers or {}
-        super().__init__(self.detail)
-
-
-class NotFound(AppError):
-    """The resource does not exist."""
-
-    status = 404
-    title = "Not found"
-    type = "not-found"
-
-
-class InvalidInput(AppError):
-    """The payload is not valid."""
-
-    status = 422
-    title = "Invalid input"
-    type = "invalid-input"
-
-
-class Conflict(AppError):
-    """The request conflicts with the current state of the resource."""
-
-    status = 409
-    title = "Conflict"
-    type = "conflict"
+AppError = DomainError
+"""Base of all errors that reach a client (the root of :mod:`app.domain.errors`)."""
 
 
 class TableNotReady(Conflict):
@@ -63,13 +49,6 @@ class TableNotBuilt(Conflict):
 
     title = "Table not built"
     type = "table-not-built"
-
-
-class NotApplicable(Conflict):
-    """The method asked for does not apply to this data."""
-
-    title = "Method not applicable"
-    type = "not-applicable"
 
 
 class Unauthorized(AppError):
@@ -99,11 +78,3 @@ class UnsupportedMediaType(AppError):
     status = 415
     title = "Unsupported media type"
     type = "unsupported-media-type"
-
-
-class PayloadTooLarge(AppError):
-    """The request body exceeds the configured limit."""
-
-    status = 413
-    title = "Payload too large"
-    type = "payload-too-large"

@@ -48,7 +48,7 @@ def install_openapi(
         assert app.openapi_schema is not None
         return app.openapi_schema
 
-    app.openapi = openapi  # type: ignore[method-assign]
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented override
 
 
 def _problems_as_problem_json(spec: dict[str, Any]) -> None:

@@ -72,7 +72,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import moocore
 import numpy as np
@@ -80,11 +80,12 @@ from numpy.typing import ArrayLike
 from scipy.spatial.distance import cdist, pdist, squareform
 
 from app.domain.errors import InvalidInput
-from app.domain.pareto import nondominated_levels
+from app.domain.pareto import FloatArray, nondominated_levels
 from app.domain.stattools import choice
 
 __all__ = [
     "INDICATORS",
+    "CleanedReferenceFront",
     "HvUnderflow",
     "IndicatorResult",
     "ReferenceFrontFilter",
@@ -154,7 +155,22 @@ class HvUnderflow:
     kind: str = "hv-underflow"
 
 
-def clean_reference_front(z: np.ndarray) -> tuple[np.ndarray, ReferenceFrontFilter]:
+class CleanedReferenceFront(NamedTuple):
+    """What :func:`clean_reference_front` returns.
+
+    Attributes
+    ----------
+    front : ndarray, shape (k, m)
+        The distinct non-dominated rows, first occurrences, in their order.
+    info : ReferenceFrontFilter
+        How many rows were given, repeated and dominated.
+    """
+
+    front: FloatArray
+    info: ReferenceFrontFilter
+
+
+def clean_reference_front(z: FloatArray) -> CleanedReferenceFront:
     """The reference front without repeated and dominated rows (first occurrences, in order).
 
     Examples
@@ -167,10 +183,12 @@ def clean_reference_front(z: np.ndarray) -> tuple[np.ndarray, ReferenceFrontFilt
     distinct = z[np.sort(first)]
     kept = distinct[nondominated_levels(distinct) == 1]
     n, d = z.shape[0], distinct.shape[0]
-    return kept, ReferenceFrontFilter(n, n - d, d - kept.shape[0], kept.shape[0])
+    return CleanedReferenceFront(
+        kept, ReferenceFrontFilter(n, n - d, d - kept.shape[0], kept.shape[0])
+    )
 
 
-def log10_hypervolume(front: np.ndarray, ref: np.ndarray) -> float | None:
+def log10_hypervolume(front: FloatArray, ref: FloatArray) -> float | None:
     """``log10`` of the hypervolume without underflow (module docstring); None if HV = 0.
 
     None also when the power-of-two scaling would not be exact (a coordinate would overflow or
@@ -237,7 +255,7 @@ class IndicatorResult:
     hv_underflow: HvUnderflow | None = None
 
 
-def _matrix(x: ArrayLike, name: str) -> np.ndarray:
+def _matrix(x: ArrayLike, name: str) -> FloatArray:
     try:
         a = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -252,7 +270,7 @@ def _matrix(x: ArrayLike, name: str) -> np.ndarray:
     return a
 
 
-def _reference_point_iv(x: ArrayLike, m: int) -> np.ndarray:
+def _reference_point_iv(x: ArrayLike, m: int) -> FloatArray:
     try:
         r = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -277,7 +295,7 @@ def _compute_indicators_iv(
     reference_point: ArrayLike | None,
     indicators: Sequence[str],
     p: float,
-) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, tuple[str, ...]]:
+) -> tuple[FloatArray, FloatArray | None, FloatArray | None, tuple[str, ...]]:
     if isinstance(indicators, str | bytes) or len(indicators) == 0:
         raise InvalidInput("indicators must be a non-empty list of names", field="indicators")
     names = tuple(dict.fromkeys(choice(n, INDICATORS, "indicators") for n in indicators))
@@ -306,23 +324,23 @@ def _compute_indicators_iv(
     return f, z, r, names
 
 
-def _gd_plus(f: np.ndarray, z: np.ndarray) -> float:
+def _gd_plus(f: FloatArray, z: FloatArray) -> float:
     # d+(a, z) = ||max(a − z, 0)||, nearest reference point for each front point [2]_
     diff = np.maximum(f[:, None, :] - z[None, :, :], 0.0)
     return float(np.sqrt((diff**2).sum(axis=2)).min(axis=1).mean())
 
 
-def _power_mean(d: np.ndarray, p: float) -> float:
+def _power_mean(d: FloatArray, p: float) -> float:
     return float(np.mean(d**p) ** (1.0 / p))
 
 
-def _spacing(f: np.ndarray) -> float:
+def _spacing(f: FloatArray) -> float:
     # Schott [4]_: L1 nearest-neighbour distances, sample (n − 1) standard deviation
     d = np.partition(squareform(pdist(f, metric="cityblock")), 1, axis=1)[:, 1]
     return float(np.sqrt(((d - d.mean()) ** 2).sum() / (f.shape[0] - 1)))
 
 
-def _spread(f: np.ndarray, z: np.ndarray) -> float:
+def _spread(f: FloatArray, z: FloatArray) -> float:
     m = f.shape[1]
     # extreme points of the reference front: smallest value of each objective (ties: lexicographic)
     extremes = np.array([z[np.lexsort(np.roll(z, -k, axis=1).T[::-1])[0]] for k in range(m)])
@@ -342,7 +360,7 @@ def _spread(f: np.ndarray, z: np.ndarray) -> float:
     return float(num / den) if den > 0 else 0.0
 
 
-def _distance_indicators(f: np.ndarray, z: np.ndarray, p: float) -> dict[str, Callable[[], float]]:
+def _distance_indicators(f: FloatArray, z: FloatArray, p: float) -> dict[str, Callable[[], float]]:
     def delta_p() -> float:
         d = cdist(f, z)
         return max(_power_mean(d.min(axis=1), p), _power_mean(d.min(axis=0), p))

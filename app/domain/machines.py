@@ -29,6 +29,7 @@ import numbers
 import operator
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -55,6 +56,7 @@ __all__ = [
     "P_GAMMA_RANGE",
     "CrossMachineSignResult",
     "EquivalentRuntimeResult",
+    "GammaTable",
     "corrected_sign_test",
     "equivalent_runtime",
     "gamma_from_p",
@@ -83,11 +85,11 @@ GAMMA_RANGE = (float(_GAMMA[-1]), float(_GAMMA[0]))
 # --------------------------------------------------------------------------- calibration table
 
 
-def gamma_table() -> tuple[np.ndarray, np.ndarray]:
-    """The embedded calibration table of [1]_.
+class GammaTable(NamedTuple):
+    """The calibration table of [1]_, as :func:`gamma_table` returns it.
 
-    Returns
-    -------
+    Attributes
+    ----------
     gamma : ndarray, shape (150,)
         Multiplicative correction of the unbiased equivalent runtime, from 1 down to 0.5
         (strictly decreasing). Read-only.
@@ -95,7 +97,14 @@ def gamma_table() -> tuple[np.ndarray, np.ndarray]:
         Probability that the corrected estimate is longer than the true equivalent runtime, from
         0.5 down to ``P_GAMMA_RANGE[0]`` (non-increasing). Read-only.
     """
-    return _GAMMA, _P_GAMMA
+
+    gamma: np.ndarray
+    p_gamma: np.ndarray
+
+
+def gamma_table() -> GammaTable:
+    """The embedded calibration table of [1]_: ``(gamma, p_gamma)``, see :class:`GammaTable`."""
+    return GammaTable(_GAMMA, _P_GAMMA)
 
 
 def _real(value: object, field: str) -> float:
@@ -402,7 +411,7 @@ def _count_iv(value: object, field: str) -> int:
     if isinstance(value, bool):
         raise InvalidInput(f"{field} must be an integer, got {value!r}", field=field)
     try:
-        return operator.index(value)  # type: ignore[arg-type]
+        return operator.index(value)  # type: ignore[arg-type]  # any object: TypeError is the check
     except TypeError as exc:
         raise InvalidInput(f"{field} must be an integer, got {value!r}", field=field) from exc
 

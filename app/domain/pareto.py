@@ -27,9 +27,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import moocore
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import ArrayLike
 
 from app.domain.errors import InvalidInput
@@ -39,6 +41,7 @@ from app.domain.stattools import choice
 __all__ = [
     "DOMINANCE",
     "RULES",
+    "LevelCounts",
     "RankingResult",
     "level_counts",
     "nondominated_levels",
@@ -50,11 +53,16 @@ __all__ = [
 DOMINANCE = ("pareto", "epsilon")
 RULES = ("olympic", "linear", "exponential", "adaptive", "average")
 
+FloatArray = npt.NDArray[np.float64]
+"""Scores, rule scores and ranks (also the fronts of :mod:`app.domain.indicators`)."""
+IntArray = npt.NDArray[np.int64]
+"""Levels and count matrices."""
+
 # relative tolerance under which two float rule scores count as tied (absorbs summation rounding)
 _SCORE_RTOL = 1e-12
 
 
-def _scores_iv(scores: ArrayLike, maximize: Sequence[bool] | None) -> np.ndarray:
+def _scores_iv(scores: ArrayLike, maximize: Sequence[bool] | None) -> FloatArray:
     try:
         f = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -78,12 +86,12 @@ def _scores_iv(scores: ArrayLike, maximize: Sequence[bool] | None) -> np.ndarray
     return f * sign
 
 
-def _pareto_levels(f: np.ndarray) -> np.ndarray:
+def _pareto_levels(f: FloatArray) -> IntArray:
     # moocore ranks are 0-based and give duplicated points the same rank
     return np.asarray(moocore.pareto_rank(f), dtype=np.int64) + 1
 
 
-def _epsilon_levels(f: np.ndarray) -> np.ndarray:
+def _epsilon_levels(f: FloatArray) -> IntArray:
     span = f.max(axis=0) - f.min(axis=0)
     norm_f = np.divide(f - f.min(axis=0), span, out=np.zeros_like(f), where=span > 0)
     norm = np.sqrt((norm_f**2).sum(axis=1))
@@ -110,7 +118,7 @@ _LEVELS = {"pareto": _pareto_levels, "epsilon": _epsilon_levels}
 
 def nondominated_levels(
     scores: ArrayLike, *, maximize: Sequence[bool] | None = None, dominance: str = "pareto"
-) -> np.ndarray:
+) -> IntArray:
     """Non-dominated sorting of runs into levels 1, 2, ... (NSGA-II fronts [2]_).
 
     Level 1 holds the runs no other run dominates; level ``l`` the runs not dominated once
@@ -167,7 +175,9 @@ def nondominated_levels(
     return _LEVELS[method](f)
 
 
-def specialists(scores: ArrayLike, *, maximize: Sequence[bool] | None = None) -> np.ndarray:
+def specialists(
+    scores: ArrayLike, *, maximize: Sequence[bool] | None = None
+) -> npt.NDArray[np.bool_]:
     """Level-1 runs that owe their level to being best on a single indicator.
 
     ``special[i, j]`` is ``True`` when run ``i``
@@ -215,7 +225,7 @@ def specialists(scores: ArrayLike, *, maximize: Sequence[bool] | None = None) ->
     return out
 
 
-def _level_counts_iv(levels: ArrayLike, algorithms: Sequence[Hashable]) -> np.ndarray:
+def _level_counts_iv(levels: ArrayLike, algorithms: Sequence[Hashable]) -> IntArray:
     lv = np.asarray(levels)
     if lv.ndim != 1 or lv.size == 0 or not np.issubdtype(lv.dtype, np.integer) or lv.min() < 1:
         raise InvalidInput("levels must be a non-empty 1-D array of integers >= 1", field="levels")
@@ -226,9 +236,22 @@ def _level_counts_iv(levels: ArrayLike, algorithms: Sequence[Hashable]) -> np.nd
     return lv.astype(np.int64)
 
 
-def level_counts(
-    levels: ArrayLike, algorithms: Sequence[Hashable]
-) -> tuple[np.ndarray, list[Hashable]]:
+class LevelCounts(NamedTuple):
+    """What :func:`level_counts` returns.
+
+    Attributes
+    ----------
+    counts : ndarray of int, shape (k_algorithms, L)
+        ``counts[a, l − 1]`` = runs of algorithm ``a`` on level ``l``; ``L = max(levels)``.
+    names : list
+        Algorithm labels in order of first appearance; row ``a`` of ``counts`` is ``names[a]``.
+    """
+
+    counts: IntArray
+    names: list[Hashable]
+
+
+def level_counts(levels: ArrayLike, algorithms: Sequence[Hashable]) -> LevelCounts:
     """Count matrix: runs of each algorithm on each level of one problem.
 
     Parameters
@@ -262,10 +285,10 @@ def level_counts(
     idx = np.fromiter((row[a] for a in algorithms), dtype=np.int64, count=lv.size)
     counts = np.zeros((len(names), int(lv.max())), dtype=np.int64)
     np.add.at(counts, (idx, lv - 1), 1)
-    return counts, names
+    return LevelCounts(counts, names)
 
 
-def _counts_iv(counts: ArrayLike, field: str = "counts") -> np.ndarray:
+def _counts_iv(counts: ArrayLike, field: str = "counts") -> IntArray:
     try:
         c = np.asarray(counts, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -279,7 +302,7 @@ def _counts_iv(counts: ArrayLike, field: str = "counts") -> np.ndarray:
     return c.astype(np.int64)
 
 
-def sum_counts(matrices: Sequence[ArrayLike]) -> np.ndarray:
+def sum_counts(matrices: Sequence[ArrayLike]) -> IntArray:
     """Add per-problem count matrices level by level, padding shallower ones with zeros.
 
     Level 1 of every problem is that problem's own first front [1]_. Every matrix must list the
@@ -332,32 +355,33 @@ class RankingResult:
         Per rule, 1 = best; tied scores share the average of the ranks they span (midranks).
     """
 
-    counts: np.ndarray
-    scores: dict[str, np.ndarray]
-    ranks: dict[str, np.ndarray]
+    counts: IntArray
+    scores: dict[str, FloatArray]
+    ranks: dict[str, FloatArray]
 
 
-def _olympic(c: np.ndarray) -> np.ndarray:
+def _olympic(c: IntArray) -> FloatArray:
     # rows sorted lexicographically ascending; score = algorithms with a smaller count vector
     _, inverse, sizes = np.unique(c, axis=0, return_inverse=True, return_counts=True)
     below = np.cumsum(sizes) - sizes
     return below[inverse.reshape(-1)].astype(np.float64)
 
 
-def _linear(c: np.ndarray) -> np.ndarray:
+def _linear(c: IntArray) -> FloatArray:
     big_l = c.shape[1]
     return c @ np.arange(big_l, 0, -1, dtype=np.float64)  # weights L − l + 1 [1]_
 
 
-def _exponential(c: np.ndarray) -> np.ndarray:
+def _exponential(c: IntArray) -> FloatArray:
     return c @ (0.5 ** np.arange(c.shape[1], dtype=np.float64))  # weights 2^−(l−1) [1]_
 
 
-def _adaptive(c: np.ndarray) -> np.ndarray:
+def _adaptive(c: IntArray) -> FloatArray:
     cw = np.cumsum(c, axis=1).astype(np.float64)  # CW(a, l) [1]_
     total = cw.sum(axis=0)
     keep = total > 0
-    return (cw[:, keep] / total[keep]).sum(axis=1)
+    adaptive: FloatArray = (cw[:, keep] / total[keep]).sum(axis=1)
+    return adaptive
 
 
 _SCORERS = {

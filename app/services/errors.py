@@ -1,30 +1,33 @@
-"""Translate pure-domain ``ValueError`` subclasses into client-facing ``AppError`` s."""
+"""Name the request field of an error the numerical core raised.
+
+``app.domain.errors`` and ``app.errors`` are one hierarchy (``app.errors.InvalidInput`` is
+``app.domain.errors.InvalidInput``), so nothing is translated: a domain error already carries
+its problem's status, title and type. What a service adds is the request field: the domain
+names its own arguments (``x`` of a test run on derived values) or none.
+"""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 
-from app import errors
-from app.domain import errors as domain_errors
+from app.domain.errors import DomainError
 
-_MAP: dict[type[domain_errors.DomainError], type[errors.AppError]] = {
-    domain_errors.UnknownFunction: errors.NotFound,
-    domain_errors.InvalidInput: errors.InvalidInput,
-    domain_errors.NotApplicable: errors.NotApplicable,
-    domain_errors.UploadTooLarge: errors.PayloadTooLarge,
-}
+#: Errors whose field a block already settled: an enclosing block leaves them as they are.
+_SETTLED: weakref.WeakSet[DomainError] = weakref.WeakSet()
 
 
 @contextmanager
 def domain_errors_as_problems(
     default_field: str | None = None, *, request_fields: Collection[str] | None = None
 ) -> Iterator[None]:
-    """Re-raise a domain error as the matching ``AppError``, keeping its field name.
+    """Re-raise an error of the block with its field settled: its own, else ``default_field``.
 
     With ``request_fields`` (the request model's field names), a domain field that is not one
     of them (``x`` of a test run on derived values, ``wins``, ...) becomes ``default_field``:
-    an answer never names a field the request does not have.
+    an answer never names a field the request does not have. The error itself (its class,
+    detail, extra members and headers) is re-raised unchanged.
 
     Raises
     ------
@@ -34,9 +37,11 @@ def domain_errors_as_problems(
     """
     try:
         yield
-    except domain_errors.DomainError as exc:
-        target = next((v for k, v in _MAP.items() if isinstance(exc, k)), errors.InvalidInput)
-        field = exc.field or default_field
-        if request_fields is not None and (field or "").split(".")[0] not in request_fields:
-            field = default_field
-        raise target(str(exc), field=field) from exc
+    except DomainError as exc:
+        if exc not in _SETTLED:
+            field = exc.field or default_field
+            if request_fields is not None and (field or "").split(".")[0] not in request_fields:
+                field = default_field
+            exc.field = field
+            _SETTLED.add(exc)
+        raise

@@ -37,6 +37,7 @@ import numpy as np
 
 from app.domain.functions.registry import (
     BenchmarkFunction,
+    FloatArray,
     LocalStructure,
     Suite,
     format_id,
@@ -308,7 +309,7 @@ def _problem(fid: int, dim: int, instance: int) -> cocoex.BareProblem:
 _COCO_LOCK = threading.Lock()
 
 
-def _evaluate(fid: int, dim: int, instance: int, x: np.ndarray) -> np.ndarray:
+def _evaluate(fid: int, dim: int, instance: int, x: FloatArray) -> FloatArray:
     """Evaluate a validated C-contiguous float64 (n, dim) batch in COCO; returns (n,)."""
     with _COCO_LOCK:
         return np.asarray(_problem(fid, dim, instance)(x), dtype=np.float64)

@@ -455,7 +455,8 @@ def _build(name: str, instance: int | None, dim: int) -> BenchmarkFunction:
     fid = int(name.removesuffix(NOISE_FREE_SUFFIX)[1:])
     spec = _CEC2005[fid]
     built = model(fid, dim)
-    notes, flags, title = spec.notes, (), spec.title
+    flags: tuple[str, ...] = ()
+    notes, title = spec.notes, spec.title
     if fid in NOISY:
         other_name = f"f{fid}" if noise_free else name + NOISE_FREE_SUFFIX
         other = format_id("cec2005", other_name, None, dim)

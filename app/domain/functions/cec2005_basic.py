@@ -32,6 +32,7 @@ from app.domain.functions.cec_common import (
     sumsq,
     weierstrass_terms,
 )
+from app.domain.functions.registry import FloatArray
 
 __all__ = [
     "ackley",
@@ -52,34 +53,35 @@ __all__ = [
 
 
 @functools.cache
-def _elliptic_weights(dim: int) -> np.ndarray:
+def _elliptic_weights(dim: int) -> FloatArray:
     return np.power(1.0e6, np.arange(dim) / (dim - 1.0))
 
 
 @functools.cache
-def _griewank_divisors(dim: int) -> np.ndarray:
-    return np.sqrt(1.0 + np.arange(dim))
+def _griewank_divisors(dim: int) -> FloatArray:
+    result: FloatArray = np.sqrt(1.0 + np.arange(dim))
+    return result
 
 
-def sphere(z: np.ndarray) -> np.ndarray:
+def sphere(z: FloatArray) -> FloatArray:
     """Sphere ``sum_i z_i^2`` (``calc_sphere``); z : (n, d) -> (n,)."""
     return sumsq(z)
 
 
-def schwefel_12(z: np.ndarray) -> np.ndarray:
+def schwefel_12(z: FloatArray) -> FloatArray:
     """Schwefel's problem 1.2 ``sum_i (sum_{j<=i} z_j)^2`` (``calc_schwefel``); (n, d) -> (n,)."""
     partial = np.cumsum(z, axis=1)
     return sumsq(partial)
 
 
-def elliptic(z: np.ndarray) -> np.ndarray:
+def elliptic(z: FloatArray) -> FloatArray:
     """High-conditioned elliptic ``sum_i z_i^2 (10^6)^((i-1)/(d-1))`` (F3); (n, d) -> (n,)."""
     terms = z * z
     terms *= _elliptic_weights(z.shape[1])
     return rowsum(terms)
 
 
-def rosenbrock(z: np.ndarray) -> np.ndarray:
+def rosenbrock(z: FloatArray) -> FloatArray:
     """Rosenbrock ``sum_{i<d} 100 (z_i^2 - z_{i+1})^2 + (z_i - 1)^2``; (n, d) -> (n,).
 
     ``calc_rosenbrock``; minimum 0 at ``z = 1``.
@@ -95,17 +97,18 @@ def rosenbrock(z: np.ndarray) -> np.ndarray:
     return rowsum(valley)
 
 
-def griewank(z: np.ndarray) -> np.ndarray:
+def griewank(z: FloatArray) -> FloatArray:
     """Griewank ``1 + sum_i z_i^2 / 4000 - prod_i cos(z_i / sqrt(i))``; (n, d) -> (n,).
 
     ``calc_griewank``, ``i`` 1-based.
     """
     s = sumsq(z)
     p = np.prod(cos_of(z / _griewank_divisors(z.shape[1])), axis=1)
-    return 1.0 + s / 4000.0 - p
+    result: FloatArray = 1.0 + s / 4000.0 - p
+    return result
 
 
-def ackley(z: np.ndarray) -> np.ndarray:
+def ackley(z: FloatArray) -> FloatArray:
     """Ackley ``20 + e - 20 exp(-0.2 sqrt(mean z^2)) - exp(mean cos(2 pi z))``; (n, d) -> (n,).
 
     ``calc_ackley``, written in the code's order, which leaves a rounding residue of about
@@ -115,10 +118,11 @@ def ackley(z: np.ndarray) -> np.ndarray:
     dim = z.shape[1]
     sum1 = -0.2 * np.sqrt(sumsq(z) / dim)
     sum2 = (dim - 2.0 * rowsum(sin2_pi(z))) / dim
-    return 20.0 + np.e - 20.0 * np.exp(sum1) - np.exp(sum2)
+    result: FloatArray = 20.0 + np.e - 20.0 * np.exp(sum1) - np.exp(sum2)
+    return result
 
 
-def rastrigin(z: np.ndarray) -> np.ndarray:
+def rastrigin(z: FloatArray) -> FloatArray:
     """Rastrigin ``sum_i z_i^2 - 10 cos(2 pi z_i) + 10`` (``calc_rastrigin``); (n, d) -> (n,).
 
     Summed as ``sum z_i^2 + 20 sum sin^2(pi z_i)``: the same to a few ulps of 10 per coordinate.
@@ -126,7 +130,7 @@ def rastrigin(z: np.ndarray) -> np.ndarray:
     return sumsq(z) + 20.0 * rowsum(sin2_pi(z))
 
 
-def weierstrass(z: np.ndarray) -> np.ndarray:
+def weierstrass(z: FloatArray) -> FloatArray:
     """Raw Weierstrass sum ``sum_i sum_{k=0}^{20} 0.5^k cos(2 pi 3^k (z_i + 0.5))``; (n, d) -> (n,).
 
     ``calc_weierstrass``; the benchmark functions use ``weierstrass(z) - weierstrass(0)``. The
@@ -137,7 +141,7 @@ def weierstrass(z: np.ndarray) -> np.ndarray:
     return rowsum(weierstrass_terms(z + 0.5))
 
 
-def _schaffer_f6(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def _schaffer_f6(x: FloatArray, y: FloatArray) -> FloatArray:
     r2 = x * x + y * y
     s = sin_of(np.sqrt(r2))
     temp1 = s * s
@@ -145,7 +149,7 @@ def _schaffer_f6(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return 0.5 + (temp1 - 0.5) / (temp2 * temp2)
 
 
-def expanded_schaffer_f6(z: np.ndarray) -> np.ndarray:
+def expanded_schaffer_f6(z: FloatArray) -> FloatArray:
     """Expanded Schaffer F6 ``sum_i F6(z_i, z_{i+1})``, wrap pair ``(z_d, z_1)``; (n, d) -> (n,).
 
     ``F6(u, v) = 0.5 + (sin^2 sqrt(u^2 + v^2) - 0.5) / (1 + 0.001 (u^2 + v^2))^2`` (F14).
@@ -153,7 +157,7 @@ def expanded_schaffer_f6(z: np.ndarray) -> np.ndarray:
     return rowsum(_schaffer_f6(z, np.roll(z, -1, axis=1)))
 
 
-def expanded_f8f2(z: np.ndarray) -> np.ndarray:
+def expanded_f8f2(z: FloatArray) -> FloatArray:
     """Expanded Griewank of Rosenbrock ``sum_i F8(F2(z_i, z_{i+1}))``, wrap pair; (n, d) -> (n,).
 
     ``F2(u, v) = 100 (u^2 - v)^2 + (u - 1)^2`` and ``F8(t) = t^2 / 4000 - cos(t) + 1``.
@@ -165,7 +169,7 @@ def expanded_f8f2(z: np.ndarray) -> np.ndarray:
     return rowsum((temp * temp) / 4000.0 - cos_of(temp) + 1.0)
 
 
-def round_to_half(z: np.ndarray) -> np.ndarray:
+def round_to_half(z: FloatArray) -> FloatArray:
     """The code's rounding to the nearest multiple of 1/2, halves away from zero (elementwise).
 
     ``a = (int)(2 z)``; ``a / 2`` if ``|2 z - a| < 0.5``, else ``(a -+ 1) / 2``. The C cast
@@ -177,7 +181,7 @@ def round_to_half(z: np.ndarray) -> np.ndarray:
     return np.where(np.abs(twice - a) < 0.5, a / 2.0, away)
 
 
-def nc_round(z: np.ndarray) -> np.ndarray:
+def nc_round(z: FloatArray) -> FloatArray:
     """The code's "non-continuous" coordinates: ``z`` if ``|z| < 0.5``, else rounded to halves.
 
     Elementwise, any shape; used on the transformed coordinates (``nc_schaffer``,
@@ -186,11 +190,11 @@ def nc_round(z: np.ndarray) -> np.ndarray:
     return np.where(np.abs(z) >= 0.5, round_to_half(z), z)
 
 
-def nc_schaffer_f6(z: np.ndarray) -> np.ndarray:
+def nc_schaffer_f6(z: FloatArray) -> FloatArray:
     """Expanded Schaffer F6 of the rounded coordinates (``nc_schaffer``, F24's 7th piece)."""
     return expanded_schaffer_f6(nc_round(z))
 
 
-def nc_rastrigin(z: np.ndarray) -> np.ndarray:
+def nc_rastrigin(z: FloatArray) -> FloatArray:
     """Rastrigin of the rounded coordinates (``nc_rastrigin``, F24's 8th piece)."""
     return rastrigin(nc_round(z))

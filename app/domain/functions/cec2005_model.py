@@ -53,7 +53,7 @@ from app.domain.functions.cec_common import (
     sumsq,
 )
 from app.domain.functions.cec_data import load_matrix, load_vector_rows
-from app.domain.functions.registry import Kernel, NoiseKernel
+from app.domain.functions.registry import FloatArray, Kernel, NoiseKernel
 
 __all__ = ["COMPOSITION_C", "Model", "composition_terms", "model", "row_product"]
 
@@ -63,8 +63,8 @@ COMPOSITION_C = 2000.0
 PIECES = 10
 """``nfunc``: pieces per composition function; also the number of shift rows the code reads."""
 
-BasicFunction = Callable[[np.ndarray], np.ndarray]
-NoiseGiven = Callable[[np.ndarray, np.ndarray], np.ndarray]
+BasicFunction = Callable[[FloatArray], FloatArray]
+NoiseGiven = Callable[[FloatArray, FloatArray], FloatArray]
 """``(X, normals) -> values``: a noisy function given one ``N(0, 1)`` draw per row."""
 
 
@@ -86,13 +86,13 @@ class Model:
         one ``N(0, 1)`` per point from ``rng`` in row order; None for the other functions.
     """
 
-    x_opt: np.ndarray
+    x_opt: FloatArray
     bias: float
     kernel: Kernel
     noisy: NoiseKernel | None = None
 
 
-def row_product(z: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+def row_product(z: FloatArray, matrix: FloatArray) -> FloatArray:
     """``z @ matrix`` summed as the C code's loops do, in the same order for every row.
 
     ``out[:, j] = sum_i z[:, i] matrix[i, j]``, accumulated over ``i = 0, 1, ...`` one
@@ -123,24 +123,24 @@ def row_product(z: np.ndarray, matrix: np.ndarray) -> np.ndarray:
 # --- data files ---------------------------------------------------------------------------------
 
 
-def _shift(name: str, dim: int) -> np.ndarray:
+def _shift(name: str, dim: int) -> FloatArray:
     """First ``dim`` numbers of a shift file: the code's ``o[0]`` (``o`` rows 2..10 are unused)."""
     return np.array(load_vector_rows(YEAR, name, 1, dim)[0])
 
 
-def _shifts(stem: str, dim: int) -> np.ndarray:
+def _shifts(stem: str, dim: int) -> FloatArray:
     """The 10 optima of a composition function: first ``dim`` entries of rows 1..10."""
     return np.array(load_vector_rows(YEAR, f"data_{stem}.txt", PIECES, dim))
 
 
-def _rotation(stem: str, dim: int) -> np.ndarray:
+def _rotation(stem: str, dim: int) -> FloatArray:
     matrix = load_matrix(YEAR, f"{stem}_M_D{dim}.txt")
     if matrix.shape != (dim, dim):
         raise ValueError(f"{stem}_M_D{dim}.txt has shape {matrix.shape}, expected ({dim}, {dim})")
     return matrix
 
 
-def _rotations(prefix: str, dim: int) -> np.ndarray:
+def _rotations(prefix: str, dim: int) -> FloatArray:
     """The 10 matrices of a composition: rows ``i d .. (i + 1) d - 1`` of ``<prefix>_D<d>.txt``."""
     name = f"{prefix}_D{dim}.txt"
     stacked = load_matrix(YEAR, name)
@@ -154,7 +154,7 @@ def _weierstrass_zero(dim: int) -> float:
     return float(basic.weierstrass(np.zeros((1, dim)))[0])
 
 
-def _weierstrass_piece(z: np.ndarray) -> np.ndarray:
+def _weierstrass_piece(z: FloatArray) -> FloatArray:
     """``W(z) - W(0)``: the code subtracts ``calc_weierstrass(norm_x)`` with ``norm_x = 0``."""
     return basic.weierstrass(z) - _weierstrass_zero(z.shape[1])
 
@@ -164,11 +164,11 @@ def _weierstrass_piece(z: np.ndarray) -> np.ndarray:
 
 def _shifted(
     function: BasicFunction,
-    shift: np.ndarray,
+    shift: FloatArray,
     bias: float,
-    rotation: np.ndarray | None = None,
+    rotation: FloatArray | None = None,
     *,
-    x_opt: np.ndarray | None = None,
+    x_opt: FloatArray | None = None,
     code_order: bool = False,
 ) -> Model:
     """``f(x) = function((x - shift) @ rotation) + bias``; ``x_opt`` defaults to ``shift``.
@@ -177,7 +177,7 @@ def _shifted(
     """
     product = row_product if code_order else matmul_rows
 
-    def kernel(X: np.ndarray) -> np.ndarray:
+    def kernel(X: FloatArray) -> FloatArray:
         z = X - shift
         if rotation is not None:
             z = product(z, rotation)
@@ -191,10 +191,10 @@ def _noisy_schwefel(dim: int) -> Model:
     shift = _shift("data_schwefel_102.txt", dim)
     bias = -450.0
 
-    def kernel(X: np.ndarray) -> np.ndarray:
+    def kernel(X: FloatArray) -> FloatArray:
         return basic.schwefel_12(X - shift) + bias
 
-    def noisy(X: np.ndarray, normals: np.ndarray) -> np.ndarray:
+    def noisy(X: FloatArray, normals: FloatArray) -> FloatArray:
         factor = 1.0 + 0.4 * np.abs(normals)
         return basic.schwefel_12(X - shift) * factor + bias
 
@@ -219,8 +219,9 @@ def _schwefel_206(dim: int) -> Model:
     offset = matmul_rows(shift[None, :], a_t)[0]  # the same product as the kernel's: f(o) = f*
     bias = -310.0
 
-    def kernel(X: np.ndarray) -> np.ndarray:
-        return np.max(np.abs(matmul_rows(X, a_t) - offset), axis=1) + bias
+    def kernel(X: FloatArray) -> FloatArray:
+        result: FloatArray = np.max(np.abs(matmul_rows(X, a_t) - offset), axis=1) + bias
+        return result
 
     return Model(shift, bias, kernel)
 
@@ -239,7 +240,7 @@ def _schwefel_213(dim: int) -> Model:
     b_t = np.ascontiguousarray(data[100 : 100 + dim, :dim].T)
     alpha = np.array(data[200, :dim])
 
-    def mixed(x: np.ndarray) -> np.ndarray:
+    def mixed(x: FloatArray) -> FloatArray:
         out = matmul_rows(sin_of(x), a_t)
         out += matmul_rows(cos_of(x), b_t)
         return out
@@ -247,7 +248,7 @@ def _schwefel_213(dim: int) -> Model:
     target = mixed(alpha[None, :])
     bias = -460.0
 
-    def kernel(X: np.ndarray) -> np.ndarray:
+    def kernel(X: FloatArray) -> FloatArray:
         residual = target - mixed(X)
         return sumsq(residual) + bias
 
@@ -294,19 +295,19 @@ def _simple(
 @dataclass(frozen=True)
 class _Composition:
     pieces: tuple[BasicFunction, ...]
-    shifts: np.ndarray  # (10, d)
-    rotations: np.ndarray | None  # (10, d, d); None: identity matrices (F15)
+    shifts: FloatArray  # (10, d)
+    rotations: FloatArray | None  # (10, d, d); None: identity matrices (F15)
     lambdas: tuple[float, ...]
     sigmas: tuple[float, ...]
     global_bias: float
-    scales: np.ndarray  # C / f_max_i, (10,)
+    scales: FloatArray  # C / f_max_i, (10,)
 
-    def transformed(self, X: np.ndarray, i: int) -> np.ndarray:
+    def transformed(self, X: FloatArray, i: int) -> FloatArray:
         z = X - self.shifts[i]
         z /= self.lambdas[i]
         return z if self.rotations is None else row_product(z, self.rotations[i])
 
-    def values(self, X: np.ndarray, last_factor: np.ndarray | None = None) -> np.ndarray:
+    def values(self, X: FloatArray, last_factor: FloatArray | None = None) -> FloatArray:
         """Normalised piece values ``C f_i(z_i) / f_max_i``, shape (n, 10).
 
         ``last_factor`` multiplies the raw value of the 10th piece (F24/F25's noisy sphere)
@@ -320,7 +321,7 @@ class _Composition:
             columns.append(raw * self.scales[i])
         return np.stack(columns, axis=1)
 
-    def weights(self, X: np.ndarray) -> np.ndarray:
+    def weights(self, X: FloatArray) -> FloatArray:
         """``calc_weight``: shape (n, 10), each row sums to 1."""
         dim = X.shape[1]
         raw = np.empty((X.shape[0], PIECES))
@@ -332,21 +333,21 @@ class _Composition:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(total == 0.0, 1.0 / PIECES, raw / total)
 
-    def weighted_sum(self, weights: np.ndarray, values: np.ndarray, start: float) -> np.ndarray:
+    def weighted_sum(self, weights: FloatArray, values: FloatArray, start: float) -> FloatArray:
         """``start + sum_i w_i (v_i + 100 i)``, accumulated in the code's order."""
         total = np.full(weights.shape[0], start)
         for i in range(PIECES):
             total = total + weights[:, i] * (values[:, i] + 100.0 * i)
         return total
 
-    def __call__(self, X: np.ndarray) -> np.ndarray:
+    def __call__(self, X: FloatArray) -> FloatArray:
         return self.weighted_sum(self.weights(X), self.values(X), self.global_bias)
 
 
 def _composition(
     pieces: Sequence[BasicFunction],
-    shifts: np.ndarray,
-    rotations: np.ndarray | None,
+    shifts: FloatArray,
+    rotations: FloatArray | None,
     lambdas: Sequence[float],
     sigmas: Sequence[float],
     global_bias: float,
@@ -371,18 +372,43 @@ def _composition(
 
 
 _W = _weierstrass_piece
-_CF1 = (basic.rastrigin, basic.rastrigin, _W, _W, basic.griewank, basic.griewank)
+_CF1: tuple[Kernel, ...] = (
+    basic.rastrigin,
+    basic.rastrigin,
+    _W,
+    _W,
+    basic.griewank,
+    basic.griewank,
+)
 _CF1 += (basic.ackley, basic.ackley, basic.sphere, basic.sphere)
 _CF1_LAMBDAS = (1.0, 1.0, 10.0, 10.0, 1.0 / 12.0, 1.0 / 12.0, 5.0 / 32.0, 5.0 / 32.0, 0.05, 0.05)
-_CF2 = (basic.ackley, basic.ackley, basic.rastrigin, basic.rastrigin, basic.sphere, basic.sphere)
+_CF2: tuple[Kernel, ...] = (
+    basic.ackley,
+    basic.ackley,
+    basic.rastrigin,
+    basic.rastrigin,
+    basic.sphere,
+    basic.sphere,
+)
 _CF2 += (_W, _W, basic.griewank, basic.griewank)
 _CF2_SIGMAS = (1.0, 2.0, 1.5, 1.5, 1.0, 1.0, 1.5, 1.5, 2.0, 2.0)
 _CF2_LAMBDAS = (5.0 / 16.0, 5.0 / 32.0, 2.0, 1.0, 0.1, 0.05, 20.0, 10.0, 1.0 / 6.0, 1.0 / 12.0)
-_CF3 = (basic.expanded_schaffer_f6, basic.expanded_schaffer_f6, basic.rastrigin, basic.rastrigin)
+_CF3: tuple[Kernel, ...] = (
+    basic.expanded_schaffer_f6,
+    basic.expanded_schaffer_f6,
+    basic.rastrigin,
+    basic.rastrigin,
+)
 _CF3 += (basic.expanded_f8f2, basic.expanded_f8f2, _W, _W, basic.griewank, basic.griewank)
 _CF3_SIGMAS = (1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 2.0)
 _CF3_LAMBDAS = (0.25, 0.05, 5.0, 1.0, 5.0, 1.0, 50.0, 10.0, 0.125, 0.025)
-_CF4 = (_W, basic.expanded_schaffer_f6, basic.expanded_f8f2, basic.ackley, basic.rastrigin)
+_CF4: tuple[Kernel, ...] = (
+    _W,
+    basic.expanded_schaffer_f6,
+    basic.expanded_f8f2,
+    basic.ackley,
+    basic.rastrigin,
+)
 _CF4 += (basic.griewank, basic.nc_schaffer_f6, basic.nc_rastrigin, basic.elliptic, basic.sphere)
 _CF4_LAMBDAS = (10.0, 0.25, 1.0, 5.0 / 32.0, 1.0, 0.05, 0.1, 1.0, 0.05, 0.05)
 
@@ -402,11 +428,11 @@ def _noisy_cf1(dim: int) -> Model:
     """F17: ``(F16(x) - 120) (1 + 0.2 |N(0, 1)|) + 120``, one ``N`` per point."""
     composition = _cf1(dim, rotated=True)
 
-    def kernel(X: np.ndarray) -> np.ndarray:
+    def kernel(X: FloatArray) -> FloatArray:
         inner = composition.weighted_sum(composition.weights(X), composition.values(X), 0.0)
         return inner + composition.global_bias
 
-    def noisy(X: np.ndarray, normals: np.ndarray) -> np.ndarray:
+    def noisy(X: FloatArray, normals: FloatArray) -> FloatArray:
         factor = 1.0 + 0.2 * np.abs(normals)
         inner = composition.weighted_sum(composition.weights(X), composition.values(X), 0.0)
         return inner * factor + composition.global_bias
@@ -447,7 +473,7 @@ def _non_continuous_cf3(dim: int) -> Model:
     composition = _cf3(dim, matrices="hybrid_func3_M")
     first = composition.shifts[0]
 
-    def kernel(X: np.ndarray) -> np.ndarray:
+    def kernel(X: FloatArray) -> FloatArray:
         rounded = np.where(np.abs(X - first) >= 0.5, basic.round_to_half(X), X)
         return composition(rounded)
 
@@ -467,7 +493,7 @@ def _noisy_cf4(dim: int) -> Model:
     """
     composition = _cf4(dim)
 
-    def noisy(X: np.ndarray, normals: np.ndarray) -> np.ndarray:
+    def noisy(X: FloatArray, normals: FloatArray) -> FloatArray:
         factor = 1.0 + 0.1 * np.abs(normals)
         values = composition.values(X, last_factor=factor)
         return composition.weighted_sum(composition.weights(X), values, composition.global_bias)
@@ -481,7 +507,7 @@ def _drawing(given: NoiseGiven, dim: int) -> NoiseKernel:
     streams)."""
     rows = chunk_rows(dim)
 
-    def noisy(X: np.ndarray, normals: np.ndarray) -> np.ndarray:
+    def noisy(X: FloatArray, normals: FloatArray) -> FloatArray:
         n = X.shape[0]
         if n <= rows:
             return given(X, normals)
@@ -564,7 +590,7 @@ def model(fid: int, dim: int) -> Model:
     return Model(built.x_opt, built.bias, in_chunks(built.kernel, dim), built.noisy)
 
 
-def composition_terms(fid: int, dim: int, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def composition_terms(fid: int, dim: int, X: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Weights and normalised piece values of a composition function (F15-F25), noise-free.
 
     ``F(x) = global_bias + sum_i w_i(x) (v_i(x) + 100 (i - 1))``. For diagnostics and tests:

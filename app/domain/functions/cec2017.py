@@ -45,11 +45,7 @@ from app.domain.functions.cec_common import (
     titled,
     unknown,
 )
-from app.domain.functions.registry import (
-    LocalStructure,
-    power_law,
-    register_suite,
-)
+from app.domain.functions.registry import FloatArray, LocalStructure, power_law, register_suite
 
 SUITE_NAME = "cec2017"
 YEAR = 2017
@@ -104,14 +100,15 @@ def _numbering(k: int) -> tuple[str, ...]:
     )
 
 
-def _levy_optimum(data: CecData, dim: int) -> np.ndarray:
+def _levy_optimum(data: CecData, dim: int) -> FloatArray:
     """F9: the code's w = 1 + (z - 1)/4 is minimal (f = f*) where z = M (x - o) = 1."""
     if data.rotations is None:  # pragma: no cover - F9 always loads its matrix
         raise ValueError("F9 needs its rotation matrix")
     x = data.shifts[0] + np.linalg.solve(data.rotations[0], np.ones(dim))
     if not np.all(np.abs(x) <= 100.0):  # pragma: no cover - checked for every registered D
         raise ValueError("the CEC2017 F9 minimiser lies outside [-100, 100]^D")
-    return x
+    result: FloatArray = x
+    return result
 
 
 def _schaffer_local(dim: int) -> LocalStructure:

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from app.domain.errors import NotApplicable
+from app.domain.functions.registry import FloatArray, IndexArray
 
 __all__ = [
     "DATA_PACKAGE",
@@ -75,7 +76,7 @@ def data_dir(year: int) -> Path:
 
 
 @functools.lru_cache(maxsize=1024)
-def _load(year: int, name: str) -> np.ndarray:
+def _load(year: int, name: str) -> FloatArray:
     path = data_dir(year) / name
     if not path.is_file():
         raise NotApplicable(f"CEC {year} data file {name} is missing from {path.parent}")
@@ -84,7 +85,7 @@ def _load(year: int, name: str) -> np.ndarray:
     return array
 
 
-def load_matrix(year: int, name: str) -> np.ndarray:
+def load_matrix(year: int, name: str) -> FloatArray:
     """A whitespace-separated numeric data file as a read-only 2-D float64 array.
 
     Parameters
@@ -107,7 +108,7 @@ def load_matrix(year: int, name: str) -> np.ndarray:
     return _load(year, name)
 
 
-def load_vector_rows(year: int, name: str, rows: int, dim: int) -> np.ndarray:
+def load_vector_rows(year: int, name: str, rows: int, dim: int) -> FloatArray:
     """The first ``dim`` entries of the first ``rows`` rows of a data file.
 
     Shift files hold one vector per row, often longer than ``dim`` (the organisers store 100
@@ -131,7 +132,7 @@ def load_vector_rows(year: int, name: str, rows: int, dim: int) -> np.ndarray:
     return data[:rows, :dim]
 
 
-def load_numbers(year: int, name: str, count: int) -> np.ndarray:
+def load_numbers(year: int, name: str, count: int) -> FloatArray:
     """The first ``count`` numbers of a data file, in reading order.
 
     This is what the organisers' C code gets from ``count`` successive ``fscanf(fpt, "%lf")``
@@ -165,7 +166,7 @@ def load_numbers(year: int, name: str, count: int) -> np.ndarray:
     return data[:count]
 
 
-def load_indices(year: int, name: str, count: int, *, blocks: int = 1) -> np.ndarray:
+def load_indices(year: int, name: str, count: int, *, blocks: int = 1) -> IndexArray:
     """The shuffle permutations of a hybrid function, as 0-based column indices.
 
     The C code reads ``count`` integers (1-based positions) from ``shuffle_data_<n>_D<D>.txt``

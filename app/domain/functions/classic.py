@@ -22,6 +22,7 @@ import numpy as np
 
 from app.domain.functions.registry import (
     BenchmarkFunction,
+    FloatArray,
     Kernel,
     LocalStructure,
     Suite,
@@ -71,11 +72,12 @@ def _classic(name: str, **spec: Any) -> Callable[[Kernel], Kernel]:
     return register
 
 
-def _squares(x: np.ndarray) -> np.ndarray:
-    return np.sum(x * x, axis=1)
+def _squares(x: FloatArray) -> FloatArray:
+    result: FloatArray = np.sum(x * x, axis=1)
+    return result
 
 
-def _ellipsoid_weights(dim: int) -> np.ndarray:
+def _ellipsoid_weights(dim: int) -> FloatArray:
     return 10.0 ** (6.0 * np.arange(dim) / max(dim - 1, 1))
 
 
@@ -92,7 +94,7 @@ def _ellipsoid_weights(dim: int) -> np.ndarray:
     local=power_law(2, "f - f* = |x - x*|^2 exactly"),
     analytic="sphere",
 )
-def sphere(x: np.ndarray) -> np.ndarray:
+def sphere(x: FloatArray) -> FloatArray:
     """Sphere ``sum_i x_i**2``; x : (n, d) -> (n,)."""
     return _squares(x)
 
@@ -109,9 +111,10 @@ def sphere(x: np.ndarray) -> np.ndarray:
     f_max=lambda d: 5.12**2 * float(np.sum(_ellipsoid_weights(d))),
     local=power_law(2, "f - f* is a positive-definite quadratic form"),
 )
-def ellipsoid(x: np.ndarray) -> np.ndarray:
+def ellipsoid(x: FloatArray) -> FloatArray:
     """Ellipsoid ``sum_i 10**(6 (i-1)/(d-1)) x_i**2``; x : (n, d) -> (n,)."""
-    return np.sum(_ellipsoid_weights(x.shape[1]) * (x * x), axis=1)
+    result: FloatArray = np.sum(_ellipsoid_weights(x.shape[1]) * (x * x), axis=1)
+    return result
 
 
 @_classic(
@@ -126,9 +129,10 @@ def ellipsoid(x: np.ndarray) -> np.ndarray:
     f_max=lambda d: d * RASTRIGIN_PEAK,
     local=power_law(2, f"{_SMOOTH} (x^2 + 10(1 - cos 2 pi x) = (1 + 20 pi^2) x^2 + O(x^4))"),
 )
-def rastrigin(x: np.ndarray) -> np.ndarray:
+def rastrigin(x: FloatArray) -> FloatArray:
     """Rastrigin as ``sum_i x_i**2 + 10 (1 - cos(2 pi x_i))``; x : (n, d) -> (n,)."""
-    return np.sum(x * x + 10.0 * (1.0 - np.cos(2.0 * np.pi * x)), axis=1)
+    result: FloatArray = np.sum(x * x + 10.0 * (1.0 - np.cos(2.0 * np.pi * x)), axis=1)
+    return result
 
 
 @_classic(
@@ -144,10 +148,11 @@ def rastrigin(x: np.ndarray) -> np.ndarray:
     local=power_law(2, f"{_SMOOTH} (Hessian at x* = 1 is positive definite)"),
     min_dim=2,
 )
-def rosenbrock(x: np.ndarray) -> np.ndarray:
+def rosenbrock(x: FloatArray) -> FloatArray:
     """Chained Rosenbrock; x : (n, d) with d >= 2 -> (n,)."""
     head, tail = x[:, :-1], x[:, 1:]
-    return np.sum(100.0 * (tail - head * head) ** 2 + (1.0 - head) ** 2, axis=1)
+    result: FloatArray = np.sum(100.0 * (tail - head * head) ** 2 + (1.0 - head) ** 2, axis=1)
+    return result
 
 
 @_classic(
@@ -162,11 +167,12 @@ def rosenbrock(x: np.ndarray) -> np.ndarray:
     f_max=None,
     local=power_law(1, "cone point: f - f* = 4 |x| / sqrt(d) + O(|x|^2)"),
 )
-def ackley(x: np.ndarray) -> np.ndarray:
+def ackley(x: FloatArray) -> FloatArray:
     """Ackley, written as ``-20 expm1(-0.2 r) - e expm1(m - 1)``; x : (n, d) -> (n,)."""
     radius = np.sqrt(np.mean(x * x, axis=1))
     mean_cos = np.mean(np.cos(2.0 * np.pi * x), axis=1)
-    return -20.0 * np.expm1(-0.2 * radius) - np.e * np.expm1(mean_cos - 1.0)
+    result: FloatArray = -20.0 * np.expm1(-0.2 * radius) - np.e * np.expm1(mean_cos - 1.0)
+    return result
 
 
 @_classic(
@@ -180,10 +186,11 @@ def ackley(x: np.ndarray) -> np.ndarray:
     f_max=None,
     local=power_law(2, f"{_SMOOTH} (Hessian diag(1/2000 + 1/i))"),
 )
-def griewank(x: np.ndarray) -> np.ndarray:
+def griewank(x: FloatArray) -> FloatArray:
     """Griewank; x : (n, d) -> (n,)."""
     scale = np.sqrt(np.arange(1.0, x.shape[1] + 1.0))
-    return (_squares(x) / 4000.0 + 1.0) - np.prod(np.cos(x / scale), axis=1)
+    result: FloatArray = (_squares(x) / 4000.0 + 1.0) - np.prod(np.cos(x / scale), axis=1)
+    return result
 
 
 @_classic(
@@ -200,9 +207,10 @@ def griewank(x: np.ndarray) -> np.ndarray:
     f_max=lambda d: 2.0 * SCHWEFEL_PEAK * d,
     local=power_law(2, f"{_SMOOTH} (x sin(sqrt x) has a non-degenerate maximum at x*)"),
 )
-def schwefel226(x: np.ndarray) -> np.ndarray:
+def schwefel226(x: FloatArray) -> FloatArray:
     """Schwefel 2.26 as ``sum_i (peak - x_i sin(sqrt|x_i|))``; x : (n, d) -> (n,)."""
-    return np.sum(SCHWEFEL_PEAK - x * np.sin(np.sqrt(np.abs(x))), axis=1)
+    result: FloatArray = np.sum(SCHWEFEL_PEAK - x * np.sin(np.sqrt(np.abs(x))), axis=1)
+    return result
 
 
 def _step_local(dim: int) -> LocalStructure:
@@ -226,9 +234,10 @@ def _step_local(dim: int) -> LocalStructure:
     f_max=lambda d: 1.0e4 * d,
     local=_step_local,
 )
-def step(x: np.ndarray) -> np.ndarray:
+def step(x: FloatArray) -> FloatArray:
     """Step ``sum_i floor(x_i + 0.5)**2``; x : (n, d) -> (n,)."""
-    return np.sum(np.floor(x + 0.5) ** 2, axis=1)
+    result: FloatArray = np.sum(np.floor(x + 0.5) ** 2, axis=1)
+    return result
 
 
 @_classic(
@@ -244,9 +253,10 @@ def step(x: np.ndarray) -> np.ndarray:
     local=power_law(1, "cone: f - f* = max_i |x_i - x*_i| is homogeneous of degree 1"),
     analytic="cone",
 )
-def pyramid(x: np.ndarray) -> np.ndarray:
+def pyramid(x: FloatArray) -> FloatArray:
     """Pyramid ``max_i |x_i|``; x : (n, d) -> (n,)."""
-    return np.max(np.abs(x), axis=1)
+    result: FloatArray = np.max(np.abs(x), axis=1)
+    return result
 
 
 def _build(name: str, instance: int | None, dim: int) -> BenchmarkFunction:

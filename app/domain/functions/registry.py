@@ -21,12 +21,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from app.domain.errors import InvalidInput, NotApplicable, UnknownFunction
 
-Kernel = Callable[[np.ndarray], np.ndarray]
+FloatArray = npt.NDArray[np.float64]
+"""A float64 array: points ``(n, d)``, values ``(n,)``, shifts, matrices."""
+IndexArray = npt.NDArray[np.int64]
+"""An array of 0-based indices (shuffle permutations)."""
+
+Kernel = Callable[[FloatArray], FloatArray]
 """Raw vectorised implementation: validated ``(n, d)`` float64 array -> ``(n,)`` float64."""
-NoiseKernel = Callable[[np.ndarray, np.ndarray], np.ndarray]
+NoiseKernel = Callable[[FloatArray, FloatArray], FloatArray]
 """Noisy implementation: validated ``(n, d)`` points and one standard normal per point,
 ``(n,)`` -> ``(n,)`` float64. Every hosted noisy function draws exactly one ``N(0, 1)`` per point
 (CEC 2005 F4, F17, F24, F25), so its noise is fully given by those normals."""
@@ -160,9 +166,9 @@ class BenchmarkFunction:
     title: str
     dim: int
     instance: int | None
-    lower: np.ndarray
-    upper: np.ndarray
-    x_opt: np.ndarray | None
+    lower: FloatArray
+    upper: FloatArray
+    x_opt: FloatArray | None
     f_opt: float | None
     f_max: float | None
     local: LocalStructure
@@ -192,7 +198,7 @@ class BenchmarkFunction:
         if self.analytic is not None and self.analytic not in ANALYTIC_KINDS:
             raise ValueError(f"analytic must be one of {ANALYTIC_KINDS} or None")
 
-    def evaluate(self, X: object) -> np.ndarray:
+    def evaluate(self, X: object) -> FloatArray:
         """Evaluate the function on a batch of points.
 
         Parameters
@@ -222,7 +228,7 @@ class BenchmarkFunction:
             )
         return self._run(self.kernel, X)
 
-    def evaluate_noise_free(self, X: object) -> np.ndarray:
+    def evaluate_noise_free(self, X: object) -> FloatArray:
         """Evaluate without noise: :meth:`evaluate` for a deterministic function, the noise-free
         part (``kernel``) of a noisy one — e.g. to probe the shape of its minimum.
 
@@ -233,7 +239,7 @@ class BenchmarkFunction:
         """
         return self._run(self.kernel, X)
 
-    def evaluate_noisy(self, X: object, rng: np.random.Generator) -> np.ndarray:
+    def evaluate_noisy(self, X: object, rng: np.random.Generator) -> FloatArray:
         """Evaluate a noisy function, drawing its noise from ``rng``.
 
         Parameters
@@ -256,9 +262,9 @@ class BenchmarkFunction:
         points = _validated_points(X, self.dim)
         if self.noise is None:
             raise InvalidInput(f"{self.id} is deterministic: it takes no seed", field="seed")
-        return self.evaluate_with_normals(points, rng.standard_normal(points.shape[0]))
+        return self.evaluate_with_normals(points, rng.standard_normal(int(points.shape[0])))
 
-    def evaluate_with_normals(self, X: object, normals: np.ndarray) -> np.ndarray:
+    def evaluate_with_normals(self, X: object, normals: FloatArray) -> FloatArray:
         """Evaluate a noisy function with its noise given: one ``N(0, 1)`` draw per point.
 
         Tables draw the normals per Sobol index block, so a point's noise does not depend on
@@ -293,7 +299,7 @@ class BenchmarkFunction:
         noise = self.noise
         return self._run(lambda p: noise(p, z), points)
 
-    def _run(self, kernel: Kernel, X: object) -> np.ndarray:
+    def _run(self, kernel: Kernel, X: object) -> FloatArray:
         points = _validated_points(X, self.dim)
         if points.shape[0] == 0:
             return np.empty(0, dtype=np.float64)
@@ -301,7 +307,7 @@ class BenchmarkFunction:
             return kernel(points)
 
 
-def _validated_points(X: object, dim: int) -> np.ndarray:
+def _validated_points(X: object, dim: int) -> FloatArray:
     try:
         array = np.asarray(X)
     except (TypeError, ValueError) as exc:
@@ -557,7 +563,7 @@ def _listed_dims(suite: Suite, name: str, dim: int | None) -> tuple[int, ...]:
     return tuple(d for d in dims if d in accepted and (name, d) not in suite.refused)
 
 
-def local_degree(function: BenchmarkFunction, directions: np.ndarray, scales: np.ndarray) -> float:
+def local_degree(function: BenchmarkFunction, directions: FloatArray, scales: FloatArray) -> float:
     """Measure the homogeneity degree of ``f - f*`` at the minimiser along rays.
 
     For each direction ``u`` fits ``log(f(x* + s u) - f*) = p_u log(s) + c_u`` by least

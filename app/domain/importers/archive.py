@@ -26,7 +26,7 @@ import stat
 import tarfile
 import zipfile
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, Protocol
 
 from app.domain.errors import UploadTooLarge
 from app.domain.importers import UploadedFile, UploadLimits
@@ -116,17 +116,25 @@ class _Counter:
             )
 
 
+class _ByteSource(Protocol):
+    """What a decompressor (``GzipFile``, ``BZ2File``, ``LZMAFile``) offers: ``read(n)``."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
 class _BoundedReader(io.RawIOBase):
     """A readable stream over a decompressor that counts every byte it hands out."""
 
-    def __init__(self, raw: IO[bytes], counter: _Counter) -> None:
+    def __init__(self, raw: _ByteSource, counter: _Counter) -> None:
         self.raw = raw
         self.counter = counter
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+    # typeshed's parameter is any writable Buffer, which has no slice assignment; io hands over
+    # a bytearray or memoryview
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]  # narrower
         chunk = self.raw.read(min(len(buffer), _CHUNK))
         self.counter.add(len(chunk), "the archive")
         buffer[: len(chunk)] = chunk
@@ -134,7 +142,7 @@ class _BoundedReader(io.RawIOBase):
 
 
 def _unpack_compressed(
-    filename: str, raw: IO[bytes], limits: UploadLimits
+    filename: str, raw: _ByteSource, limits: UploadLimits
 ) -> tuple[UploadedFile, ...]:
     counter = _Counter(filename, limits)
     stream = io.BufferedReader(_BoundedReader(raw, counter), buffer_size=_CHUNK)

@@ -304,7 +304,9 @@ def _blocks(
     budget.take(len(lines), file=path)
     blocks: list[_Block] = []
     columns: tuple[int, int, int | None] | None = None
-    start, steps, offsets = 0, [], []
+    start = 0
+    steps: list[Step] = []
+    offsets: list[float] = []
     for number, text in enumerate(lines, start=1):
         fields = text.split() if not text.lstrip().startswith('"') else _quoted(text)
         if not fields:
