@@ -36,7 +36,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.config import Settings
 from tests.api.conftest import api_settings
-from tests.api.test_readme_curl import EXAMPLES, Curl, fresh_client, readme_settings, replay
+from tests.api.test_readme_curl import EXAMPLES, README, Curl, fresh_client, readme_settings, replay
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = ROOT / "tests" / "data" / "recorded_answers"
@@ -206,8 +206,30 @@ class Scenario:
     settings: dict[str, object]
 
 
+def _readme_names() -> dict[str, str]:
+    """A stable name per README example: its section's heading, then its place in the section.
+
+    Names by heading (``readme-absolute-ranks-2``), not by line, so an edit elsewhere in the
+    README does not rename every recording after it.
+    """
+    lines = README.read_text().splitlines()
+    names: dict[str, str] = {}
+    seen: dict[str, int] = {}
+    for where, _curls, _files in EXAMPLES:
+        line = int(where.removeprefix("line"))
+        heading = next(
+            (lines[i] for i in range(line - 1, -1, -1) if re.match(r"#{2,4} ", lines[i])), "top"
+        )
+        slug = re.sub(r"[^a-z0-9]+", "-", heading.lstrip("#").strip().lower()).strip("-")[:40]
+        seen[slug] = seen.get(slug, 0) + 1
+        names[where] = f"readme-{slug.rstrip('-')}-{seen[slug]}"
+    return names
+
+
+_NAMES = _readme_names()
+
 SCENARIOS = [
-    Scenario(f"readme-{where}", curls, files, {})
+    Scenario(_NAMES[where], curls, files, {})
     for where, curls, files in EXAMPLES
     if any("…" not in (c.body or "") for c in curls)  # not only abbreviated bodies
 ] + [Scenario(name, curls, {}, overrides) for name, (overrides, curls) in WORKED.items()]
