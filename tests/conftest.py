@@ -8,6 +8,7 @@ import os
 os.environ.setdefault("ABSRANK_QUEUE_URL", "memory://")
 os.environ.setdefault("ABSRANK_DATABASE_URL", "sqlite:///:memory:")
 
+import app  # noqa: F401, I001 - pins the numerical baseline before numpy loads (app/__init__.py)
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(

@@ -13,13 +13,18 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
+from starlette.types import ASGIApp
 
+from app.config import Settings
 from tests.api.conftest import InlineDispatcher, api_settings
 from tests.support import migrate
 
@@ -140,33 +145,86 @@ def _with_id(text: str, last: dict[str, object], line: int) -> str:
     return text.replace("<id>", str(last["id"]))
 
 
-@pytest.mark.parametrize(("where", "curls", "files"), EXAMPLES, ids=[e[0] for e in EXAMPLES])
-def test_readme_curl_examples_answer_2xx(
-    tmp_path: Path, where: str, curls: list[Curl], files: dict[str, str]
-) -> None:
-    settings = api_settings(
+def readme_settings(tmp_path: Path) -> Settings:
+    """The API test settings, with room for the README's bigger tables and bodies."""
+    return api_settings(
         tmp_path, table_max_log2n=20, table_chunk_log2=16, max_request_bytes=8 * 1024 * 1024
     )
+
+
+@contextmanager
+def fresh_client(
+    settings: Settings, wrap: Callable[[ASGIApp], ASGIApp] | None = None
+) -> Iterator[TestClient]:
+    """A client of the real app on a freshly migrated database, tables built inline; ``wrap``
+    wraps the app the client sends to (e.g. to watch the scope)."""
     migrate(settings.database_url)
     dispatcher = InlineDispatcher(settings)
     from app.main import create_app
 
     app = create_app(settings, dispatcher=dispatcher)
     dispatcher.app = app
+    with TestClient(wrap(app) if wrap else app) as client:
+        yield client
+
+
+@dataclass(frozen=True)
+class Sent:
+    """One curl as sent, and its answer.
+
+    Attributes
+    ----------
+    curl : Curl
+    path : str
+        The path sent (``<id>`` filled in).
+    content : bytes or None
+        The body sent (None for none or a ``-F`` form).
+    response : httpx.Response
+    """
+
+    curl: Curl
+    path: str
+    content: bytes | None
+    response: httpx.Response
+
+
+def replay(client: TestClient, curls: list[Curl], files: dict[str, str]) -> Iterator[Sent]:
+    """Send the curls of one block in order, ``<id>`` and the follow-up filled in from the
+    answers before; abbreviated bodies (``…``) are skipped."""
     last: dict[str, object] = {}
-    with TestClient(app) as client:
-        for curl in curls:
-            if curl.body is not None and "…" in curl.body:
-                continue  # abbreviated in the README; the example script sends the real body
-            path = _with_id(curl.path, last, curl.line)
-            content: bytes | None = None
-            if curl.body is not None and curl.body.startswith("@"):
-                content = files[curl.body[1:]].encode()
-            elif curl.body == "<follow_up.table_request>":
-                content = json.dumps(last["follow_up"]).encode()
-            elif curl.body is not None:  # e.g. a comparison naming the set stored before
-                content = _with_id(curl.body, last, curl.line).encode()
-            response = _send(client, curl, path, content, files)
+    for curl in curls:
+        if curl.body is not None and "…" in curl.body:
+            continue  # abbreviated in the README; the example script sends the real body
+        path = _with_id(curl.path, last, curl.line)
+        content: bytes | None = None
+        if curl.body is not None and curl.body.startswith("@"):
+            content = files[curl.body[1:]].encode()
+        elif curl.body == "<follow_up.table_request>":
+            content = json.dumps(last["follow_up"]).encode()
+        elif curl.body is not None:  # e.g. a comparison naming the set stored before
+            content = _with_id(curl.body, last, curl.line).encode()
+        response = _send(client, curl, path, content, files)
+        yield Sent(curl, path, content, response)
+        if response.headers.get("content-type", "").startswith("application/json"):
+            answer = response.json()
+            if isinstance(answer, dict):
+                if "id" in answer:
+                    last["id"] = answer["id"]
+                follow = answer.get("follow_up") or {}
+                if isinstance(follow, dict) and "table_request" in follow:
+                    last["follow_up"] = follow["table_request"]
+        location = response.headers.get("location")
+        if location:
+            last["id"] = location.rstrip("/").rsplit("/", 1)[-1]
+
+
+@pytest.mark.parametrize(("where", "curls", "files"), EXAMPLES, ids=[e[0] for e in EXAMPLES])
+def test_readme_curl_examples_answer_2xx(
+    tmp_path: Path, where: str, curls: list[Curl], files: dict[str, str]
+) -> None:
+    with fresh_client(readme_settings(tmp_path)) as client:
+        for sent in replay(client, curls, files):
+            curl, path, response = sent.curl, sent.path, sent.response
             assert response.status_code < 400, (
                 f"README line {curl.line}: {curl.method} {path} answered "
                 f"{response.status_code}: {response.text[:500]}"
@@ -174,17 +232,6 @@ def test_readme_curl_examples_answer_2xx(
             assert "SPEC" not in response.text, (  # answers stand alone, like the docs
                 f"README line {curl.line}: the answer cites the internal spec"
             )
-            if response.headers.get("content-type", "").startswith("application/json"):
-                answer = response.json()
-                if isinstance(answer, dict):
-                    if "id" in answer:
-                        last["id"] = answer["id"]
-                    follow = answer.get("follow_up") or {}
-                    if isinstance(follow, dict) and "table_request" in follow:
-                        last["follow_up"] = follow["table_request"]
-            location = response.headers.get("location")
-            if location:
-                last["id"] = location.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _send(
