@@ -15,11 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
@@ -49,6 +47,7 @@ from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
 from app.services.provenance import provenance
 from app.services.regions import rank_context
+from app.services.table_cache import LRUCache, caches_of
 
 SM = sessionmaker[Session]
 LN10 = math.log(10.0)
@@ -71,31 +70,9 @@ _FLAT_GROUPS = ("options", "lower_tail", "upper_tail")
 # ---------------------------------------------------------------------------- caching
 
 
-T = TypeVar("T")
-
-
-class _Cache:
-    """A small LRU of derived answers keyed by content (a ready table never changes)."""
-
-    def __init__(self, maxsize: int = 64) -> None:
-        self.maxsize = maxsize
-        self._items: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[Any, ...], make: Callable[[], T]) -> T:
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]  # type: ignore[no-any-return]
-        value = make()
-        with self._lock:
-            self._items[key] = value
-            while len(self._items) > self.maxsize:
-                self._items.popitem(last=False)
-        return value
-
-
-_CACHE = _Cache()
+def _answers(sm: SM) -> LRUCache[tuple[Any, ...], Any]:
+    """The application's cache of derived answers (``TableCaches.published``), keyed by content."""
+    return caches_of(sm).published
 
 
 def etag_matches(if_none_match: str | None, etag: str) -> bool:
@@ -175,7 +152,7 @@ def published_table(sm: SM, table_id: str) -> Published:
             )
         return Published(view, data, fn, curve)
 
-    return _CACHE.get(("published", view.id, view.data_sha256), make)
+    return _answers(sm).get_or_make(("published", view.id, view.data_sha256), make)
 
 
 def _obtained(low: LowerTail, warnings: Sequence[str]) -> str:
@@ -270,13 +247,15 @@ def table_curve(sm: SM, table_id: str) -> tuple[Published, TableCurveRead]:
             ),
         )
 
-    return pub, _CACHE.get(("curve", pub.view.id, pub.view.data_sha256), make)
+    return pub, _answers(sm).get_or_make(("curve", pub.view.id, pub.view.data_sha256), make)
 
 
 def table_curve_json(sm: SM, table_id: str) -> tuple[Published, bytes]:
     """``curve.json`` as bytes (cached: a 16384-knot curve is serialized once)."""
     pub, read = table_curve(sm, table_id)
-    body = _CACHE.get(("json", pub.view.id, pub.view.data_sha256), read.model_dump_json)
+    body = _answers(sm).get_or_make(
+        ("json", pub.view.id, pub.view.data_sha256), read.model_dump_json
+    )
     return pub, body.encode()
 
 
@@ -320,7 +299,7 @@ def table_curve_csv(sm: SM, table_id: str) -> tuple[Published, bytes]:
         lines += ["value,count", *_rows(model.values, model.counts)]
         return ("\n".join(lines) + "\n").encode()
 
-    return pub, _CACHE.get(("csv", pub.view.id, pub.view.data_sha256), make)
+    return pub, _answers(sm).get_or_make(("csv", pub.view.id, pub.view.data_sha256), make)
 
 
 def table_quantiles(sm: SM, table_id: str, v: Sequence[float]) -> tuple[Published, QuantileList]:
@@ -364,7 +343,7 @@ def table_plot(sm: SM, table_id: str, fmt: str, dpi: int = DEFAULT_DPI) -> tuple
         return plots.v1_plot(series, f_opt=pub.model.lower.f_opt, title=title, fmt=fmt, dpi=dpi)
 
     key = ("plot", pub.view.id, pub.view.data_sha256, fmt, dpi)
-    return pub, _CACHE.get(key, make)
+    return pub, _answers(sm).get_or_make(key, make)
 
 
 # ---------------------------------------------------------------------------- ladders
@@ -423,7 +402,7 @@ def published_ladder(
     if any(r is None for r in ready):
         return make()  # raises the 409 of the first level not ready, or loads them
     key = ("ladder", *(r[0].data_sha256 for r in ready if r is not None))
-    return _CACHE.get(key, make)
+    return _answers(sm).get_or_make(key, make)
 
 
 def _trim(values: np.ndarray, t_from: float, t_below: float) -> slice:
@@ -498,7 +477,7 @@ def ladder_curve(
             ),
         )
 
-    return lad, _CACHE.get(("ladder-curve", lad.digest, log2n, seed), make)
+    return lad, _answers(sm).get_or_make(("ladder-curve", lad.digest, log2n, seed), make)
 
 
 def ladder_curve_json(
@@ -506,7 +485,7 @@ def ladder_curve_json(
 ) -> tuple[PublishedLadder, bytes]:
     """The ladder's ``curve.json`` as bytes."""
     lad, read = ladder_curve(sm, settings, function_id, log2n=log2n, seed=seed)
-    body = _CACHE.get(("ladder-json", lad.digest, log2n, seed), read.model_dump_json)
+    body = _answers(sm).get_or_make(("ladder-json", lad.digest, log2n, seed), read.model_dump_json)
     return lad, body.encode()
 
 
@@ -526,7 +505,7 @@ def ladder_curve_csv(
         title = f"absrank ladder curve, format {CURVE_FORMAT_VERSION}"
         return ("\n".join(_header(title, fields) + rows) + "\n").encode()
 
-    return lad, _CACHE.get(("ladder-csv", lad.digest, log2n, seed), make)
+    return lad, _answers(sm).get_or_make(("ladder-csv", lad.digest, log2n, seed), make)
 
 
 def ladder_plot(
@@ -559,7 +538,7 @@ def ladder_plot(
         )
         return plots.v1_plot(series, f_opt=lad.fn.f_opt, title=title, fmt=fmt, dpi=dpi)
 
-    return lad, _CACHE.get(("ladder-plot", lad.digest, log2n, seed, fmt, dpi), make)
+    return lad, _answers(sm).get_or_make(("ladder-plot", lad.digest, log2n, seed, fmt, dpi), make)
 
 
 #: Ids quoted in the documented examples (the docs test provokes them under its settings).

@@ -253,7 +253,7 @@ def create_user_table(
                         data=blob,
                         data_sha256=hashlib.sha256(blob).hexdigest(),
                         max_interp_error=float(data.max_interp_error),
-                        summary=tables.summarize(ys),
+                        summary=tables.summarize(ys).as_json(),
                         provenance=provenance,
                     )
                 )
