@@ -395,7 +395,7 @@ def cached_ready_table(
 
 def recently_missing(sm: SM, table_id: str, *, cache: TableCaches | None = None) -> bool:
     """Whether ``table_id`` was found missing less than ``table_missing_ttl_seconds`` ago."""
-    return table_id in (cache or caches_of(sm)).missing
+    return (cache or caches_of(sm)).missing.has(table_id)
 
 
 def remember_missing(sm: SM, table_id: str, *, cache: TableCaches | None = None) -> None:

@@ -233,7 +233,7 @@ def table_id_for(spec_sha256: str) -> str:
 
 def chunk_size_for(settings: Settings, n: int) -> int:
     """Return ``B = min(2^settings.table_chunk_log2, n)``."""
-    return min(2**settings.table_chunk_log2, n)
+    return min(1 << settings.table_chunk_log2, n)
 
 
 def as_floats(a: Iterable[Any]) -> list[float]:

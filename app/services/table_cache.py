@@ -101,9 +101,10 @@ class ExpiringKeys(Generic[K]):
         self._until: dict[K, float] = {}
         self._lock = threading.Lock()
 
-    def __contains__(self, key: object) -> bool:
+    def has(self, key: K) -> bool:
+        """Whether ``key`` was added less than ``ttl`` seconds ago."""
         with self._lock:
-            until = self._until.get(key)  # type: ignore[call-overload]  # any object may be asked
+            until = self._until.get(key)
         return until is not None and until > time.monotonic()
 
     def add(self, key: K) -> None:

@@ -19,7 +19,6 @@ from app.main import create_app
 from app.schemas.region_scans import RegionScanRead
 from app.services import region_scans as service
 from app.services import table_build
-from app.services import tables as table_service
 from tests.api.conftest import InlineDispatcher, api_settings
 from tests.support import migrate
 
