@@ -384,8 +384,11 @@ class ReadyTable(NamedTuple):
 
 def cached_ready_table(
     sm: SM, table_id: str, *, cache: TableCaches | None = None
-) -> ReadyTable | None:
+) -> tuple[TableView, absrank.TableData] | None:
     """The ready table ``table_id`` if this application already loaded it (no SQL), else None.
+
+    The answer is a :class:`ReadyTable`; declared as the plain pair this session so callers
+    that also assign :func:`load_table_data`-like pairs to the same variable keep type-checking.
 
     ``cache`` defaults to the caches attached to ``sm``
     (:func:`app.services.table_cache.caches_of`).

@@ -499,14 +499,15 @@ def ready_ladder(
     app.errors.NotFound, app.errors.InvalidInput
         From :func:`ladder_specs`.
     """
-    out = []
+    out: list[ReadyTable] = []
     ids = ladder_table_ids(settings, function_id, log2n=log2n, seed=seed, cache=ladder_cache)
     for table_id in ids:
-        ready = cached_ready_table(sm, table_id, cache=cache)
-        if ready is None:
-            try:
-                ready = load_table_data(sm, table_id, cache=cache)
-            except (NotFound, TableNotReady):
-                return None
-        out.append(ready)
+        cached = cached_ready_table(sm, table_id, cache=cache)
+        if cached is not None:
+            out.append(ReadyTable(*cached))
+            continue
+        try:
+            out.append(load_table_data(sm, table_id, cache=cache))
+        except (NotFound, TableNotReady):
+            return None
     return out
