@@ -36,6 +36,25 @@ class Settings(BaseSettings):
     table_k_exact: int = Field(4096, ge=16)
     table_n_knots: int = Field(16384, ge=16)
     chunk_lease_seconds: float = Field(300.0, gt=0)
+    table_ready_cache_size: int = Field(
+        32, ge=0, description="ready tables (decoded data) kept per process; 0 disables"
+    )
+    table_missing_ttl_seconds: float = Field(
+        5.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="seconds a table found missing is taken to stay missing (regions='auto' "
+        "looks for a ladder on every rank request); requesting it forgets at once",
+    )
+    table_missing_cache_size: int = Field(
+        4096, ge=1, description="missing table ids remembered before all are forgotten"
+    )
+    table_publish_cache_size: int = Field(
+        64,
+        ge=0,
+        description="answers derived from ready tables and ladders (curves, CSV, plots) kept per "
+        "process; 0 disables",
+    )
     # nested regions: R_0 = domain ⊃ R_1 ⊃ … ⊃ R_L around x*, one table each; the
     # boxes are shaped like the local sublevel sets (app.domain.nested.ladder_shape) and level j
     # has half-widths min(R, sigma_j·a_i), sigma_j = sigma_0 / nested_factor^j
@@ -65,6 +84,15 @@ class Settings(BaseSettings):
         description="a ladder ends at the first box whose volume fraction Leb(R_j)/Leb(domain) "
         "is at most 10^this (60 decades: 25 levels for the 10-D condition-1e6 ellipsoid, 20 for "
         "the 10-D sphere, at nested_factor 2)",
+    )
+    ladder_plan_cache_size: int = Field(
+        256, ge=0, description="ladder plans (boxes) kept per process; 0 disables"
+    )
+    ladder_ids_cache_size: int = Field(
+        4096,
+        ge=0,
+        description="ladders' table-id lists kept per process (regions='auto' asks for them on "
+        "every rank request); 0 disables",
     )
     redispatch_interval_seconds: float = Field(
         30.0, ge=0, description="API-side re-dispatch of expired chunk leases; 0 disables"

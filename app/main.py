@@ -36,6 +36,7 @@ from app.api.problems import install_problem_handlers, problem_response
 from app.config import Settings, get_settings
 from app.db import make_engine, make_sessionmaker
 from app.errors import PayloadTooLarge
+from app.services import table_cache
 
 logger = logging.getLogger(__name__)
 
@@ -206,6 +207,14 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         engine = make_engine(settings.database_url)
         app.state.engine = engine
         app.state.sessionmaker = make_sessionmaker(engine)
+        # this app's caches (ready tables, missing ids, derived answers; ladder plans and ids),
+        # found by the services through the sessionmaker and the settings object
+        app.state.table_caches = table_cache.attach(
+            app.state.sessionmaker, table_cache.TableCaches.from_settings(settings)
+        )
+        app.state.ladder_caches = table_cache.attach_ladders(
+            settings, table_cache.LadderCaches.from_settings(settings)
+        )
         loop_task: asyncio.Task[None] | None = None
         if dispatcher is None:
             from workers.app import get_dispatcher
@@ -224,6 +233,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
                 loop_task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await loop_task
+            app.state.table_caches.clear()
             engine.dispose()
 
     # /docs and /redoc from the Swagger UI and ReDoc files that fastapi-offline ships (served

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings, get_settings
 from app.db import make_engine, make_sessionmaker
+from app.services import table_cache
 
 logger = logging.getLogger(__name__)
 
@@ -132,6 +133,9 @@ def get_sessionmaker() -> sessionmaker[Session]:
         engine = make_engine(settings.database_url)
         _runtime.engine = engine
         _runtime.sessionmaker = make_sessionmaker(engine)
+        # the worker's own caches (a forked child starts empty, as its engine does)
+        table_cache.attach(_runtime.sessionmaker, table_cache.TableCaches.from_settings(settings))
+        table_cache.attach_ladders(settings, table_cache.LadderCaches.from_settings(settings))
         _runtime.pid = pid
         _runtime.owned = True
     return _runtime.sessionmaker

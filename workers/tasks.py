@@ -45,7 +45,7 @@ def after_table_ready(sm: Any, settings: Any, dispatcher: Any, table_id: str) ->
         logger.exception("after table %s became ready", table_id)
 
 
-def _redispatch_tables() -> dict[str, int]:
+def _redispatch_tables() -> table_service.Redispatched:
     """Re-enqueue chunks and merges whose lease expired or whose message was lost."""
     return table_service.redispatch(get_sessionmaker(), worker_settings(), HueyDispatcher(huey))
 

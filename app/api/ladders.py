@@ -23,8 +23,9 @@ from app.api.tables import (
     SVG_TYPE,
     DpiQuery,
     IfNoneMatch,
-    _ok,
     cached_answer,
+    ok_responses,
+    openapi_responses,
 )
 from app.config import Settings
 from app.errors import InvalidInput, TableNotBuilt
@@ -111,12 +112,11 @@ def _answer(
     variant: str = "",
 ) -> Response:
     """A ready ladder's derived bytes under its ETag; 409 while a level is not ready."""
-    key = {"log2n": ref.log2n, "seed": ref.seed}
-    lad = publish.published_ladder(sm, settings, ref.function_id, **key)
+    lad = publish.published_ladder(sm, settings, ref.function_id, log2n=ref.log2n, seed=ref.seed)
     return cached_answer(
         publish.quoted(lad.digest + variant),
         if_none_match,
-        lambda: make(sm, settings, ref.function_id, *args, **key)[1],
+        lambda: make(sm, settings, ref.function_id, *args, log2n=ref.log2n, seed=ref.seed)[1],
         media_type,
     )
 
@@ -125,7 +125,9 @@ def _answer(
     "/{function_id:path}/curve.json",
     response_model=LadderCurveRead,
     summary="Download a ladder's combined nested-region curve (JSON)",
-    responses={200: {"headers": CACHE_HEADERS}} | NOT_MODIFIED | problem_responses(*PROBLEMS),
+    responses=openapi_responses({200: {"headers": CACHE_HEADERS}})
+    | NOT_MODIFIED
+    | problem_responses(*PROBLEMS),
 )
 def ladder_curve_json(
     ref: LadderDep, sm: SessionmakerDep, settings: SettingsDep, if_none_match: IfNoneMatch = None
@@ -145,7 +147,7 @@ ladder_curve_json.__doc__ = (ladder_curve_json.__doc__ or "") + " " + ETAG_DOC
     "/{function_id:path}/curve.csv",
     response_class=Response,
     summary="Download a ladder's combined nested-region curve as CSV",
-    responses=_ok("text/csv", "'# key: value' lines, then piece,value,count rows")
+    responses=ok_responses("text/csv", "'# key: value' lines, then piece,value,count rows")
     | problem_responses(*PROBLEMS),
 )
 def ladder_curve_csv(
@@ -160,7 +162,7 @@ def ladder_curve_csv(
     "/{function_id:path}/plot.svg",
     response_class=Response,
     summary="Plot a ladder's combined log10 v1 against t - f* (SVG)",
-    responses=_ok("image/svg+xml", "The plot") | problem_responses(*PROBLEMS),
+    responses=ok_responses("image/svg+xml", "The plot") | problem_responses(*PROBLEMS),
 )
 def ladder_plot_svg(
     ref: LadderDep, sm: SessionmakerDep, settings: SettingsDep, if_none_match: IfNoneMatch = None
@@ -172,7 +174,7 @@ def ladder_plot_svg(
     "/{function_id:path}/plot.png",
     response_class=Response,
     summary="Plot a ladder's combined log10 v1 against t - f* (PNG)",
-    responses=_ok("image/png", "The plot")
+    responses=ok_responses("image/png", "The plot")
     | problem_responses(
         unknown_function(),
         NOT_BUILT,

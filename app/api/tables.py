@@ -52,6 +52,14 @@ from app.services.errors import domain_errors_as_problems
 
 router = APIRouter(prefix="/v1/tables", tags=["tables"])
 
+Responses = dict[int | str, dict[str, Any]]
+"""OpenAPI ``responses=`` entries by status."""
+
+
+def openapi_responses(entries: Responses) -> Responses:
+    """``entries`` as :data:`Responses` (a literal typed for ``|`` with the other entries)."""
+    return entries
+
 
 def _read(view: service.TableView) -> TableRead:
     return TableRead(
@@ -96,6 +104,7 @@ def _create_ladder(
     settings: Settings,
     dispatcher: service.Dispatcher,
 ) -> LadderRead:
+    assert body.function_id is not None  # create_table answered samples already
     with domain_errors_as_problems():
         views = service.request_ladder(
             sm, settings, dispatcher, body.function_id, log2n=body.log2n, seed=body.seed
@@ -114,22 +123,24 @@ def _create_ladder(
     response_model=TableRead | LadderRead,
     status_code=202,
     dependencies=[ApiKeyDep, JsonBody],
-    responses={
-        200: {
-            "model": TableRead | LadderRead,
-            "description": "The table (every table of the ladder) exists and is ready",
-        },
-        202: {
-            "description": "The table is queued or building (for a ladder: some level is); the "
-            "Location header names it (the first level still building)",
-            "headers": {
-                "Location": {
-                    "description": "/v1/tables/{id}: poll it for progress",
-                    "schema": {"type": "string"},
-                }
+    responses=openapi_responses(
+        {
+            200: {
+                "model": TableRead | LadderRead,
+                "description": "The table (every table of the ladder) exists and is ready",
             },
-        },
-    }
+            202: {
+                "description": "The table is queued or building (for a ladder: some level is); the "
+                "Location header names it (the first level still building)",
+                "headers": {
+                    "Location": {
+                        "description": "/v1/tables/{id}: poll it for progress",
+                        "schema": {"type": "string"},
+                    }
+                },
+            },
+        }
+    )
     | problem_responses(
         KEY_REQUIRED,
         unknown_function(),
@@ -253,11 +264,11 @@ NOT_READY = ProblemExample(
         ("location", f"/v1/tables/{publish.NOT_READY_EXAMPLE_ID}"),
     ),
 )
-CACHE_HEADERS = {
+CACHE_HEADERS: dict[str, Any] = {
     "ETag": {"description": '"<data_sha256>" of the table', "schema": {"type": "string"}},
     "Cache-Control": {"description": publish.IMMUTABLE, "schema": {"type": "string"}},
 }
-NOT_MODIFIED = {304: {"description": "If-None-Match names the ETag: nothing changed"}}
+NOT_MODIFIED: Responses = {304: {"description": "If-None-Match names the ETag: nothing changed"}}
 IfNoneMatch = Annotated[
     str | None,
     Header(description="an ETag from an earlier answer: 304 if it still holds", examples=['"…"']),
@@ -305,21 +316,26 @@ def _table_answer(
     return cached_answer(etag, if_none_match, lambda: make()[1], media_type)
 
 
-def _ok(media_type: str, description: str) -> dict[int | str, dict[str, Any]]:
-    return {
-        200: {
-            "description": description,
-            "headers": CACHE_HEADERS,
-            "content": {media_type: {"schema": {"type": "string"}}},
-        }
-    } | NOT_MODIFIED
+def ok_responses(media_type: str, description: str) -> dict[int | str, dict[str, Any]]:
+    return (
+        openapi_responses(
+            {
+                200: {
+                    "description": description,
+                    "headers": CACHE_HEADERS,
+                    "content": {media_type: {"schema": {"type": "string"}}},
+                }
+            }
+        )
+        | NOT_MODIFIED
+    )
 
 
 @router.get(
     "/{table_id:path}/curve.json",
     response_model=TableCurveRead,
     summary="Download a ready table's curve: knots, counts, tail models (JSON)",
-    responses={200: {"headers": CACHE_HEADERS}}
+    responses=openapi_responses({200: {"headers": CACHE_HEADERS}})
     | NOT_MODIFIED
     | problem_responses(UNKNOWN_TABLE, NOT_READY),
 )
@@ -343,7 +359,7 @@ def table_curve_json(
     "/{table_id:path}/curve.csv",
     response_class=Response,
     summary="Download a ready table's curve as CSV (commented header, value,count)",
-    responses=_ok("text/csv", "'# key: value' lines (JSON values), then value,count rows")
+    responses=ok_responses("text/csv", "'# key: value' lines (JSON values), then value,count rows")
     | problem_responses(UNKNOWN_TABLE, NOT_READY),
 )
 def table_curve_csv(
@@ -361,7 +377,7 @@ def table_curve_csv(
     "/{table_id:path}/quantiles",
     response_model=QuantileList,
     summary="Quantiles t with v1(t) = v of a ready table's curve",
-    responses={200: {"headers": CACHE_HEADERS}}
+    responses=openapi_responses({200: {"headers": CACHE_HEADERS}})
     | problem_responses(
         UNKNOWN_TABLE,
         NOT_READY,
@@ -395,7 +411,8 @@ def table_quantiles(
     "/{table_id:path}/plot.svg",
     response_class=Response,
     summary="Plot log10 v1 of a ready table against t - f* (SVG)",
-    responses=_ok("image/svg+xml", "The plot") | problem_responses(UNKNOWN_TABLE, NOT_READY),
+    responses=ok_responses("image/svg+xml", "The plot")
+    | problem_responses(UNKNOWN_TABLE, NOT_READY),
 )
 def table_plot_svg(
     table_id: TableIdPath, sm: SessionmakerDep, if_none_match: IfNoneMatch = None
@@ -412,7 +429,7 @@ table_plot_svg.__doc__ = PLOT_DOC
     "/{table_id:path}/plot.png",
     response_class=Response,
     summary="Plot log10 v1 of a ready table against t - f* (PNG)",
-    responses=_ok("image/png", "The plot")
+    responses=ok_responses("image/png", "The plot")
     | problem_responses(
         UNKNOWN_TABLE,
         NOT_READY,
@@ -496,12 +513,14 @@ _NOT_TEXT = ProblemExample(
     response_model=TableRead,
     dependencies=[ApiKeyDep, Depends(ContentTypes(*TEXT_TYPES))],
     openapi_extra={"requestBody": _SAMPLES_BODY},
-    responses={
-        200: {
-            "description": "The table is ready; its URL is in the Location header",
-            "headers": {"Location": {"schema": {"type": "string"}}},
+    responses=openapi_responses(
+        {
+            200: {
+                "description": "The table is ready; its URL is in the Location header",
+                "headers": {"Location": {"schema": {"type": "string"}}},
+            }
         }
-    }
+    )
     | problem_responses(KEY_REQUIRED, _SAMPLES_TOO_LARGE, _NOT_TEXT, _BAD_LINE),
     summary="Build a table of your own function from a file of its samples",
 )

@@ -7,6 +7,7 @@ won, so the database — not the queue — decides what is done.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -332,7 +333,7 @@ class TableRepository:
         stmt = select(~exists().where(TableChunk.table_id == table_id, TableChunk.status != "done"))
         return bool(self.session.execute(stmt).scalar_one())
 
-    def pending_chunk_indices(self, table_id: str) -> list[int]:
+    def pending_chunk_indices(self, table_id: str) -> builtins.list[int]:
         """Return the indices of the chunks not yet done, ascending."""
         stmt = (
             select(TableChunk.index)
@@ -354,6 +355,10 @@ class TableRepository:
             .execution_options(yield_per=16)
         )
         for index, values, low_index, low_x in self.session.execute(stmt):
+            # a done chunk keeps all three blobs until the merge clears them together
+            assert values is not None
+            assert low_index is not None
+            assert low_x is not None
             yield ChunkBlobs(int(index), bytes(values), bytes(low_index), bytes(low_x))
 
     def clear_chunk_blobs(self, table_id: str) -> None:
@@ -418,7 +423,9 @@ class TableRepository:
         return _rowcount(result) == 1
 
     # ------------------------------------------------------------------ re-dispatch
-    def chunks_to_redispatch(self, *, now: datetime, lost_before: datetime) -> list[ChunkKey]:
+    def chunks_to_redispatch(
+        self, *, now: datetime, lost_before: datetime
+    ) -> builtins.list[ChunkKey]:
         """Return pending chunks of building tables whose work was lost.
 
         ``"expired"``: claimed, but the lease ran out (the worker died or is too slow).
@@ -454,7 +461,7 @@ class TableRepository:
                 .values(dispatched_at=now, lease_until=None)
             )
 
-    def tables_to_merge(self, *, now: datetime) -> list[str]:
+    def tables_to_merge(self, *, now: datetime) -> builtins.list[str]:
         """Return tables whose merge should be (re-)enqueued.
 
         Building tables with every chunk done (the chunk that completed the set died before

@@ -46,7 +46,8 @@ def figure_context(rc: Mapping[str, Any] = BASE_RC) -> Iterator[Any]:
     import matplotlib as mpl
     from matplotlib.figure import Figure
 
-    with _LOCK, mpl.rc_context(dict(rc)):
+    rc_params = dict(rc)  # valid rcParams names (BASE_RC and its callers')
+    with _LOCK, mpl.rc_context(rc_params):  # type: ignore[arg-type]  # stubs want Literal keys
         yield Figure
 
 
@@ -160,7 +161,8 @@ def v1_plot(
                 x = (t - f_opt) if f_opt is not None else t
                 label = _PART[part] if len(series) == 1 else None
                 if len(series) > 1 and part == "samples" and s.label not in shown:
-                    label, _ = s.label, shown.add(s.label)
+                    label = s.label
+                    shown.add(s.label)
                 ax.plot(x[ok], ln_v[ok] / LN10, _STYLE[part], color=color, lw=1.4, label=label)
             if len(series) > 1 and math.isfinite(s.t_from) and f_opt is not None:
                 ax.axvline(s.t_from - f_opt, color="gray", lw=0.6, ls=":")

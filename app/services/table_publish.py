@@ -15,11 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 import numpy as np
 from pydantic import BaseModel
@@ -49,6 +47,7 @@ from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
 from app.services.provenance import provenance
 from app.services.regions import rank_context
+from app.services.table_cache import caches_of
 
 SM = sessionmaker[Session]
 LN10 = math.log(10.0)
@@ -72,30 +71,31 @@ _FLAT_GROUPS = ("options", "lower_tail", "upper_tail")
 
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 
-class _Cache:
-    """A small LRU of derived answers keyed by content (a ready table never changes)."""
+class Answer(NamedTuple, Generic[S, T]):
+    """What a publishing use case answers: its source and the answer derived from it.
 
-    def __init__(self, maxsize: int = 64) -> None:
-        self.maxsize = maxsize
-        self._items: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
-        self._lock = threading.Lock()
+    Attributes
+    ----------
+    source : Published or PublishedLadder
+        The ready table (ladder) it comes from: ETag, ``Location``, headers.
+    body : model or bytes
+        The answer (a model, or its bytes as JSON, CSV, SVG or PNG).
+    """
 
-    def get(self, key: tuple[Any, ...], make: Callable[[], T]) -> T:
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]  # type: ignore[no-any-return]
-        value = make()
-        with self._lock:
-            self._items[key] = value
-            while len(self._items) > self.maxsize:
-                self._items.popitem(last=False)
-        return value
+    source: S
+    body: T
 
 
-_CACHE = _Cache()
+def _kept(sm: SM, key: tuple[Any, ...], make: Callable[[], T]) -> T:
+    """``make()``, kept in the application's cache of derived answers (keyed by content).
+
+    The cache (``TableCaches.published``) holds answers of several types; the key's first
+    item names the kind, so what is kept under ``key`` is what ``make`` returns.
+    """
+    return cast(T, caches_of(sm).published.get_or_make(key, make))
 
 
 def etag_matches(if_none_match: str | None, etag: str) -> bool:
@@ -175,7 +175,7 @@ def published_table(sm: SM, table_id: str) -> Published:
             )
         return Published(view, data, fn, curve)
 
-    return _CACHE.get(("published", view.id, view.data_sha256), make)
+    return _kept(sm, ("published", view.id, view.data_sha256), make)
 
 
 def _obtained(low: LowerTail, warnings: Sequence[str]) -> str:
@@ -229,7 +229,7 @@ def _region_fraction(fn: BenchmarkFunction, region: dict[str, Any]) -> float:
         return tables.region_ln_volume_fraction(fn, region) / LN10
 
 
-def table_curve(sm: SM, table_id: str) -> tuple[Published, TableCurveRead]:
+def table_curve(sm: SM, table_id: str) -> Answer[Published, TableCurveRead]:
     """The published curve of a ready table (the body of ``curve.json``)."""
     pub = published_table(sm, table_id)
 
@@ -270,14 +270,14 @@ def table_curve(sm: SM, table_id: str) -> tuple[Published, TableCurveRead]:
             ),
         )
 
-    return pub, _CACHE.get(("curve", pub.view.id, pub.view.data_sha256), make)
+    return Answer(pub, _kept(sm, ("curve", pub.view.id, pub.view.data_sha256), make))
 
 
-def table_curve_json(sm: SM, table_id: str) -> tuple[Published, bytes]:
+def table_curve_json(sm: SM, table_id: str) -> Answer[Published, bytes]:
     """``curve.json`` as bytes (cached: a 16384-knot curve is serialized once)."""
     pub, read = table_curve(sm, table_id)
-    body = _CACHE.get(("json", pub.view.id, pub.view.data_sha256), read.model_dump_json)
-    return pub, body.encode()
+    body = _kept(sm, ("json", pub.view.id, pub.view.data_sha256), read.model_dump_json)
+    return Answer(pub, body.encode())
 
 
 def _as_json(model: BaseModel, exclude: set[str]) -> dict[str, Any]:
@@ -295,7 +295,7 @@ def _scalars(prefix: str, obj: dict[str, Any]) -> Iterable[tuple[str, Any]]:
             yield name, value
 
 
-def _header(title: str, fields: dict[str, Any]) -> list[str]:
+def _header(title: str, fields: Iterable[tuple[str, Any]]) -> list[str]:
     lines = [
         f"# {title}",
         "# every line '# key: value' holds one field of the JSON form, value as JSON; "
@@ -309,7 +309,7 @@ def _rows(values: np.ndarray, counts: np.ndarray, prefix: str = "") -> list[str]
     return [f"{prefix}{v!r},{c}" for v, c in zip(values.tolist(), counts.tolist(), strict=True)]
 
 
-def table_curve_csv(sm: SM, table_id: str) -> tuple[Published, bytes]:
+def table_curve_csv(sm: SM, table_id: str) -> Answer[Published, bytes]:
     """``curve.csv``: ``# key: value`` lines (every field but the knots), then ``value,count``."""
     pub, read = table_curve(sm, table_id)
 
@@ -320,10 +320,10 @@ def table_curve_csv(sm: SM, table_id: str) -> tuple[Published, bytes]:
         lines += ["value,count", *_rows(model.values, model.counts)]
         return ("\n".join(lines) + "\n").encode()
 
-    return pub, _CACHE.get(("csv", pub.view.id, pub.view.data_sha256), make)
+    return Answer(pub, _kept(sm, ("csv", pub.view.id, pub.view.data_sha256), make))
 
 
-def table_quantiles(sm: SM, table_id: str, v: Sequence[float]) -> tuple[Published, QuantileList]:
+def table_quantiles(sm: SM, table_id: str, v: Sequence[float]) -> Answer[Published, QuantileList]:
     """``q(v) = inf{t : v1(t) >= v}`` of the published curve at each level.
 
     Raises
@@ -351,10 +351,12 @@ def table_quantiles(sm: SM, table_id: str, v: Sequence[float]) -> tuple[Publishe
         for level, t, e, m in zip(v, q.t.tolist(), q.error.tolist(), q.method.tolist(), strict=True)
     ]
     assert pub.view.data_sha256 is not None
-    return pub, QuantileList(table_id=pub.view.id, data_sha256=pub.view.data_sha256, items=items)
+    return Answer(
+        pub, QuantileList(table_id=pub.view.id, data_sha256=pub.view.data_sha256, items=items)
+    )
 
 
-def table_plot(sm: SM, table_id: str, fmt: str, dpi: int = DEFAULT_DPI) -> tuple[Published, bytes]:
+def table_plot(sm: SM, table_id: str, fmt: str, dpi: int = DEFAULT_DPI) -> Answer[Published, bytes]:
     """``log10 v1`` against ``t − f*`` (:func:`app.services.plots.v1_plot`), cached."""
     pub = published_table(sm, table_id)
 
@@ -364,7 +366,7 @@ def table_plot(sm: SM, table_id: str, fmt: str, dpi: int = DEFAULT_DPI) -> tuple
         return plots.v1_plot(series, f_opt=pub.model.lower.f_opt, title=title, fmt=fmt, dpi=dpi)
 
     key = ("plot", pub.view.id, pub.view.data_sha256, fmt, dpi)
-    return pub, _CACHE.get(key, make)
+    return Answer(pub, _kept(sm, key, make))
 
 
 # ---------------------------------------------------------------------------- ladders
@@ -423,7 +425,7 @@ def published_ladder(
     if any(r is None for r in ready):
         return make()  # raises the 409 of the first level not ready, or loads them
     key = ("ladder", *(r[0].data_sha256 for r in ready if r is not None))
-    return _CACHE.get(key, make)
+    return _kept(sm, key, make)
 
 
 def _trim(values: np.ndarray, t_from: float, t_below: float) -> slice:
@@ -439,7 +441,7 @@ def _finite(x: float) -> float | None:
 
 def ladder_curve(
     sm: SM, settings: Settings, function_id: str, *, log2n: int | None = None, seed: int = 0
-) -> tuple[PublishedLadder, LadderCurveRead]:
+) -> Answer[PublishedLadder, LadderCurveRead]:
     """The published combined curve of a ready ladder (the body of the ladder's ``curve.json``)."""
     lad = published_ladder(sm, settings, function_id, log2n=log2n, seed=seed)
 
@@ -498,21 +500,21 @@ def ladder_curve(
             ),
         )
 
-    return lad, _CACHE.get(("ladder-curve", lad.digest, log2n, seed), make)
+    return Answer(lad, _kept(sm, ("ladder-curve", lad.digest, log2n, seed), make))
 
 
 def ladder_curve_json(
     sm: SM, settings: Settings, function_id: str, *, log2n: int | None = None, seed: int = 0
-) -> tuple[PublishedLadder, bytes]:
+) -> Answer[PublishedLadder, bytes]:
     """The ladder's ``curve.json`` as bytes."""
     lad, read = ladder_curve(sm, settings, function_id, log2n=log2n, seed=seed)
-    body = _CACHE.get(("ladder-json", lad.digest, log2n, seed), read.model_dump_json)
-    return lad, body.encode()
+    body = _kept(sm, ("ladder-json", lad.digest, log2n, seed), read.model_dump_json)
+    return Answer(lad, body.encode())
 
 
 def ladder_curve_csv(
     sm: SM, settings: Settings, function_id: str, *, log2n: int | None = None, seed: int = 0
-) -> tuple[PublishedLadder, bytes]:
+) -> Answer[PublishedLadder, bytes]:
     """The ladder's ``curve.csv``: ``# key: value`` lines (``pieces.<i>.<field>`` per piece),
     then ``piece,value,count`` rows (each piece's knots)."""
     lad, read = ladder_curve(sm, settings, function_id, log2n=log2n, seed=seed)
@@ -526,7 +528,7 @@ def ladder_curve_csv(
         title = f"absrank ladder curve, format {CURVE_FORMAT_VERSION}"
         return ("\n".join(_header(title, fields) + rows) + "\n").encode()
 
-    return lad, _CACHE.get(("ladder-csv", lad.digest, log2n, seed), make)
+    return Answer(lad, _kept(sm, ("ladder-csv", lad.digest, log2n, seed), make))
 
 
 def ladder_plot(
@@ -538,7 +540,7 @@ def ladder_plot(
     *,
     log2n: int | None = None,
     seed: int = 0,
-) -> tuple[PublishedLadder, bytes]:
+) -> Answer[PublishedLadder, bytes]:
     """The combined curve, coloured by serving level, with the thresholds marked."""
     lad = published_ladder(sm, settings, function_id, log2n=log2n, seed=seed)
 
@@ -559,7 +561,7 @@ def ladder_plot(
         )
         return plots.v1_plot(series, f_opt=lad.fn.f_opt, title=title, fmt=fmt, dpi=dpi)
 
-    return lad, _CACHE.get(("ladder-plot", lad.digest, log2n, seed, fmt, dpi), make)
+    return Answer(lad, _kept(sm, ("ladder-plot", lad.digest, log2n, seed, fmt, dpi), make))
 
 
 #: Ids quoted in the documented examples (the docs test provokes them under its settings).

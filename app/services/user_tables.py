@@ -178,7 +178,7 @@ def create_user_table(
     *,
     field: str = "samples",
     source: str = "json",
-) -> tuple[tables.TableView, bool]:
+) -> tables.Requested:
     """Build and store the table of a user's samples at once; the same content, the same table.
 
     Parameters
@@ -196,10 +196,9 @@ def create_user_table(
 
     Returns
     -------
-    view : TableView
-        Ready.
-    created : bool
-        Whether this call stored it (``False``: the same samples and statement were sent before).
+    Requested
+        ``(view, created)``: the ready view, and whether this call stored it (``False``: the
+        same samples and statement were sent before).
 
     Raises
     ------
@@ -253,7 +252,7 @@ def create_user_table(
                         data=blob,
                         data_sha256=hashlib.sha256(blob).hexdigest(),
                         max_interp_error=float(data.max_interp_error),
-                        summary=tables.summarize(ys),
+                        summary=tables.summarize(ys).as_json(),
                         provenance=provenance,
                     )
                 )
@@ -264,7 +263,7 @@ def create_user_table(
                 created = False
     except IntegrityError:  # a concurrent request stored the same table first
         created = False
-    return tables.get_table(sm, table_id), created
+    return tables.Requested(tables.get_table(sm, table_id), created)
 
 
 def inline_sample_data(settings: Settings, sample: list[float]) -> absrank.TableData:

@@ -19,6 +19,7 @@ from app.domain import absrank, nested
 from app.domain.functions import get_function
 from app.errors import InvalidInput, TableNotBuilt, TableNotReady
 from app.main import create_app
+from app.services import ladders
 from app.services import nested as nested_service
 from app.services import tables as table_service
 from app.services.provenance import canonical_sha256
@@ -186,7 +187,7 @@ def test_the_shape_enters_every_level_spec(tmp_path: Path, monkeypatch: pytest.M
     fn = get_function(ELLIPSOID)
     fitted = table_service.ladder_shape_of(fn)
     other = dataclasses.replace(fitted, fit_residual=0.5)  # same half-widths, another fit
-    monkeypatch.setattr(table_service, "ladder_shape_of", lambda _fn: other)
+    monkeypatch.setattr(ladders, "ladder_shape_of", lambda _fn: other)
     changed = table_service.ladder_table_ids(settings, ELLIPSOID, log2n=8)
     assert changed[0] == ids[0]  # the domain table has no shape
     assert all(a != b for a, b in zip(ids[1:], changed[1:], strict=True))
@@ -219,7 +220,7 @@ def test_failed_fit_falls_back_to_cubes_and_says_why(
 ) -> None:
     fn = get_function("classic/sphere/d2")
     flat = dataclasses.replace(fn, kernel=lambda X: np.maximum(np.abs(X[:, 0]) - 1.0, 0.0))
-    monkeypatch.setattr(table_service, "get_function", lambda _id: flat)
+    monkeypatch.setattr(ladders, "get_function", lambda _id: flat)
     settings = api_settings(tmp_path, nested_levels=2)
     _, shape, plan = table_service.ladder_plan(settings, "classic/sphere/d2")
     assert shape.is_cube
@@ -296,7 +297,7 @@ def test_function_without_minimiser_is_refused(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     blind = dataclasses.replace(get_function("classic/sphere/d2"), x_opt=None)
-    monkeypatch.setattr(table_service, "get_function", lambda _id: blind)
+    monkeypatch.setattr(ladders, "get_function", lambda _id: blind)
     with pytest.raises(InvalidInput) as info:
         table_service.ladder_specs(settings, "classic/sphere/d2")
     assert info.value.field == "function_id"

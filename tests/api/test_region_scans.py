@@ -18,7 +18,7 @@ from app.domain.functions import get_function
 from app.main import create_app
 from app.schemas.region_scans import RegionScanRead
 from app.services import region_scans as service
-from app.services import tables as table_service
+from app.services import table_build
 from tests.api.conftest import InlineDispatcher, api_settings
 from tests.support import migrate
 
@@ -244,7 +244,7 @@ def test_failed_table_fails_the_scan_and_a_repost_retries(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(table_service, "_compute_chunk", broken)
+    monkeypatch.setattr(table_build, "compute_chunk", broken)
     r = _post(client, SCAN)
     assert r.status_code == 202, r.text
     scan = r.json()

@@ -342,12 +342,12 @@ def test_plots_are_deterministic_and_keep_text(app: App) -> None:
     assert b"lower tail" in svg.content
     assert b"samples [y_1, y_N]" in svg.content
     assert b"<dc:date>" not in svg.content
-    table_publish._CACHE._items.clear()  # draw again from scratch
+    app.client.app.state.table_caches.published.clear()  # draw again from scratch
     assert app.client.get(f"/v1/tables/{table_id}/plot.svg").content == svg.content
     png = app.client.get(f"/v1/tables/{table_id}/plot.png?dpi=60")
     assert png.content.startswith(b"\x89PNG")
     assert png.headers["etag"].endswith('-60"')
-    table_publish._CACHE._items.clear()
+    app.client.app.state.table_caches.published.clear()
     assert app.client.get(f"/v1/tables/{table_id}/plot.png?dpi=60").content == png.content
     big = app.client.get(f"/v1/tables/{table_id}/plot.png")  # 300 dpi by default
     assert len(big.content) > len(png.content)

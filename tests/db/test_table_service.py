@@ -77,7 +77,7 @@ def test_concurrent_mergers_merge_once(sm: SM, settings: Settings) -> None:
     with session_scope(sm) as s:
         repo = TableRepository(s)
         for index in range(view.n_chunks):
-            r = svc._compute_chunk(view.spec, index, view.chunk_size)
+            r = svc.compute_chunk(view.spec, index, view.chunk_size)
             repo.finish_chunk(
                 view.id,
                 index,

@@ -18,6 +18,7 @@ from app.domain import absrank
 from app.errors import InvalidInput, NotFound, TableNotReady
 from app.models import Table, TableChunk
 from app.repositories import TableRepository
+from app.services import table_build
 from app.services import tables as svc
 from workers.tasks import HueyDispatcher
 
@@ -199,16 +200,16 @@ def test_result_of_a_slow_duplicate_is_discarded(
 ):
     """Two workers compute the same chunk (lease expired); the second write is a no-op."""
     view, _ = svc.request_table(sm, settings, recorder, function_id=FUNCTION)
-    real = svc._compute_chunk
+    real = table_build.compute_chunk
 
     def compute_while_someone_else_finishes(spec: Any, index: int, size: int) -> Any:
-        monkeypatch.setattr(svc, "_compute_chunk", real)
+        monkeypatch.setattr(table_build, "compute_chunk", real)
         with session_scope(sm) as s:  # the other worker claims after our lease expired
             TableRepository(s).release_chunk(view.id, index)
         assert svc.run_chunk(sm, settings, view.id, index) == "done"
         return real(spec, index, size)
 
-    monkeypatch.setattr(svc, "_compute_chunk", compute_while_someone_else_finishes)
+    monkeypatch.setattr(table_build, "compute_chunk", compute_while_someone_else_finishes)
     assert svc.run_chunk(sm, settings, view.id, 0) == "duplicate"
     assert _chunks(sm, view.id)[0].attempts == 2
 
@@ -270,7 +271,7 @@ def test_merge_that_never_ran_is_redispatched(
     sm: SM, settings: Settings, recorder: Any, monkeypatch: pytest.MonkeyPatch
 ):
     view, _ = svc.request_table(sm, settings, recorder, function_id=FUNCTION)
-    monkeypatch.setattr(svc, "merge", lambda *a, **k: False)  # the completing worker dies
+    monkeypatch.setattr(table_build, "merge", lambda *a, **k: False)  # the completing worker dies
     assert _run_all(sm, settings, recorder.chunks) == ["done"] * 4
     monkeypatch.undo()
     assert svc.get_table(sm, view.id).status == "building"
@@ -288,7 +289,7 @@ def test_merge_with_expired_lease_is_taken_over(sm: SM, settings: Settings, reco
     with session_scope(sm) as s:  # every chunk done; the merger claims and dies
         repo = TableRepository(s)
         for index in range(4):
-            result = svc._compute_chunk(view.spec, index, view.chunk_size)
+            result = svc.compute_chunk(view.spec, index, view.chunk_size)
             repo.finish_chunk(
                 view.id,
                 index,
@@ -321,7 +322,7 @@ def test_version_mismatch_fails_the_table_then_retry_rebuilds(
 ):
     view, _ = svc.request_table(sm, settings, recorder, function_id=FUNCTION)
     real = svc.spec_versions()
-    monkeypatch.setattr(svc, "spec_versions", lambda: {**real, "scipy": "0.0.1"})
+    monkeypatch.setattr(table_build, "spec_versions", lambda: {**real, "scipy": "0.0.1"})
     assert svc.run_chunk(sm, settings, view.id, 0) == "failed"
     failed = svc.get_table(sm, view.id)
     assert failed.status == "failed"
@@ -349,7 +350,7 @@ def test_evaluation_error_fails_the_table(
     def boom(*args: Any) -> Any:
         raise FloatingPointError("overflow in f")
 
-    monkeypatch.setattr(svc, "_compute_chunk", boom)
+    monkeypatch.setattr(table_build, "compute_chunk", boom)
     assert svc.run_chunk(sm, settings, view.id, 3) == "failed"
     table = svc.get_table(sm, view.id)
     assert table.status == "failed"
@@ -358,7 +359,7 @@ def test_evaluation_error_fails_the_table(
 
 def test_combine_chunks_rejects_missing_and_repeated_chunks(settings: Settings):
     spec = svc.table_spec(settings, function_id=FUNCTION, log2n=6)
-    results = [svc._compute_chunk(spec, i, 16) for i in range(4)]
+    results = [svc.compute_chunk(spec, i, 16) for i in range(4)]
     blobs = [
         svc.ChunkBlobs(
             i,
