@@ -44,20 +44,34 @@ import math
 import struct
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from scipy import special, stats
 
-from app.domain import analytic
-from app.domain.curves import LowerTail, PowerLaw, TableCurve, UpperTail, V1Curve
+from app.domain import analytic, notices
+from app.domain.curves import (
+    AnalyticInfo,
+    CurveDescription,
+    CurveInfo,
+    LowerTail,
+    PowerInfo,
+    PowerLaw,
+    TableCurve,
+    UpperTail,
+    V1Curve,
+    info_json,
+)
 from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.stattools import log10_of
 from app.domain.validation import check_confidence as _check_confidence
 from app.domain.validation import check_values_are as _check_values_are
 from app.domain.validation import finite_1d as _finite_1d
 from app.domain.validation import positive_int as _positive_int
+
+if TYPE_CHECKING:
+    from app.domain.aggregates import AggregateInfo
 
 __all__ = [
     "AGGREGATES",
@@ -66,7 +80,9 @@ __all__ = [
     "PowerLaw",
     "RankContext",
     "RankResult",
+    "RankTail",
     "TableData",
+    "Transform",
     "V1Curve",
     "absolute_ranks",
     "analytic_curve",
@@ -153,10 +169,6 @@ class TableData:
 def _readonly(arr: np.ndarray) -> np.ndarray:
     arr.setflags(write=False)
     return arr
-
-
-
-
 
 
 def build_table_data(
@@ -385,11 +397,12 @@ class RankResult:
         One of :data:`METHODS` per value (how ``v1`` was obtained).
     log10_lo, log10_hi : ndarray, shape (n,)
         ``log10`` of the interval ends at the requested confidence.
-    tail : dict
-        JSON-ready description of the models used (tail mode, ``beta`` and its source/standard
-        error, anchor ``k`` and value, validity check, upper tail, transform).
-    warnings : list of str
-        Fallbacks taken (e.g. power tail refused, paper tail used because ``f*`` is unknown).
+    tail : RankTail
+        The models used (the curve's description: tail mode, ``beta`` and its source/standard
+        error, anchor ``k`` and value, validity check, upper tail) and the transform.
+    warnings : list of notices.Warning
+        Fallbacks taken (e.g. power tail refused, paper tail used because ``f*`` is unknown),
+        each with a stable ``code``.
     """
 
     log10_v: np.ndarray
@@ -397,8 +410,88 @@ class RankResult:
     method: np.ndarray
     log10_lo: np.ndarray
     log10_hi: np.ndarray
-    tail: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
+    tail: RankTail
+    warnings: list[notices.Warning] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Transform:
+    """How ``v1`` became the rank: best of ``budget`` evaluations, aggregated over ``runs``.
+
+    Attributes
+    ----------
+    budget : int
+        ``c``, evaluations per run (Eq. 19).
+    runs : int
+        ``r``, runs per aggregate value.
+    aggregate : str
+        One of :data:`AGGREGATES`.
+    order : int or None
+        The order statistic ``k`` (1 = best run); ``None`` (:func:`app.domain.aggregates.
+        aggregate_ranks`) or 0 (:data:`NOT_AN_ORDER_STATISTIC`) for a mean or an even median.
+    """
+
+    budget: int
+    runs: int
+    aggregate: str
+    order: int | None
+
+    def as_json(self) -> dict[str, object]:
+        """``{"budget", "runs", "aggregate", "order"}``."""
+        return {
+            "budget": self.budget,
+            "runs": self.runs,
+            "aggregate": self.aggregate,
+            "order": self.order,
+        }
+
+
+@dataclass(frozen=True)
+class RankTail:
+    """The models behind a :class:`RankResult` (its ``tail`` block in the answer).
+
+    Attributes
+    ----------
+    curve : CurveDescription
+        The curve's description (``V1Curve.info``).
+    transform : Transform
+        Budget, runs, aggregate and order statistic.
+    aggregate : AggregateInfo or None
+        The numerical method of a mean or an even median (:mod:`app.domain.aggregates`).
+    """
+
+    curve: CurveDescription
+    transform: Transform
+    aggregate: AggregateInfo | None = None
+
+    @property
+    def anchor_k(self) -> int | None:
+        """The power tail's anchor ``k`` (``None`` without a power tail)."""
+        if isinstance(self.curve, CurveInfo):
+            return None if self.curve.power is None else self.curve.power.k
+        if isinstance(self.curve, AnalyticInfo):
+            return None
+        k = self.curve.get("k")  # a nested ladder's block: its deepest level's anchor
+        return k if isinstance(k, int) else None
+
+    @property
+    def requested_k(self) -> int | None:
+        """The anchor asked for after the table's cap (``None``: not recorded)."""
+        if isinstance(self.curve, CurveInfo) and self.curve.power is not None:
+            return self.curve.power.requested_k
+        return None
+
+    def curve_json(self) -> dict[str, object]:
+        """The curve's JSON block alone (what ``runs_by_algorithm`` answers as ``tail``)."""
+        return info_json(self.curve)
+
+    def as_json(self) -> dict[str, object]:
+        """The whole ``tail`` block: the curve's, then ``transform`` and ``aggregate``."""
+        out = info_json(self.curve)
+        out["transform"] = self.transform.as_json()
+        if self.aggregate is not None:
+            out["aggregate"] = self.aggregate.as_json()
+        return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -820,7 +913,17 @@ class _TailInputs:
     confidence: float
 
 
-TailChoice = tuple[_LowerTail, dict[str, Any], list[str]]
+@dataclass(frozen=True)
+class _TailChoice:
+    """A lower tail, its name in the answer, the power tail's record and the fallbacks taken."""
+
+    tail: _LowerTail
+    lower: str  # "paper" | "linear" | "power"
+    power: PowerInfo | None = None
+    warnings: tuple[notices.Warning, ...] = ()
+
+
+TailChoice = _TailChoice
 
 
 def _require_f_opt(inp: _TailInputs, mode: str) -> float:
@@ -836,16 +939,15 @@ def _require_f_opt(inp: _TailInputs, mode: str) -> float:
 
 
 def _paper_tail(inp: _TailInputs) -> TailChoice:
-    return _PaperTail(inp.eq, inp.eq.y_min), {"lower": "paper"}, []
+    return _TailChoice(_PaperTail(inp.eq, inp.eq.y_min), "paper")
 
 
 def _linear_tail(inp: _TailInputs) -> TailChoice:
     f_opt = _require_f_opt(inp, "linear")
-    info = {"lower": "linear", "atom": inp.ctx.atom}
-    return _LinearTail(inp.eq, f_opt, inp.ctx.atom, inp.eq.y_min), info, []
+    return _TailChoice(_LinearTail(inp.eq, f_opt, inp.ctx.atom, inp.eq.y_min), "linear")
 
 
-def _clipping(points: np.ndarray, ctx: RankContext) -> dict[str, Any]:
+def _clipping(points: np.ndarray, ctx: RankContext) -> dict[str, object]:
     """Does the sublevel set through ``points`` reach ``CLIP_SHARE`` of the way to the boundary?"""
     if ctx.x_opt is None:
         raise NotApplicable(
@@ -894,7 +996,17 @@ def _hill(
     return beta, beta / math.sqrt(low.size), lo, hi
 
 
-def _power_fit(below: np.ndarray, y_k: float, f_opt: float, beta: float) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Fit:
+    """The power-law tests on the samples below an anchor (:func:`_power_fit`)."""
+
+    ok: bool
+    p_value: float
+    min_p_value: float
+    record: dict[str, object]  # the JSON of the answer's ``validity.fit``
+
+
+def _power_fit(below: np.ndarray, y_k: float, f_opt: float, beta: float) -> _Fit:
     """Goodness of fit of the power law on the samples below the anchor.
 
     If ``v1(t) = v1(y_k)·((t − f*)/(y_k − f*))^β`` on ``[f*, y_k]``, then given ``y_k`` the
@@ -918,7 +1030,8 @@ def _power_fit(below: np.ndarray, y_k: float, f_opt: float, beta: float) -> dict
     # 1 - (1 - u)^m without cancellation
     p_min = float(-np.expm1(u.size * np.log1p(-min(u_min, 1.0 - 1e-16))))
     level = FIT_P_MIN / 2.0
-    return {
+    ok = bool(ks.pvalue >= level and p_min >= level)
+    record: dict[str, object] = {
         "test": "Kolmogorov-Smirnov of u_i = ((y_i - f*)/(y_k - f*))^beta against U(0, 1), "
         "and P(min u <= u_(1)) = 1 - (1 - u_(1))^(k-1), each at threshold/2",
         "statistic": float(ks.statistic),
@@ -928,8 +1041,9 @@ def _power_fit(below: np.ndarray, y_k: float, f_opt: float, beta: float) -> dict
         "min_p_value": p_min,
         "log10_min_p_value": log10_of(p_min),
         "threshold": FIT_P_MIN,
-        "ok": bool(ks.pvalue >= level and p_min >= level),
+        "ok": ok,
     }
+    return _Fit(ok, float(ks.pvalue), p_min, record)
 
 
 @dataclass(frozen=True)
@@ -940,10 +1054,10 @@ class _Anchor:
     beta_se: float
     beta_lo: float
     beta_hi: float
-    check: dict[str, Any]
+    check: dict[str, object]  # the JSON of the answer's ``validity`` (without rejected anchors)
 
 
-_CLIPPING_UNCHECKED: dict[str, Any] = {
+_CLIPPING_UNCHECKED: dict[str, object] = {
     "ok": True,
     "checked": False,
     "reason": "the table holds values without their points (a user's samples): whether the "
@@ -953,19 +1067,28 @@ _CLIPPING_UNCHECKED: dict[str, Any] = {
 
 def _try_anchor(
     table: TableData, ctx: RankContext, f_opt: float, k: int, split: float
-) -> _Anchor | str:
+) -> _Anchor | notices.Refusal:
     """The power tail anchored at ``y_k``, or why it is not valid there."""
     check = _clipping(table.low_x[:k], ctx) if ctx.points_known else dict(_CLIPPING_UNCHECKED)
     if not check["ok"]:
-        return (
+        deviation, room = check["deviation"], check["room"]
+        assert isinstance(deviation, float)
+        assert isinstance(room, float)
+        return notices.Refusal(
+            "sublevel-set-clipped",
             f"sublevel set {{f <= y_{k}}} is clipped by the region: point "
             f"{check['point_rank']} has |x_{check['coordinate']} - x*| = "
-            f"{abs(check['deviation']):.6g} > {CLIP_SHARE} x {check['room']:.6g} "
-            "(distance from x* to the boundary on that side)"
+            f"{abs(deviation):.6g} > {CLIP_SHARE} x {room:.6g} "
+            "(distance from x* to the boundary on that side)",
+            field="tail",
         )
     y_k = float(table.low_values[k - 1])
     if y_k <= f_opt:
-        return f"anchor y_{k} = {y_k!r} is not above f* = {f_opt!r}"
+        return notices.Refusal(
+            "anchor-not-above-minimum",
+            f"anchor y_{k} = {y_k!r} is not above f* = {f_opt!r}",
+            field="tail",
+        )
     if ctx.beta is not None:
         beta = beta_lo = beta_hi = float(ctx.beta)
         beta_se = 0.0
@@ -973,15 +1096,17 @@ def _try_anchor(
         try:
             beta, beta_se, beta_lo, beta_hi = _hill(table.low_values[: k - 1], y_k, f_opt, split)
         except NotApplicable as exc:
-            return str(exc)
+            return notices.Refusal("beta-not-estimable", str(exc), field="tail")
     fit = _power_fit(table.low_values[: k - 1], y_k, f_opt, beta)
-    if not fit["ok"]:
-        return (
+    if not fit.ok:
+        return notices.Refusal(
+            "power-law-rejected",
             f"the {k - 1} samples below y_{k} do not follow the power law with beta = "
-            f"{beta:.6g} (KS p = {fit['p_value']:.3g}, lowest-sample p = "
-            f"{fit['min_p_value']:.3g}; each must reach {FIT_P_MIN / 2})"
+            f"{beta:.6g} (KS p = {fit.p_value:.3g}, lowest-sample p = "
+            f"{fit.min_p_value:.3g}; each must reach {FIT_P_MIN / 2})",
+            field="tail",
         )
-    return _Anchor(k, y_k, beta, beta_se, beta_lo, beta_hi, check | {"fit": fit})
+    return _Anchor(k, y_k, beta, beta_se, beta_lo, beta_hi, check | {"fit": fit.record})
 
 
 def _choose_anchor(
@@ -1013,7 +1138,7 @@ def _choose_anchor(
         anchor = _try_anchor(table, ctx, f_opt, k, split)
         if isinstance(anchor, _Anchor):
             return anchor, rejected
-        rejected.append(f"k = {k}: {anchor}")
+        rejected.append(f"k = {k}: {anchor.message}")
         if k // 2 < min(MIN_ANCHOR, k_max):
             raise NotApplicable("no valid power-tail anchor: " + "; ".join(rejected), field="tail")
         k //= 2
@@ -1047,50 +1172,64 @@ def _power_tail(inp: _TailInputs) -> TailChoice:
         beta_lo=anchor.beta_lo,
         beta_hi=anchor.beta_hi,
     )
-    info = {
-        "lower": "power",
-        "beta": anchor.beta,
-        "beta_source": "registered" if registered else "hill",
-        "beta_se": anchor.beta_se,
-        "beta_interval": [anchor.beta_lo, anchor.beta_hi],
-        "beta_derivation": ctx.beta_derivation if registered else "Hill estimator on log(y_i - f*)",
-        "k": anchor.k,
-        "requested_k": k_max,
-        "anchor_value": anchor.y_k,
-        "anchor_count": round(float(count[0])),
-        "validity": anchor.check | {"rejected_anchors": rejected},
-    }
-    warnings = [f"power tail anchored at y_{anchor.k}; refused: " + "; ".join(rejected)]
-    return tail, info, warnings if rejected else []
+    info = PowerInfo(
+        beta=anchor.beta,
+        beta_source="registered" if registered else "hill",
+        beta_se=anchor.beta_se,
+        beta_interval=(anchor.beta_lo, anchor.beta_hi),
+        beta_derivation=ctx.beta_derivation if registered else "Hill estimator on log(y_i - f*)",
+        k=anchor.k,
+        requested_k=k_max,
+        anchor_value=anchor.y_k,
+        anchor_count=round(float(count[0])),
+        validity=anchor.check | {"rejected_anchors": rejected},
+    )
+    warnings = (
+        notices.Warning(
+            "power-anchor-lowered",
+            f"power tail anchored at y_{anchor.k}; refused: " + "; ".join(rejected),
+            {"k": anchor.k, "requested_k": k_max, "rejected": tuple(rejected)},
+            field="tail",
+        ),
+    )
+    return _TailChoice(tail, "power", info, warnings if rejected else ())
 
 
 def _auto_tail(inp: _TailInputs) -> TailChoice:
     if inp.ctx.atom > 0:
         return _linear_tail(inp)
     if inp.ctx.f_opt is None:
-        tail, info, _ = _paper_tail(inp)
-        return tail, info, ["f* is unknown: the paper's lower tail exp(t - y_1)/(N+1) is used"]
+        said = notices.Warning(
+            "paper-tail-without-minimum",
+            "f* is unknown: the paper's lower tail exp(t - y_1)/(N+1) is used",
+            field="tail",
+        )
+        return replace(_paper_tail(inp), warnings=(said,))
     table = inp.table
     k_cap = min(table.low_values.size, table.k_exact, table.n)
     if k_cap < min(MIN_ANCHOR, inp.k_anchor):  # the table, not the request, caps the anchor
-        tail, info, _ = _linear_tail(inp)
-        return (
-            tail,
-            info,
-            [
-                f"power tail not tried: the table keeps only {k_cap} lowest samples "
-                f"(N = {table.n}), fewer than the {MIN_ANCHOR} an anchor needs to check clipping "
-                "and the power law "
-                "(the tail would replace Eq. 28 over most of the samples); linear tail used instead"
-            ],
+        said = notices.Warning(
+            "power-tail-not-tried",
+            f"power tail not tried: the table keeps only {k_cap} lowest samples "
+            f"(N = {table.n}), fewer than the {MIN_ANCHOR} an anchor needs to check clipping "
+            "and the power law "
+            "(the tail would replace Eq. 28 over most of the samples); linear tail used instead",
+            {"kept": k_cap, "n": table.n, "min_anchor": MIN_ANCHOR},
+            field="tail",
         )
+        return replace(_linear_tail(inp), warnings=(said,))
     try:
         return _power_tail(inp)
     except NotApplicable as exc:
         if exc.field != "tail":
             raise
-        tail, info, _ = _linear_tail(inp)
-        return tail, info, [f"power tail refused ({exc}); linear tail used instead"]
+        said = notices.Warning(
+            "power-tail-refused",
+            f"power tail refused ({exc}); linear tail used instead",
+            {"reason": str(exc)},
+            field="tail",
+        )
+        return replace(_linear_tail(inp), warnings=(said,))
 
 
 _LOWER_TAILS: dict[str, Callable[[_TailInputs], TailChoice]] = {
@@ -1224,10 +1363,6 @@ def _check_transform(budget: int, runs: int, aggregate: str, order: int | None) 
 """What query values hold: values of ``f``, or errors ``t − f*`` (exact gaps)."""
 
 
-
-
-
-
 def _check_table_options(table: TableData, ctx: RankContext, tail: str, k_anchor: int) -> None:
     if not isinstance(table, TableData):
         raise InvalidInput("table must be a TableData", field="table")
@@ -1333,8 +1468,8 @@ def _result(
     budget: int,
     runs: int,
     k: int,
-    tail: dict[str, Any],
-    warnings: list[str],
+    tail: RankTail,
+    warnings: list[notices.Warning],
 ) -> RankResult:
     ln_v, lo, hi = (_transform(x, budget, runs, k) for x in (est.ln_v, est.ln_lo, est.ln_hi))
     with np.errstate(under="ignore"):
@@ -1381,27 +1516,20 @@ def table_curve(
     _check_table_options(table, ctx, tail, k_anchor)
     confidence = _check_confidence(confidence)
     eq = _Eq28(table, 1.0 - confidence, None if ctx.f_opt is None else float(ctx.f_opt))
-    lower, info, warnings = _LOWER_TAILS[tail](
-        _TailInputs(table, ctx, eq, int(k_anchor), float(confidence))
-    )
+    choice = _LOWER_TAILS[tail](_TailInputs(table, ctx, eq, int(k_anchor), float(confidence)))
+    lower = choice.tail
     upper = _upper_kind(tail, ctx)
-    tail_info: dict[str, Any] = {
-        "mode": tail,
-        "lower": info["lower"],
-        "upper": upper,
-        "beta": None,
-        "beta_source": None,
-        "beta_se": None,
-        "k": None,
-        "anchor_value": None,
-        "validity": None,
-        "atom": ctx.atom,
-        "n": table.n,
-        "max_interp_error": table.max_interp_error,
-        "confidence": float(confidence),
-        "region_volume_fraction": ctx.domain_volume_fraction,
-        **info,
-    }
+    tail_info = CurveInfo(
+        mode=tail,
+        lower=choice.lower,
+        upper=upper,
+        atom=ctx.atom,
+        n=table.n,
+        max_interp_error=table.max_interp_error,
+        confidence=float(confidence),
+        region_volume_fraction=ctx.domain_volume_fraction,
+        power=choice.power,
+    )
     power = None
     if isinstance(lower, _PowerTail):
         ln_c = lower.ln_anchor - lower.beta * math.log(lower.limit - lower.f_opt)
@@ -1422,14 +1550,14 @@ def table_curve(
         n=table.n,
         values=table.values,
         counts=table.counts,
-        lower=_lower_model(lower, tail_info, eq),
+        lower=_lower_model(lower, choice.power, eq),
         upper=UpperTail(upper, eq.y_max, None if ctx.f_max is None else float(ctx.f_max)),
         atom=atom,
     )
     return V1Curve(
         evaluate=evaluate,
         info=tail_info,
-        warnings=list(warnings),
+        warnings=list(choice.warnings),
         f_opt=None if isinstance(lower, _PaperTail) else ctx.f_opt,
         power=power,
         atom=atom,
@@ -1438,23 +1566,24 @@ def table_curve(
     )
 
 
-def _lower_model(lower: _LowerTail, info: dict[str, Any], eq: _Eq28) -> LowerTail:
+def _lower_model(lower: _LowerTail, power: PowerInfo | None, eq: _Eq28) -> LowerTail:
     """The published form of a lower tail (point estimate; see :class:`LowerTail`)."""
     if isinstance(lower, _PowerTail):
-        lo, hi = info["beta_interval"]
+        assert power is not None
+        lo, hi = power.beta_interval
         return LowerTail(
             kind="power",
             limit=lower.limit,
             f_opt=lower.f_opt,
             v_top=math.exp(lower.ln_anchor),
             beta=lower.beta,
-            beta_se=float(info["beta_se"]),
+            beta_se=float(power.beta_se),
             beta_interval=(float(lo), float(hi)),
-            beta_source=info["beta_source"],
-            beta_derivation=info["beta_derivation"],
-            k=int(info["k"]),
-            requested_k=int(info["requested_k"]),
-            anchor_count=int(info["anchor_count"]),
+            beta_source=power.beta_source,
+            beta_derivation=power.beta_derivation,
+            k=int(power.k),
+            requested_k=int(power.requested_k),
+            anchor_count=int(power.anchor_count),
         )
     if isinstance(lower, _LinearTail):
         return LowerTail("linear", lower.limit, lower.f_opt, lower.v_top, atom=lower.atom)
@@ -1510,11 +1639,17 @@ def ranks_from_curve(
             values, curve, budget=budget, runs=runs, aggregate=aggregate, values_are=values_are
         )
     ln_v, lo, hi, method = curve.evaluate_errors(values) if gaps else curve.evaluate(values)
-    info = curve.info | {
-        "transform": {"budget": int(budget), "runs": int(runs), "aggregate": aggregate, "order": k}
-    }
+    info = RankTail(curve.info, Transform(int(budget), int(runs), aggregate, k))
     est = _Piece(ln_v, lo, hi, "")
-    return _result(est, method, int(budget), int(runs), k, info, list(curve.warnings))
+    return _result(est, method, int(budget), int(runs), k, info, curve_warnings(curve))
+
+
+def curve_warnings(curve: V1Curve) -> list[notices.Warning]:
+    """The curve's warnings as :class:`notices.Warning` (text from untyped curves gets the
+    code ``"curve"``)."""
+    return [
+        w if isinstance(w, notices.Warning) else notices.Warning("curve", w) for w in curve.warnings
+    ]
 
 
 def absolute_ranks(
@@ -1786,12 +1921,7 @@ def analytic_curve(kind: str, ctx: RankContext, *, cone_halfwidth: float | None 
         method = np.full(ln_v.shape, "analytic", dtype=object)
         return ln_v, ln_v - pad, np.minimum(ln_v + pad, 0.0), method
 
-    info = {
-        "mode": "analytic",
-        "kind": kind,
-        "rel_error": rel,
-        "region_volume_fraction": ctx.domain_volume_fraction,
-    }
+    info = AnalyticInfo(kind, rel, ctx.domain_volume_fraction)
     return V1Curve(
         evaluate=evaluate,
         info=info,

@@ -115,14 +115,13 @@ References
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from scipy import special
 
-from app.domain import absrank, validation
+from app.domain import absrank, notices, validation
 from app.domain.curves import V1Curve
 from app.domain.errors import InvalidInput, NotApplicable
 
@@ -134,7 +133,9 @@ __all__ = [
     "MEDIAN_TARGET",
     "METHODS",
     "POWER_REL_TOL",
+    "AggregateInfo",
     "aggregate_ranks",
+    "numerical_error_warning",
 ]
 
 LN10 = math.log(10.0)
@@ -692,12 +693,86 @@ def _finite(values: list[float]) -> list[float | None]:
     return [x / LN10 if math.isfinite(x) else None for x in values]
 
 
-def _info(kind: str, est: list[_Value], inverse: np.ndarray) -> dict[str, Any]:
+@dataclass(frozen=True)
+class AggregateInfo:
+    """The numerical method of a mean or an even median: ``RankResult.tail.aggregate``.
+
+    Attributes
+    ----------
+    statistic : {"mean", "median"}
+    definition : str
+        What ``v`` is, as a formula.
+    methods : Mapping of str to str
+        Each method used (``mean-power``, ``median-integral``, ...) and what it computes.
+    normal_approximation : str or None
+        ``"never used"`` for the mean (``None``: the median, which leaves the key out).
+    grid : Mapping of str to JSON
+        The grid's first and largest size, its target error and method limits.
+    cells : tuple of int, shape (n,)
+        Cells of the final grid per value (0 where exact).
+    numerical_error_log10 : tuple of float or None, shape (n,)
+        Estimated numerical error of ``log10 v`` per value.
+    max_numerical_error_log10 : float or None
+        Their maximum.
+    bracket_log10 : tuple of (float or None, float or None), shape (n,)
+        Rigorous numerical bracket of ``log10 v`` per value.
+    error_estimate : str
+        How the error and the bracket are obtained.
+    """
+
+    statistic: str
+    definition: str
+    methods: Mapping[str, str]
+    normal_approximation: str | None
+    grid: Mapping[str, object]
+    cells: tuple[int, ...]
+    numerical_error_log10: tuple[float | None, ...]
+    max_numerical_error_log10: float | None
+    bracket_log10: tuple[tuple[float | None, ...], ...]
+    error_estimate: str
+
+    def as_json(self, index: int | None = None) -> dict[str, object]:
+        """The JSON block; with ``index``, the per-value entries of that value alone."""
+
+        def per(x: tuple[object, ...]) -> object:
+            if index is not None:
+                item = x[index]
+                return list(item) if isinstance(item, tuple) else item
+            return [list(v) if isinstance(v, tuple) else v for v in x]
+
+        out: dict[str, object] = {
+            "statistic": self.statistic,
+            "definition": self.definition,
+            "methods": dict(self.methods),
+        }
+        if self.normal_approximation is not None:
+            out["normal_approximation"] = self.normal_approximation
+        out |= {
+            "grid": dict(self.grid),
+            "cells": per(self.cells),
+            "numerical_error_log10": per(self.numerical_error_log10),
+            "max_numerical_error_log10": self.max_numerical_error_log10,
+            "bracket_log10": per(self.bracket_log10),
+            "error_estimate": self.error_estimate,
+        }
+        return out
+
+
+def numerical_error_warning(count: int, threshold_log10: float, first: str) -> str:
+    """The text of the ``"numerical-error"`` warning, naming the first value ``first``."""
+    return (
+        f"{count} value(s) have a numerical error above {threshold_log10:.3g} in "
+        f"log10 v even on the largest grid (first: {first}); see "
+        "tail.aggregate.numerical_error_log10 (the interval includes it)"
+    )
+
+
+def _info(kind: str, est: list[_Value], inverse: np.ndarray) -> AggregateInfo:
     """The ``aggregate`` block of ``RankResult.tail`` (per-value lists in input order)."""
     per = [est[i] for i in inverse.tolist()]
     used = sorted({e.method for e in per} & set(METHODS))
     errors = _finite([e.error for e in per])
-    grid: dict[str, Any] = (
+    grid: dict[str, object] = (
         {
             "start_cells": MEAN_GRID[0],
             "max_cells": MEAN_GRID[1],
@@ -714,22 +789,22 @@ def _info(kind: str, est: list[_Value], inverse: np.ndarray) -> dict[str, Any]:
         }
     )
     desc = _DESCRIPTIONS[kind]
-    return {
-        "statistic": kind,
-        "definition": desc["definition"],
-        "methods": {m: desc[m] for m in used},
-        **({"normal_approximation": desc["normal_approximation"]} if kind == "mean" else {}),
-        "grid": grid,
-        "cells": [e.cells for e in per],
-        "numerical_error_log10": errors,
-        "max_numerical_error_log10": _finite([max((e.error for e in per), default=0.0)])[0],
-        "bracket_log10": [_finite(list(e.bracket)) for e in per],
-        "error_estimate": "numerical_error_log10: |R_n - R_n/2| of the Richardson-extrapolated "
+    return AggregateInfo(
+        statistic=kind,
+        definition=desc["definition"],
+        methods={m: desc[m] for m in used},
+        normal_approximation=desc["normal_approximation"] if kind == "mean" else None,
+        grid=grid,
+        cells=tuple(e.cells for e in per),
+        numerical_error_log10=tuple(errors),
+        max_numerical_error_log10=_finite([max((e.error for e in per), default=0.0)])[0],
+        bracket_log10=tuple(tuple(_finite(list(e.bracket))) for e in per),
+        error_estimate="numerical_error_log10: |R_n - R_n/2| of the Richardson-extrapolated "
         "estimates on n and n/2 cells (convolution, integral), half the Bonferroni range "
         "r (c - 1) v1/2 (mean-power with c > 1), else rounding; bracket_log10 is rigorous for the "
         "curve as given; each interval end is its curve's estimate widened by its error, never "
         "beyond the rigorous bracket",
-    }
+    )
 
 
 def _statistic(aggregate: str, runs: int) -> str | None:
@@ -847,17 +922,22 @@ def aggregate_ranks(
     )
     method = np.array([est[i].method for i in inverse.tolist()], dtype=object)
     method[np.isneginf(ln_v)] = "at-or-below-minimum"
-    info = curve.info | {
-        "transform": {"budget": budget, "runs": runs, "aggregate": aggregate, "order": None},
-        "aggregate": _info(kind, est, inverse),
-    }
-    warnings = list(curve.warnings)
+    info = absrank.RankTail(
+        curve.info,
+        absrank.Transform(budget, runs, aggregate, None),
+        _info(kind, est, inverse),
+    )
+    warnings = absrank.curve_warnings(curve)
     noisy = [i for i in range(values.size) if est[int(inverse[i])].error > _WARN_ERROR]
     if noisy:
+        threshold = _WARN_ERROR / LN10
         warnings.append(
-            f"{len(noisy)} value(s) have a numerical error above {_WARN_ERROR / LN10:.3g} in "
-            f"log10 v even on the largest grid (first: values[{noisy[0]}]); see "
-            "tail.aggregate.numerical_error_log10 (the interval includes it)"
+            notices.Warning(
+                "numerical-error",
+                numerical_error_warning(len(noisy), threshold, f"values[{noisy[0]}]"),
+                {"count": len(noisy), "index": noisy[0], "threshold_log10": threshold},
+                field="values",
+            )
         )
     with np.errstate(under="ignore"):
         v = np.exp(ln_v)

@@ -54,7 +54,7 @@ from scipy import special
 
 from app.domain import absrank, sampling, validation
 from app.domain.absrank import RankContext, TableData
-from app.domain.curves import NestedPiece, PowerLaw, V1Curve
+from app.domain.curves import NestedPiece, PowerLaw, V1Curve, info_json
 from app.domain.errors import InvalidInput, NotApplicable
 
 __all__ = [
@@ -1776,7 +1776,7 @@ def _level_info(
             "t_from": _finite_or_none(below),
             "t_below": _finite_or_none(plan.thresholds[m]),
         }
-        info["curve"] = curves[j].info
+        info["curve"] = info_json(curves[j].info)
     return info
 
 
@@ -1938,12 +1938,12 @@ def nested_curve(
                 method[mask] = [f"nested-{name}" for name in part_m]
         return ln_v, lo, hi, method
 
-    deep_info = curves[deepest].info
+    deep_info = info_json(curves[deepest].info)
     info: dict[str, Any] = {
         "mode": "nested",
         "method": "nested",
         "lower": "nested",
-        "upper": curves[0].info.get("upper"),
+        "upper": info_json(curves[0].info).get("upper"),
         "deepest_level": deepest,
         "levels_used": list(plan.used),
         "deepest_lower": deep_info.get("lower"),

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
-from app.domain import absrank
+from app.domain import absrank, aggregates, notices
 from app.domain.functions import BenchmarkFunction
 from app.errors import (
     AppError,
@@ -30,9 +29,36 @@ from app.services.functions import find_function
 from app.services.provenance import provenance
 from app.services.regions import rank_context
 
-#: Per-value lists of the numerical ``aggregate`` block (one entry per ranked value).
-_PER_VALUE_KEYS = ("cells", "numerical_error_log10", "bracket_log10")
-_VALUES_INDEX = re.compile(r"values\[(\d+)\]")
+
+def _below_minimum_text(count: int, f_opt: float, first: str) -> str:
+    """The text of the ``"below-minimum"`` warning, naming the first value ``first``."""
+    return (
+        f"{count} value(s) lie below f* = {f_opt!r} (first: {first}); "
+        "no point of the domain reaches them"
+    )
+
+
+def _int(data: Mapping[str, notices.JSONValue], key: str) -> int:
+    x = data[key]
+    assert isinstance(x, int)
+    return x
+
+
+def _float(data: Mapping[str, notices.JSONValue], key: str) -> float:
+    x = data[key]
+    assert isinstance(x, int | float)
+    return float(x)
+
+
+#: Warnings that point at one value (``data["index"]``), by code: their text naming it ``where``.
+_LOCATED: dict[str, Callable[[Mapping[str, notices.JSONValue], str], str]] = {
+    "numerical-error": lambda d, where: aggregates.numerical_error_warning(
+        _int(d, "count"), _float(d, "threshold_log10"), where
+    ),
+    "below-minimum": lambda d, where: _below_minimum_text(
+        _int(d, "count"), _float(d, "f_opt"), where
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -47,10 +73,37 @@ class RankWarning:
         The same warning without this request's function and numbers: answers that rank many
         functions (comparisons) give it once, with a count, in this wording. ``None``: the
         message is its own identity.
+    code : str
+        Stable identity (the domain warning's code, e.g. ``"numerical-error"``,
+        ``"below-minimum"``, ``"ladder-hint"``; ``"rank"`` for the service's other remarks).
+    data : Mapping of str to JSONValue
+        The numbers it was made from; ``index`` is the position in ``values`` of the value it
+        points at (see :meth:`located`).
     """
 
     message: str
     general: str | None = None
+    code: str = "rank"
+    data: Mapping[str, notices.JSONValue] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, w: notices.Warning) -> RankWarning:
+        """A domain warning as it is answered."""
+        return cls(w.message, code=w.code, data=w.data)
+
+    @property
+    def index(self) -> int | None:
+        """The position in ``values`` of the value the warning points at, if any."""
+        x = self.data.get("index")
+        return x if isinstance(x, int) and self.code in _LOCATED else None
+
+    def located(self, name: Callable[[int], str]) -> str:
+        """The message, with the value it points at (``values[i]``) called ``name(i)``
+        (e.g. ``lambda i: f"algorithm {names[i]!r}"``); the message itself otherwise."""
+        i = self.index
+        if i is None:
+            return self.message
+        return _LOCATED[self.code](self.data, name(i))
 
 
 @dataclass(frozen=True)
@@ -463,7 +516,9 @@ def _above_minimum(fn: BenchmarkFunction, req: RankRequest, sent: np.ndarray) ->
     return sent > 0.0 if req.values_are == "error" else sent > fn.f_opt
 
 
-def _resolution_warnings(req: RankRequest, fn: BenchmarkFunction, sent: list[float]) -> list[str]:
+def _resolution_warnings(
+    req: RankRequest, fn: BenchmarkFunction, sent: list[float]
+) -> list[RankWarning]:
     """Say so when values of ``f`` carry their gap ``t − f*`` with fewer than 6 digits.
 
     A value ``t`` sent as ``f`` holds the gap ``t − f*`` only to half an ulp of ``t`` (about
@@ -481,15 +536,22 @@ def _resolution_warnings(req: RankRequest, fn: BenchmarkFunction, sent: list[flo
     if not lossy.any():
         return []
     ulp = float(np.spacing(abs(fn.f_opt)))
+    first = float(t[lossy][0])
     return [
-        f"{int(lossy.sum())} value(s) (first: {float(t[lossy][0])!r}) lie so close to "
-        f"f* = {fn.f_opt!r} (float64 resolution {ulp:.3g} there) that their gap t - f* has "
-        "fewer than 6 significant digits: they are ranked at that rounded gap; send the errors "
-        "t - f* themselves with values_are='error' to keep their digits"
+        RankWarning(
+            f"{int(lossy.sum())} value(s) (first: {first!r}) lie so close to "
+            f"f* = {fn.f_opt!r} (float64 resolution {ulp:.3g} there) that their gap t - f* has "
+            "fewer than 6 significant digits: they are ranked at that rounded gap; send the "
+            "errors t - f* themselves with values_are='error' to keep their digits",
+            code="gap-resolution",
+            data={"count": int(lossy.sum()), "first": first, "f_opt": fn.f_opt, "ulp": ulp},
+        )
     ]
 
 
-def _below_minimum_warnings(req: RankRequest, fn: BenchmarkFunction, t: np.ndarray) -> list[str]:
+def _below_minimum_warnings(
+    req: RankRequest, fn: BenchmarkFunction, t: np.ndarray
+) -> list[RankWarning]:
     """Say so when values lie below the known minimum (likely a sign error or a wrong f*)."""
     if fn.f_opt is None:
         return []
@@ -498,31 +560,44 @@ def _below_minimum_warnings(req: RankRequest, fn: BenchmarkFunction, t: np.ndarr
     below = np.flatnonzero(sent < 0.0 if sent is not None else t < fn.f_opt)
     if below.size == 0:
         return []
+    first = int(below[0])
     out = [
-        f"{below.size} value(s) lie below f* = {fn.f_opt!r} (first: values[{int(below[0])}]); "
-        "no point of the domain reaches them"
+        RankWarning(
+            _below_minimum_text(int(below.size), float(fn.f_opt), f"values[{first}]"),
+            code="below-minimum",
+            data={"count": int(below.size), "index": first, "f_opt": float(fn.f_opt)},
+        )
     ]
     if req.tail == "paper":
         out.append(
-            "tail='paper' reproduces exp(t - y_1)/(N+1) as published: it is positive below f*, "
-            "where the true v is 0"
+            RankWarning(
+                "tail='paper' reproduces exp(t - y_1)/(N+1) as published: it is positive below "
+                "f*, where the true v is 0",
+                code="paper-tail-below-minimum",
+            )
         )
     return out
 
 
-def _anchor_warnings(req: RankRequest, tail: dict[str, Any]) -> list[str]:
+def _anchor_warnings(req: RankRequest, tail: absrank.RankTail) -> list[RankWarning]:
     """Say so when the power tail's anchor is not the ``tail_k`` asked for."""
-    k = tail.get("k")
+    k = tail.anchor_k
     if k is None or k == req.tail_k:
         return []
-    cap = tail.get("requested_k")
-    if isinstance(cap, int) and cap < req.tail_k:
+    cap = tail.requested_k
+    if cap is not None and cap < req.tail_k:
         why = f"the table keeps {cap} exact lowest samples, so k is capped at {cap}"
         if k != cap:
             why += f", then lowered to {k} (see the other warning)"
     else:
         why = "the anchor was lowered (see the other warning)"
-    return [f"tail_k = {req.tail_k} was requested; the power tail is anchored at k = {k}: {why}"]
+    return [
+        RankWarning(
+            f"tail_k = {req.tail_k} was requested; the power tail is anchored at k = {k}: {why}",
+            code="anchor-differs",
+            data={"tail_k": req.tail_k, "k": k, "requested_k": cap},
+        )
+    ]
 
 
 def rank_values(
@@ -593,10 +668,10 @@ def rank_values_warned(
     fn, source = _resolve(sm, settings, dispatcher, req, may_queue_builds=may_queue_builds)
     ctx = rank_context(fn, source.lower, source.upper, whole_domain=source.whole_domain)
     if req.runs_by_algorithm is not None:
-        body = _rank_runs(fn, source, ctx, req, req.runs_by_algorithm)
+        body, warnings = _rank_runs(fn, source, ctx, req, req.runs_by_algorithm)
     else:
-        body = _rank_values(fn, source, ctx, req)
-    warnings = [RankWarning(w) for w in body["warnings"]] + _ladder_hint(fn, source, req)
+        body, warnings = _rank_values(fn, source, ctx, req)
+    warnings += _ladder_hint(fn, source, req)
     if req.regions == "nested" and source.kind == "analytic":
         warnings.append(
             RankWarning(
@@ -604,6 +679,7 @@ def rank_values_warned(
                 "ladder (use_analytic=false uses the ladder)",
                 general="regions='nested': these functions have an exact v1, used instead of a "
                 "ladder (use_analytic=false uses the ladder)",
+                code="nested-analytic",
             )
         )
     body["warnings"] = [w.message for w in warnings]
@@ -656,12 +732,17 @@ def _provisional_warning(
         "are provisional (the tail model's, with no lower end)"
     )
     if awaited.status == "not-built":
-        return [RankWarning(f"{head}; {awaited.detail}", general=PROVISIONAL_NEEDS_KEY)]
+        return [
+            RankWarning(
+                f"{head}; {awaited.detail}", general=PROVISIONAL_NEEDS_KEY, code="provisional"
+            )
+        ]
     return [
         RankWarning(
             f"{head} until the nested-region ladder of {fn.id} is ready ({awaited.status}: "
             f"follow {awaited.location}); send the same request again then",
             general=PROVISIONAL,
+            code="provisional",
         )
     ]
 
@@ -690,6 +771,7 @@ def _ladder_hint(fn: BenchmarkFunction, source: _Source, req: RankRequest) -> li
             "ladder ranks them without extrapolation: send regions='nested' (queues "
             f'it) or POST /v1/tables {{"function_id": "{fn.id}", "ladder": true}}',
             general=LADDER_HINT,
+            code="ladder-hint",
         )
     ]
 
@@ -749,7 +831,7 @@ def _check_limits(req: RankRequest, settings: Settings) -> None:
 
 def _rank_values(
     fn: BenchmarkFunction, source: _Source, ctx: absrank.RankContext, req: RankRequest
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], list[RankWarning]]:
     """``values``: every value is one aggregate of ``req.runs`` runs."""
     assert req.values is not None
     t = _metric_values(fn, req)
@@ -776,12 +858,13 @@ def _rank_values(
             req.values, res, _provisional(source, fn, req, np.asarray(req.values, dtype=float))
         ),
         "algorithms": None,
-        "tail": res.tail,
-        "warnings": list(res.warnings)
+        "tail": res.tail.as_json(),
+    }, (
+        [RankWarning.of(w) for w in res.warnings]
         + _anchor_warnings(req, res.tail)
         + _below_minimum_warnings(req, fn, t)
-        + _resolution_warnings(req, fn, req.values),
-    }
+        + _resolution_warnings(req, fn, req.values)
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -840,20 +923,18 @@ def _naming_algorithm(name: str) -> Iterator[None]:
         raise
 
 
-def _algorithm_transform(res: absrank.RankResult) -> dict[str, Any]:
+def _algorithm_transform(res: absrank.RankResult) -> dict[str, object]:
     """The transform of one algorithm's rank, with its numerical block (one value) unwrapped."""
-    out = dict(res.tail["transform"])
-    block = res.tail.get("aggregate")
+    out = res.tail.transform.as_json()
+    block = res.tail.aggregate
     if block is not None:
-        out["aggregate_method"] = {
-            k: (v[0] if k in _PER_VALUE_KEYS else v) for k, v in block.items()
-        }
+        out["aggregate_method"] = block.as_json(index=0)
     return out
 
 
 def _rank_algorithm(
     name: str, runs: list[float], curve: absrank.V1Curve, req: RankRequest, offset: float
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[dict[str, Any], list[notices.Warning]]:
     """The rank of one algorithm's aggregate (``runs = len(runs)``) and its domain warnings
     (about ``values[0]``, the aggregate: :func:`_for_algorithms` names the algorithm)."""
     r = len(runs)
@@ -874,10 +955,10 @@ def _rank_algorithm(
     return entry, list(res.warnings)
 
 
-def _for_algorithms(warning: str, names: list[str]) -> str:
+def _for_algorithms(warning: RankWarning, names: list[str]) -> str:
     """A domain warning that several algorithms' aggregates got, once: it points at the first
     algorithm and counts and lists the others (at most 10 names)."""
-    text = _VALUES_INDEX.sub(f"runs_by_algorithm.{names[0]}", warning)
+    text = warning.located(lambda _: f"runs_by_algorithm.{names[0]}")
     if len(names) == 1:
         return text
     return f"{text} (the same for {len(names)} algorithms: {_listed(names)})"
@@ -894,7 +975,7 @@ def _rank_runs(
     ctx: absrank.RankContext,
     req: RankRequest,
     runs_by_algorithm: dict[str, list[float]],
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], list[RankWarning]]:
     """``runs_by_algorithm``: each algorithm's aggregate, and each run alone."""
     offset = _offset(fn, req)
     names = list(runs_by_algorithm)
@@ -910,9 +991,10 @@ def _rank_runs(
         )
     deep = _provisional(source, fn, req, sent)
     per_run = _items(flat, single, deep)
-    warnings = list(single.warnings)
+    warnings = [RankWarning.of(w) for w in single.warnings]
     algorithms: list[dict[str, Any]] = []
-    by_warning: dict[str, list[str]] = {}  # a domain warning -> the algorithms that got it
+    # a domain warning's text -> the warning and the algorithms that got it
+    by_warning: dict[str, tuple[notices.Warning, list[str]]] = {}
     start = 0
     for name in names:
         runs = runs_by_algorithm[name]
@@ -924,12 +1006,12 @@ def _rank_runs(
         start += len(runs)
         algorithms.append(entry)
         for w in extra:
-            by_warning.setdefault(w, []).append(name)
-    for w, got in by_warning.items():
-        text = _for_algorithms(w, got)
-        if text not in warnings:
-            warnings.append(text)
-    tail = {k: v for k, v in single.tail.items() if k not in ("transform", "aggregate")}
+            by_warning.setdefault(w.message, (w, []))[1].append(name)
+    for w, got in by_warning.values():
+        text = _for_algorithms(RankWarning.of(w), got)
+        if text not in (said.message for said in warnings):
+            warnings.append(RankWarning(text, code=w.code))
+    tail = single.tail.curve_json()
     return {
         "function_id": fn.id,
         "source": source.description,
@@ -939,13 +1021,14 @@ def _rank_runs(
         "results": [],
         "algorithms": algorithms,
         "tail": tail,
-        "warnings": warnings
-        + _anchor_warnings(req, tail)
+    }, (
+        warnings
+        + _anchor_warnings(req, single.tail)
         + _runs_below_minimum_warnings(
             fn, runs_by_algorithm, offset, errors=req.values_are == "error"
         )
-        + _resolution_warnings(req, fn, [v for runs in runs_by_algorithm.values() for v in runs]),
-    }
+        + _resolution_warnings(req, fn, [v for runs in runs_by_algorithm.values() for v in runs])
+    )
 
 
 def _aggregate_awaits(entry: dict[str, Any], runs_deep: np.ndarray) -> bool:
@@ -965,7 +1048,7 @@ def _runs_below_minimum_warnings(
     offset: float,
     *,
     errors: bool = False,
-) -> list[str]:
+) -> list[RankWarning]:
     """Runs below the known minimum (likely a sign error or a wrong f*): one warning that
     counts the runs and names the algorithms."""
     if fn.f_opt is None:
@@ -984,8 +1067,13 @@ def _runs_below_minimum_warnings(
         if len(names) == 1
         else f"{len(names)} algorithms ({_listed(names)})"
     )
+    count = sum(len(idx) for idx in below.values())
     return [
-        f"{sum(len(idx) for idx in below.values())} run(s) of {where} lie below f* = "
-        f"{fn.f_opt!r} (first: runs_by_algorithm.{first}.{below[first][0]}); no point of the "
-        "domain reaches them"
+        RankWarning(
+            f"{count} run(s) of {where} lie below f* = "
+            f"{fn.f_opt!r} (first: runs_by_algorithm.{first}.{below[first][0]}); no point of the "
+            "domain reaches them",
+            code="runs-below-minimum",
+            data={"count": count, "algorithms": tuple(names), "f_opt": fn.f_opt},
+        )
     ]
