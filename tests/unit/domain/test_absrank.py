@@ -10,12 +10,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy import special, stats
 
-from app.domain import absrank as absrank_module
 from app.domain.absrank import (
     RankContext,
     TableData,
-    _Eq28,
-    _upper_piece,
+    _logspace,
     absolute_ranks,
     analytic_ranks,
     build_table_data,
@@ -24,6 +22,8 @@ from app.domain.absrank import (
     log10_best_of_c,
     log10_order_statistic_cdf,
 )
+from app.domain.absrank._eq28 import Eq28 as _Eq28
+from app.domain.absrank._eq28 import upper_piece as _upper_piece
 from app.domain.analytic import box_distances, sphere_ln_cdf
 from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.sampling import scale_to_box, sobol_chunk
@@ -337,7 +337,9 @@ def test_power_tail_matches_exact_sphere_far_below_one_over_n() -> None:
     lo, hi = hill.tail.as_json()["beta_interval"]
     assert hill.tail.as_json()["beta_source"] == "hill"
     assert lo <= d / 2 <= hi
-    assert hill.tail.as_json()["beta_se"] == pytest.approx(hill.tail.as_json()["beta"] / math.sqrt(99))
+    assert hill.tail.as_json()["beta_se"] == pytest.approx(
+        hill.tail.as_json()["beta"] / math.sqrt(99)
+    )
     assert np.all((hill.log10_lo <= exact10) & (exact10 <= hill.log10_hi))
 
 
@@ -637,8 +639,8 @@ def test_build_table_data_bytes_equal_reference_at_chunk_scale(
 
 
 # the per-value Clopper–Pearson limits (unchanged): the reference calls them once per value
-_ref_ln_cp_lower = absrank_module._ln_cp_lower
-_ref_ln_cp_upper = absrank_module._ln_cp_upper
+_ref_ln_cp_lower = _logspace.ln_cp_lower
+_ref_ln_cp_upper = _logspace.ln_cp_upper
 
 
 def _ref_eq28_interval(table: TableData, alpha: float, t: np.ndarray) -> tuple:
@@ -712,7 +714,7 @@ def test_clopper_pearson_limits_are_computed_once_per_table_and_level(
         evaluated.append(np.broadcast(*args).size)
         return original(*args)
 
-    monkeypatch.setattr(absrank_module.special, "betaincinv", counting)
+    monkeypatch.setattr(_logspace.special, "betaincinv", counting)
     warm = absolute_ranks(t, table, _ctx(), tail="paper")
     assert evaluated == []  # every limit came from the table's cache
     fresh = absolute_ranks(t, decode_table_data(encode_table_data(table)), _ctx(), tail="paper")

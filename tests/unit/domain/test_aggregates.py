@@ -219,7 +219,9 @@ def test_median_of_two_is_the_mean_of_two() -> None:
     for c in (1, 7):
         mean = aggregate_ranks(t, curve, budget=c, runs=2, aggregate="mean")
         median = aggregate_ranks(t, curve, budget=c, runs=2, aggregate="median")
-        errors = [np.array(x.tail.as_json()["aggregate"]["numerical_error_log10"]) for x in (mean, median)]
+        errors = [
+            np.array(x.tail.as_json()["aggregate"]["numerical_error_log10"]) for x in (mean, median)
+        ]
         assert np.all(np.abs(median.log10_v - mean.log10_v) <= errors[0] + errors[1])
         np.testing.assert_allclose(median.log10_v, mean.log10_v, rtol=0, atol=1e-4)
 
@@ -350,7 +352,12 @@ def test_too_many_runs_for_the_convolution() -> None:
 def test_result_describes_the_transform_and_the_numerics() -> None:
     curve = _table_curve()
     res = absrank.ranks_from_curve(np.array([0.4, 0.5]), curve, budget=2, runs=4, aggregate="mean")
-    assert res.tail.as_json()["transform"] == {"budget": 2, "runs": 4, "aggregate": "mean", "order": None}
+    assert res.tail.as_json()["transform"] == {
+        "budget": 2,
+        "runs": 4,
+        "aggregate": "mean",
+        "order": None,
+    }
     info = res.tail.as_json()["aggregate"]
     assert info["statistic"] == "mean"
     assert set(info["methods"]) == {"mean-convolution"}
