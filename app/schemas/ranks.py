@@ -297,16 +297,23 @@ class RankItem(BaseModel):
     )
 
 
-class AlgorithmRank(RankItem):
+class AlgorithmRank(BaseModel):
     """One algorithm of ``runs_by_algorithm``: the rank of its aggregate and of every run.
 
     ``value`` is the aggregate of its runs (in the units sent: an error when values_are='error');
     ``v`` ranks it among aggregates of ``runs`` uniform-random-search runs of the same budget.
+    The fields of :class:`RankItem` follow ``algorithm``, ``runs`` and ``aggregate`` (the order
+    the answer has always had; ``provisional`` last).
     """
 
     algorithm: str
     runs: int = Field(description="r: the number of runs sent for this algorithm")
     aggregate: str = Field(description="how its runs were aggregated ('best' when r = 1)")
+    value: float
+    v: float = RankItem.model_fields["v"]
+    log10_v: float | None = RankItem.model_fields["log10_v"]
+    method: str = RankItem.model_fields["method"]
+    interval: RankInterval
     transform: dict[str, Any] = Field(
         description="budget, runs, aggregate and order of this rank; with mean or an even "
         "median also the numerical method, grid and error ('aggregate' block)"
@@ -314,12 +321,16 @@ class AlgorithmRank(RankItem):
     per_run: list[RankItem] = Field(
         description="every run ranked alone (runs = 1, the same budget), in the order sent"
     )
+    provisional: bool = RankItem.model_fields["provisional"]
 
 
 class RankResponse(BaseModel):
     """Absolute ranks with their provenance."""
 
     model_config = ConfigDict(
+        # the open blocks (source, tail, provenance) are sent as the service built them: a
+        # non-finite float there is written as it always was (Infinity), not as null
+        ser_json_inf_nan="constants",
         json_schema_extra={
             "examples": [
                 {
