@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -174,16 +175,24 @@ class AnalyticInfo:
         }
 
 
-CurveDescription = CurveInfo | AnalyticInfo | JSONObject
-"""What ``V1Curve.info`` holds: a table's or an exact form's typed record, or the JSON block of
-a curve built elsewhere (a nested ladder, :mod:`app.domain.nested`)."""
+class Described(Protocol):
+    """A typed description of a curve built elsewhere (e.g. a nested ladder's record)."""
+
+    def as_json(self) -> dict[str, object]:
+        """Its JSON block, keys in the answer's order."""
+        ...
+
+
+CurveDescription = CurveInfo | AnalyticInfo | Described | JSONObject
+"""What ``V1Curve.info`` holds: a table's or an exact form's typed record, another typed record
+with ``as_json`` (a nested ladder's), or a plain JSON block."""
 
 
 def info_json(info: CurveDescription) -> dict[str, object]:
     """The JSON block of a curve's description (a new dict)."""
-    if isinstance(info, CurveInfo | AnalyticInfo):
-        return info.as_json()
-    return dict(info)
+    if isinstance(info, Mapping):
+        return dict(info)
+    return info.as_json()
 
 
 @dataclass(frozen=True)

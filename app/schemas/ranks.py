@@ -272,28 +272,34 @@ class RankInterval(BaseModel):
     v_hi: float
 
 
+_V = "may underflow to 0.0 below 1e-308; log10_v is authoritative"
+_LOG10_V = "null only when v is exactly 0: t below f*, or t = f* without an atom"
+_METHOD = (
+    "interpolated | tail-power | tail-linear | tail-paper | analytic | atom | "
+    "upper-tail | at-or-below-minimum (nested-<one of these> on a ladder); over runs that "
+    "are no order statistic: mean-power | mean-convolution | mean-exact | median-integral | "
+    "median-exact"
+)
+_PROVISIONAL = (
+    "true: the value lies below the lowest sample y_1 of the domain table and "
+    "above f*, where a tail model extrapolates, and the function's nested-region ladder "
+    "that ranks it without extrapolation is awaited (see the response's `awaiting`); v is "
+    "the tail model's meanwhile and the interval has no lower end. Sent only when true"
+)
+
+
 class RankItem(BaseModel):
     """The absolute rank of one value (lower is better)."""
 
     value: float
-    v: float = Field(description="may underflow to 0.0 below 1e-308; log10_v is authoritative")
-    log10_v: float | None = Field(
-        description="null only when v is exactly 0: t below f*, or t = f* without an atom"
-    )
-    method: str = Field(
-        description="interpolated | tail-power | tail-linear | tail-paper | analytic | atom | "
-        "upper-tail | at-or-below-minimum (nested-<one of these> on a ladder); over runs that "
-        "are no order statistic: mean-power | mean-convolution | mean-exact | median-integral | "
-        "median-exact"
-    )
+    v: float = Field(description=_V)
+    log10_v: float | None = Field(description=_LOG10_V)
+    method: str = Field(description=_METHOD)
     interval: RankInterval
     provisional: bool = Field(
         False,
         exclude_if=lambda v: not v,  # sent only when true: final answers keep their bytes
-        description="true: the value lies below the lowest sample y_1 of the domain table and "
-        "above f*, where a tail model extrapolates, and the function's nested-region ladder "
-        "that ranks it without extrapolation is awaited (see the response's `awaiting`); v is "
-        "the tail model's meanwhile and the interval has no lower end. Sent only when true",
+        description=_PROVISIONAL,
     )
 
 
@@ -302,17 +308,18 @@ class AlgorithmRank(BaseModel):
 
     ``value`` is the aggregate of its runs (in the units sent: an error when values_are='error');
     ``v`` ranks it among aggregates of ``runs`` uniform-random-search runs of the same budget.
-    The fields of :class:`RankItem` follow ``algorithm``, ``runs`` and ``aggregate`` (the order
-    the answer has always had; ``provisional`` last).
     """
+
+    # RankItem's fields after algorithm, runs and aggregate, provisional last: the order the
+    # answer has always had (not a subclass of RankItem, whose fields would come first)
 
     algorithm: str
     runs: int = Field(description="r: the number of runs sent for this algorithm")
     aggregate: str = Field(description="how its runs were aggregated ('best' when r = 1)")
     value: float
-    v: float = RankItem.model_fields["v"]
-    log10_v: float | None = RankItem.model_fields["log10_v"]
-    method: str = RankItem.model_fields["method"]
+    v: float = Field(description=_V)
+    log10_v: float | None = Field(description=_LOG10_V)
+    method: str = Field(description=_METHOD)
     interval: RankInterval
     transform: dict[str, Any] = Field(
         description="budget, runs, aggregate and order of this rank; with mean or an even "
@@ -321,7 +328,11 @@ class AlgorithmRank(BaseModel):
     per_run: list[RankItem] = Field(
         description="every run ranked alone (runs = 1, the same budget), in the order sent"
     )
-    provisional: bool = RankItem.model_fields["provisional"]
+    provisional: bool = Field(
+        False,
+        exclude_if=lambda v: not v,  # sent only when true: final answers keep their bytes
+        description=_PROVISIONAL,
+    )
 
 
 class RankResponse(BaseModel):
@@ -420,7 +431,7 @@ class RankResponse(BaseModel):
                     "provenance": {"service": "absrank", "request_sha256": "51ab..."},
                 },
             ]
-        }
+        },
     )
     function_id: str
     source: dict[str, Any]

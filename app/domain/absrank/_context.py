@@ -180,7 +180,7 @@ class RankTail:
             return None if self.curve.power is None else self.curve.power.k
         if isinstance(self.curve, AnalyticInfo):
             return None
-        k = self.curve.get("k")  # a nested ladder's block: its deepest level's anchor
+        k = info_json(self.curve).get("k")  # a nested ladder's: its deepest level's anchor
         return k if isinstance(k, int) else None
 
     @property

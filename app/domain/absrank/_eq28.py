@@ -83,7 +83,8 @@ class Eq28:
         return self._ln_v(t, self.table.values)
 
     def _ln_v(self, x: np.ndarray, knots: np.ndarray) -> np.ndarray:
-        return np.log(np.interp(x, knots, self.table.counts[: knots.size])) - self.ln_n1
+        out_: np.ndarray = np.log(np.interp(x, knots, self.table.counts[: knots.size])) - self.ln_n1
+        return out_
 
     def bracket(
         self, t: np.ndarray, knots: np.ndarray | None = None
@@ -142,8 +143,17 @@ class Eq28:
 
 
 class LowerTailModel(Protocol):
-    limit: float  # the tail is used for t < limit
-    uses_atom: bool
+    """A lower tail: ``v1`` below ``limit``, and whether the atom at ``f*`` applies to it."""
+
+    @property
+    def limit(self) -> float:
+        """The tail is used for ``t < limit``."""
+        ...
+
+    @property
+    def uses_atom(self) -> bool:
+        """Whether the registered atom and ``v1 = 0`` below ``f*`` apply."""
+        ...
 
     def piece(self, t: np.ndarray, gap: np.ndarray | None = None) -> Piece: ...
 

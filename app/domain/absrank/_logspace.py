@@ -25,7 +25,10 @@ _SMALL_LN = -20.0  # below this, series expansions replace log1p/expm1 (x = e^a 
 def ln1m_exp(ln_p: np.ndarray) -> np.ndarray:
     """``ln(1 − p)`` from ``ln p`` without cancellation."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.where(ln_p > -math.log(2.0), np.log(-np.expm1(ln_p)), np.log1p(-np.exp(ln_p)))
+        out_: np.ndarray = np.where(
+            ln_p > -math.log(2.0), np.log(-np.expm1(ln_p)), np.log1p(-np.exp(ln_p))
+        )
+        return out_
 
 
 def _ln_neg_ln1m(ln_p: np.ndarray) -> np.ndarray:
@@ -34,7 +37,8 @@ def _ln_neg_ln1m(ln_p: np.ndarray) -> np.ndarray:
         p = np.exp(ln_p)
         series = ln_p + np.log1p(p / 2.0 + p * p / 3.0)
         direct = np.log(-np.log1p(-p))
-        return np.where(ln_p < _SMALL_LN, series, direct)
+        out_: np.ndarray = np.where(ln_p < _SMALL_LN, series, direct)
+        return out_
 
 
 def _ln_one_minus_exp_neg_exp(a: np.ndarray) -> np.ndarray:
@@ -43,7 +47,8 @@ def _ln_one_minus_exp_neg_exp(a: np.ndarray) -> np.ndarray:
         x = np.exp(a)
         series = a + np.log1p(-x / 2.0 + x * x / 6.0)
         direct = np.log(-np.expm1(-x))
-        return np.where(a < _SMALL_LN, series, direct)
+        out_: np.ndarray = np.where(a < _SMALL_LN, series, direct)
+        return out_
 
 
 def ln_best_of_c(ln_v1: np.ndarray, c: int) -> np.ndarray:
@@ -51,7 +56,8 @@ def ln_best_of_c(ln_v1: np.ndarray, c: int) -> np.ndarray:
     if c == 1:
         return np.array(ln_v1, dtype=np.float64)
     out = _ln_one_minus_exp_neg_exp(math.log(c) + _ln_neg_ln1m(ln_v1))
-    return np.minimum(out, 0.0)
+    out_: np.ndarray = np.minimum(out, 0.0)
+    return out_
 
 
 def _log_sum_rows(terms: np.ndarray) -> np.ndarray:
@@ -73,7 +79,8 @@ def ln_binom_sf(ln_p: np.ndarray, r: int, k: int) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         fail = np.where(j[None, :] == r, 0.0, (r - j)[None, :] * ln_q[:, None])
         terms = ln_comb[None, :] + j[None, :] * ln_p[:, None] + fail
-    return np.minimum(_log_sum_rows(terms), 0.0)
+    out_: np.ndarray = np.minimum(_log_sum_rows(terms), 0.0)
+    return out_
 
 
 def log10_best_of_c(log10_v1: np.ndarray, c: int) -> np.ndarray:
@@ -182,7 +189,8 @@ class CPLimits:
             got = limit(self.counts[need] - shift, self.n, self.alpha)
             store[need] = got
             out[miss] = got[inverse]
-        return out
+        out_: np.ndarray = out
+        return out_
 
     def lower(self, j: np.ndarray) -> np.ndarray:
         return self._memo(self._lower, j, ln_cp_lower, 0)

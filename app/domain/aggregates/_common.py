@@ -44,7 +44,8 @@ def ln1m_exp(x: np.ndarray) -> np.ndarray:
     """``ln(1 − e^x)`` for ``x <= 0`` without cancellation (``-inf`` at ``x = 0``)."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+        out_: np.ndarray = np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+        return out_
 
 
 def ln_diff(ln_hi: np.ndarray, ln_lo: np.ndarray) -> np.ndarray:

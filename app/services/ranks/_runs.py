@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -43,7 +43,7 @@ def _median(x: list[float]) -> float:
 
 
 #: The aggregate value of one algorithm's runs, as the service computes it.
-AGGREGATE_VALUE = {
+AGGREGATE_VALUE: dict[str, Callable[[list[float]], float]] = {
     "best": min,
     "worst": max,
     "median": _median,

@@ -218,7 +218,8 @@ def deep_values(fn: BenchmarkFunction, req: RankRequest, y1: float) -> np.ndarra
     )
     x = np.asarray(sent, dtype=np.float64)
     t = x + value_offset(fn, req)
-    return t[(t < y1) & above_minimum(fn, req, x)]
+    out_: np.ndarray = t[(t < y1) & above_minimum(fn, req, x)]
+    return out_
 
 
 def _ladder_for_deep_values(

@@ -87,7 +87,8 @@ def provisional(
     if source.provisional_below is None:
         return None
     t = sent + value_offset(fn, req)
-    return (t < source.provisional_below) & above_minimum(fn, req, sent)
+    out_: np.ndarray = (t < source.provisional_below) & above_minimum(fn, req, sent)
+    return out_
 
 
 #: A value sent as ``f`` whose gap ``t − f*`` is resolved more coarsely than this (relative)
