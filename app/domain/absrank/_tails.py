@@ -31,16 +31,25 @@ class TailInputs:
 
 
 @dataclass(frozen=True)
-class _TailChoice:
-    """A lower tail, its name in the answer, the power tail's record and the fallbacks taken."""
+class TailChoice:
+    """The lower tail that applies, as :data:`LOWER_TAILS` choose it.
+
+    Attributes
+    ----------
+    tail : LowerTailModel
+        The tail's ``v1`` below its limit.
+    lower : {"paper", "linear", "power"}
+        Its name in the answer (``tail.lower``).
+    power : PowerInfo or None
+        The power tail's record (anchor, ``β``, validity); ``None`` for the other tails.
+    warnings : tuple of notices.Warning
+        Fallbacks taken (power tail refused or not tried, paper tail without ``f*``, ...).
+    """
 
     tail: LowerTailModel
-    lower: str  # "paper" | "linear" | "power"
+    lower: str
     power: PowerInfo | None = None
     warnings: tuple[notices.Warning, ...] = ()
-
-
-TailChoice = _TailChoice
 
 
 def _require_f_opt(inp: TailInputs, mode: str) -> float:
@@ -56,12 +65,12 @@ def _require_f_opt(inp: TailInputs, mode: str) -> float:
 
 
 def _paper_tail(inp: TailInputs) -> TailChoice:
-    return _TailChoice(PaperTail(inp.eq, inp.eq.y_min), "paper")
+    return TailChoice(PaperTail(inp.eq, inp.eq.y_min), "paper")
 
 
 def _linear_tail(inp: TailInputs) -> TailChoice:
     f_opt = _require_f_opt(inp, "linear")
-    return _TailChoice(LinearTail(inp.eq, f_opt, inp.ctx.atom, inp.eq.y_min), "linear")
+    return TailChoice(LinearTail(inp.eq, f_opt, inp.ctx.atom, inp.eq.y_min), "linear")
 
 
 def _clipping(points: np.ndarray, ctx: RankContext) -> dict[str, object]:
@@ -309,7 +318,7 @@ def _power_tail(inp: TailInputs) -> TailChoice:
             field="tail",
         ),
     )
-    return _TailChoice(tail, "power", info, warnings if rejected else ())
+    return TailChoice(tail, "power", info, warnings if rejected else ())
 
 
 def _auto_tail(inp: TailInputs) -> TailChoice:
