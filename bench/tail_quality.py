@@ -719,6 +719,7 @@ def _check_text(chk: dict[str, Any]) -> str:
 
 def accuracy_case(fid: str, kind: str, settings: Any, use_cache: bool) -> dict[str, Any]:
     from app.domain import absrank
+    from app.domain.curves import info_json
     from app.domain.errors import DomainError
     from app.domain.functions import get_function
     from app.errors import AppError
@@ -757,9 +758,9 @@ def accuracy_case(fid: str, kind: str, settings: Any, use_cache: bool) -> dict[s
             "refused": None,
             "decades": _errors(ln_p, rv),
             "method": list(m_p),
-            "beta": power.info.get("beta"),
-            "beta_source": power.info.get("beta_source"),
-            "k_anchor": power.info.get("k"),
+            "beta": info_json(power.info).get("beta"),
+            "beta_source": info_json(power.info).get("beta_source"),
+            "k_anchor": info_json(power.info).get("k"),
         }
     except (DomainError, AppError) as exc:
         out["power"] = {"refused": str(exc), "decades": [None] * len(t), "method": []}
@@ -768,8 +769,8 @@ def accuracy_case(fid: str, kind: str, settings: Any, use_cache: bool) -> dict[s
     out["auto"] = {
         "decades": _errors(ln_a, rv),
         "method": list(m_a),
-        "lower": auto.info.get("lower"),
-        "warnings": auto.warnings,
+        "lower": info_json(auto.info).get("lower"),
+        "warnings": [str(w) for w in auto.warnings],
     }
     # (b) nested regions, as the service combines them
     curve = nested_curve_for(fn, ladder)

@@ -135,7 +135,8 @@ class _Ball:
 
     def ln_cdf(self, s: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore"):
-            return self.ln_const + self.half_dim * np.log(s)
+            out_: np.ndarray = self.ln_const + self.half_dim * np.log(s)
+            return out_
 
 
 def _log_sum(terms: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
@@ -144,7 +145,8 @@ def _log_sum(terms: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
         top = np.max(terms, axis=axis, keepdims=True)
         safe = np.where(np.isfinite(top), top, 0.0)
         out = np.log(np.sum(np.exp(terms - safe), axis=axis, keepdims=True)) + safe
-    return np.squeeze(out, axis=axis)
+    out_: np.ndarray = np.squeeze(out, axis=axis)
+    return out_
 
 
 class _Cdf:
@@ -181,7 +183,8 @@ class _OneDim(_Cdf):
         (ax,) = self.axes
         r = np.sqrt(s)
         total = sum(w * np.minimum(r, c) for c, w in zip(ax.sides, ax.weights, strict=True))
-        return np.log(total)
+        out_: np.ndarray = np.log(total)
+        return out_
 
 
 def _quadrant_area(s: np.ndarray, c1: float, c2: float) -> np.ndarray:
@@ -193,9 +196,11 @@ def _quadrant_area(s: np.ndarray, c1: float, c2: float) -> np.ndarray:
     def primitive(x: np.ndarray) -> np.ndarray:  # ∫_0^x sqrt(s - t²) dt, for 0 <= x <= r
         # (r - x)(r + x) instead of s - x²: exactly 0 at x = r (no square root of rounding noise)
         chord = np.sqrt(np.maximum((r - x) * (r + x), 0.0))
-        return 0.5 * (x * chord + s * np.arcsin(np.minimum(x / r, 1.0)))
+        out_: np.ndarray = 0.5 * (x * chord + s * np.arcsin(np.minimum(x / r, 1.0)))
+        return out_
 
-    return c2 * x0 + primitive(big_x) - primitive(x0)
+    out_: np.ndarray = c2 * x0 + primitive(big_x) - primitive(x0)
+    return out_
 
 
 class _TwoDim(_Cdf):
@@ -207,7 +212,8 @@ class _TwoDim(_Cdf):
         for c1, w1 in zip(ax1.sides, ax1.weights, strict=True):
             for c2, w2 in zip(ax2.sides, ax2.weights, strict=True):
                 total += w1 * w2 * _quadrant_area(s, c1, c2)
-        return np.log(total)
+        out_: np.ndarray = np.log(total)
+        return out_
 
 
 class _Convolved(_Cdf):
@@ -248,7 +254,8 @@ class _Gridded(_Cdf):
         )
 
     def _middle(self, s: np.ndarray) -> np.ndarray:
-        return self.spline(np.log(s))
+        out_: np.ndarray = self.spline(np.log(s))
+        return out_
 
 
 def _separated(breaks: np.ndarray, rel: float = 1e-9) -> np.ndarray:
@@ -441,4 +448,5 @@ def cone_ln_cdf(ln_q: np.ndarray, a: np.ndarray, b: np.ndarray, halfwidth: float
         ln_part = np.minimum(ln_rho[None, :, :], ln_sides)  # ln min(ρ, c)
         ln_part = np.where(sides[:, None, :] > 0, ln_part, -np.inf)
         ln_coord = np.logaddexp(ln_part[0], ln_part[1]) - np.log(a + b)[None, :]
-    return np.minimum(np.sum(ln_coord, axis=1), 0.0)
+    out_: np.ndarray = np.minimum(np.sum(ln_coord, axis=1), 0.0)
+    return out_

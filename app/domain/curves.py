@@ -8,15 +8,191 @@ means and medians over ``r`` runs (:mod:`app.domain.aggregates`) only ever see t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
+from app.domain import notices
 from app.domain.errors import NotApplicable
 
-__all__ = ["LowerTail", "NestedPiece", "PowerLaw", "TableCurve", "UpperTail", "V1Curve"]
+__all__ = [
+    "AnalyticInfo",
+    "CurveDescription",
+    "CurveInfo",
+    "Evaluation",
+    "JSONObject",
+    "LowerTail",
+    "NestedPiece",
+    "PowerInfo",
+    "PowerLaw",
+    "TableCurve",
+    "UpperTail",
+    "V1Curve",
+    "info_json",
+]
+
+FloatArray = npt.NDArray[np.float64]
+Evaluation = tuple[FloatArray, FloatArray, FloatArray, npt.NDArray[np.object_]]
+"""``(ln_v, ln_lo, ln_hi, method)`` of a curve at ``n`` points, each of shape ``(n,)``."""
+JSONObject = Mapping[str, object]
+"""A JSON object as the answer carries it (nested blocks whose shape the schema leaves open)."""
+
+
+@dataclass(frozen=True)
+class PowerInfo:
+    """How a table curve's power tail was obtained (the power keys of ``RankResult.tail``).
+
+    Attributes
+    ----------
+    beta : float
+        The exponent ``β`` used.
+    beta_source : {"registered", "hill"}
+        Registered with the function, or the Hill estimate on the lowest samples.
+    beta_se : float
+        Its standard error (0 when registered).
+    beta_interval : tuple of float
+        ``(lo, hi)`` of ``β`` at the Bonferroni-split level (``(β, β)`` when registered).
+    beta_derivation : str
+        Why ``β`` has its value.
+    k : int
+        The anchor order statistic used.
+    requested_k : int
+        The anchor asked for, capped by ``k_exact`` and the stored lowest samples.
+    anchor_value : float
+        ``y_k`` (units of ``f``).
+    anchor_count : int
+        ``c_k = #{y_i <= y_k}``.
+    validity : JSONObject
+        The clipping check (``ok``, ``threshold``, ``max_share``, ...; or ``checked: false``),
+        the power-law fit (``fit``) and the refused larger anchors (``rejected_anchors``).
+    """
+
+    beta: float
+    beta_source: str
+    beta_se: float
+    beta_interval: tuple[float, float]
+    beta_derivation: str
+    k: int
+    requested_k: int
+    anchor_value: float
+    anchor_count: int
+    validity: JSONObject
+
+
+@dataclass(frozen=True)
+class CurveInfo:
+    """Description of a table curve's models: ``RankResult.tail`` without the transform.
+
+    Attributes
+    ----------
+    mode : {"auto", "paper", "linear", "power"}
+        The tail mode asked for.
+    lower : {"paper", "linear", "power"}
+        The lower tail used.
+    upper : {"paper", "linear-to-f_max", "flat"}
+        The upper tail used.
+    atom : float
+        The registered plateau mass at ``f*`` (0 if none).
+    n : int
+        ``N``, samples of the table.
+    max_interp_error : float
+        The table's bound on ``|v_stored − v_eq28|``.
+    confidence : float
+        Level of the intervals.
+    region_volume_fraction : float
+        ``Leb(region ∩ Ω)/Leb(Ω)`` (ranks are relative to the region).
+    power : PowerInfo or None
+        The power tail's record (``lower == "power"`` only).
+    """
+
+    mode: str
+    lower: str
+    upper: str
+    atom: float
+    n: int
+    max_interp_error: float
+    confidence: float
+    region_volume_fraction: float
+    power: PowerInfo | None = None
+
+    def as_json(self) -> dict[str, object]:
+        """The JSON block, keys in the order the answer has always had."""
+        p = self.power
+        out: dict[str, object] = {
+            "mode": self.mode,
+            "lower": self.lower,
+            "upper": self.upper,
+            "beta": None if p is None else p.beta,
+            "beta_source": None if p is None else p.beta_source,
+            "beta_se": None if p is None else p.beta_se,
+            "k": None if p is None else p.k,
+            "anchor_value": None if p is None else p.anchor_value,
+            "validity": None if p is None else p.validity,
+            "atom": self.atom,
+            "n": self.n,
+            "max_interp_error": self.max_interp_error,
+            "confidence": self.confidence,
+            "region_volume_fraction": self.region_volume_fraction,
+        }
+        if p is not None:
+            out |= {
+                "beta_interval": list(p.beta_interval),
+                "beta_derivation": p.beta_derivation,
+                "requested_k": p.requested_k,
+                "anchor_count": p.anchor_count,
+            }
+        return out
+
+
+@dataclass(frozen=True)
+class AnalyticInfo:
+    """Description of an exact ``v1`` (:func:`app.domain.absrank.analytic_curve`).
+
+    Attributes
+    ----------
+    kind : {"sphere", "cone"}
+        The exact form.
+    rel_error : float
+        Relative numerical error bound of ``v1`` (the interval's half-width, relative).
+    region_volume_fraction : float
+        ``Leb(region ∩ Ω)/Leb(Ω)``.
+    """
+
+    kind: str
+    rel_error: float
+    region_volume_fraction: float
+
+    def as_json(self) -> dict[str, object]:
+        """The JSON block (``mode: "analytic"`` first)."""
+        return {
+            "mode": "analytic",
+            "kind": self.kind,
+            "rel_error": self.rel_error,
+            "region_volume_fraction": self.region_volume_fraction,
+        }
+
+
+class Described(Protocol):
+    """A typed description of a curve built elsewhere (e.g. a nested ladder's record)."""
+
+    def as_json(self) -> dict[str, object]:
+        """Its JSON block, keys in the answer's order."""
+        ...
+
+
+CurveDescription = CurveInfo | AnalyticInfo | Described | JSONObject
+"""What ``V1Curve.info`` holds: a table's or an exact form's typed record, another typed record
+with ``as_json`` (a nested ladder's), or a plain JSON block."""
+
+
+def info_json(info: CurveDescription) -> dict[str, object]:
+    """The JSON block of a curve's description (a new dict)."""
+    if isinstance(info, Mapping):
+        return dict(info)
+    return info.as_json()
 
 
 @dataclass(frozen=True)
@@ -54,10 +230,12 @@ class V1Curve:
     evaluate : callable
         ``t (n,) -> (ln_v, ln_lo, ln_hi, method)``: natural logs of ``v1`` and of its interval
         ends (``-inf`` where 0), and the method per value (one of :data:`METHODS`).
-    info : dict
-        JSON-ready description of the models used (``RankResult.tail``).
-    warnings : list of str
-        Fallbacks taken while building the curve.
+    info : CurveDescription
+        Description of the models used (:class:`CurveInfo` for a table, :class:`AnalyticInfo`
+        for an exact form, a JSON block for a nested ladder; :func:`info_json` renders it).
+    warnings : sequence of notices.Warning or str
+        Fallbacks taken while building the curve (plain text from curves built outside the
+        numerical core's typed code, e.g. a nested ladder's).
     f_opt : float or None
         Lower end of the support of ``f(U)`` when known (``v1 = 0`` below it).
     power : PowerLaw or None
@@ -78,21 +256,17 @@ class V1Curve:
         ``evaluate(f_opt + gap)``.
     """
 
-    evaluate: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
-    info: dict[str, Any]
-    warnings: list[str]
+    evaluate: Callable[[FloatArray], Evaluation]
+    info: CurveDescription
+    warnings: Sequence[notices.Warning | str]
     f_opt: float | None
     power: PowerLaw | None = None
     atom: float = 0.0
     table: TableCurve | None = None
     pieces: tuple[NestedPiece, ...] = ()
-    evaluate_gap: (
-        Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None
-    ) = None
+    evaluate_gap: Callable[[FloatArray], Evaluation] | None = None
 
-    def evaluate_errors(
-        self, gap: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def evaluate_errors(self, gap: npt.ArrayLike) -> Evaluation:
         """``v1`` at ``f* + gap`` from the exact gaps (see ``evaluate_gap``).
 
         Raises
@@ -201,8 +375,8 @@ class TableCurve:
     """
 
     n: int
-    values: np.ndarray
-    counts: np.ndarray
+    values: FloatArray
+    counts: npt.NDArray[np.int64]
     lower: LowerTail
     upper: UpperTail
     atom: float = 0.0

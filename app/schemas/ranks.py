@@ -272,41 +272,55 @@ class RankInterval(BaseModel):
     v_hi: float
 
 
+_V = "may underflow to 0.0 below 1e-308; log10_v is authoritative"
+_LOG10_V = "null only when v is exactly 0: t below f*, or t = f* without an atom"
+_METHOD = (
+    "interpolated | tail-power | tail-linear | tail-paper | analytic | atom | "
+    "upper-tail | at-or-below-minimum (nested-<one of these> on a ladder); over runs that "
+    "are no order statistic: mean-power | mean-convolution | mean-exact | median-integral | "
+    "median-exact"
+)
+_PROVISIONAL = (
+    "true: the value lies below the lowest sample y_1 of the domain table and "
+    "above f*, where a tail model extrapolates, and the function's nested-region ladder "
+    "that ranks it without extrapolation is awaited (see the response's `awaiting`); v is "
+    "the tail model's meanwhile and the interval has no lower end. Sent only when true"
+)
+
+
 class RankItem(BaseModel):
     """The absolute rank of one value (lower is better)."""
 
     value: float
-    v: float = Field(description="may underflow to 0.0 below 1e-308; log10_v is authoritative")
-    log10_v: float | None = Field(
-        description="null only when v is exactly 0: t below f*, or t = f* without an atom"
-    )
-    method: str = Field(
-        description="interpolated | tail-power | tail-linear | tail-paper | analytic | atom | "
-        "upper-tail | at-or-below-minimum (nested-<one of these> on a ladder); over runs that "
-        "are no order statistic: mean-power | mean-convolution | mean-exact | median-integral | "
-        "median-exact"
-    )
+    v: float = Field(description=_V)
+    log10_v: float | None = Field(description=_LOG10_V)
+    method: str = Field(description=_METHOD)
     interval: RankInterval
     provisional: bool = Field(
         False,
         exclude_if=lambda v: not v,  # sent only when true: final answers keep their bytes
-        description="true: the value lies below the lowest sample y_1 of the domain table and "
-        "above f*, where a tail model extrapolates, and the function's nested-region ladder "
-        "that ranks it without extrapolation is awaited (see the response's `awaiting`); v is "
-        "the tail model's meanwhile and the interval has no lower end. Sent only when true",
+        description=_PROVISIONAL,
     )
 
 
-class AlgorithmRank(RankItem):
+class AlgorithmRank(BaseModel):
     """One algorithm of ``runs_by_algorithm``: the rank of its aggregate and of every run.
 
     ``value`` is the aggregate of its runs (in the units sent: an error when values_are='error');
     ``v`` ranks it among aggregates of ``runs`` uniform-random-search runs of the same budget.
     """
 
+    # RankItem's fields after algorithm, runs and aggregate, provisional last: the order the
+    # answer has always had (not a subclass of RankItem, whose fields would come first)
+
     algorithm: str
     runs: int = Field(description="r: the number of runs sent for this algorithm")
     aggregate: str = Field(description="how its runs were aggregated ('best' when r = 1)")
+    value: float
+    v: float = Field(description=_V)
+    log10_v: float | None = Field(description=_LOG10_V)
+    method: str = Field(description=_METHOD)
+    interval: RankInterval
     transform: dict[str, Any] = Field(
         description="budget, runs, aggregate and order of this rank; with mean or an even "
         "median also the numerical method, grid and error ('aggregate' block)"
@@ -314,12 +328,20 @@ class AlgorithmRank(RankItem):
     per_run: list[RankItem] = Field(
         description="every run ranked alone (runs = 1, the same budget), in the order sent"
     )
+    provisional: bool = Field(
+        False,
+        exclude_if=lambda v: not v,  # sent only when true: final answers keep their bytes
+        description=_PROVISIONAL,
+    )
 
 
 class RankResponse(BaseModel):
     """Absolute ranks with their provenance."""
 
     model_config = ConfigDict(
+        # the open blocks (source, tail, provenance) are sent as the service built them: a
+        # non-finite float there is written as it always was (Infinity), not as null
+        ser_json_inf_nan="constants",
         json_schema_extra={
             "examples": [
                 {
@@ -409,7 +431,7 @@ class RankResponse(BaseModel):
                     "provenance": {"service": "absrank", "request_sha256": "51ab..."},
                 },
             ]
-        }
+        },
     )
     function_id: str
     source: dict[str, Any]

@@ -493,8 +493,8 @@ def _rank_box(
         "log10_e": spread.log10_e,
         "computable": spread.computable,
         "reason": spread.reason,
-        "tail": _tail_summary(res.tail),
-        "warnings": list(res.warnings),
+        "tail": _tail_summary(res.tail.as_json()),
+        "warnings": [w.message for w in res.warnings],
     }
     return spread.log10_e
 

@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.domain import absrank, quantiles
-from app.domain.curves import LowerTail, TableCurve, UpperTail, V1Curve
+from app.domain.curves import LowerTail, TableCurve, UpperTail, V1Curve, info_json
 from app.domain.functions import BenchmarkFunction
 from app.errors import InvalidInput
 from app.schemas.ranks import RankRequest
@@ -178,7 +178,7 @@ def published_table(sm: SM, table_id: str) -> Published:
     return _kept(sm, ("published", view.id, view.data_sha256), make)
 
 
-def _obtained(low: LowerTail, warnings: Sequence[str]) -> str:
+def _obtained(low: LowerTail, warnings: Sequence[object]) -> str:
     if low.kind == "power":
         return (
             f"tail='auto': the power law through (y_{low.k}, c_{low.k}/(N+1)) with "
@@ -196,7 +196,7 @@ def _obtained(low: LowerTail, warnings: Sequence[str]) -> str:
     return "tail='auto': f* is unknown, so Eq. 28's own tail exp(t - y_1)/(N+1)"
 
 
-def _lower_read(low: LowerTail, info: dict[str, Any], warnings: Sequence[str]) -> LowerTailRead:
+def _lower_read(low: LowerTail, info: dict[str, Any], warnings: Sequence[object]) -> LowerTailRead:
     return LowerTailRead(
         kind=low.kind,
         limit=low.limit,
@@ -258,10 +258,10 @@ def table_curve(sm: SM, table_id: str) -> Answer[Published, TableCurveRead]:
             f_max=pub.fn.f_max,
             atom=model.atom,
             options=OPTIONS,
-            lower_tail=_lower_read(model.lower, curve.info, curve.warnings),
+            lower_tail=_lower_read(model.lower, info_json(curve.info), curve.warnings),
             upper_tail=_upper_read(model.upper),
             low_points=int(pub.data.low_x.shape[0]),
-            warnings=list(curve.warnings),
+            warnings=[str(w) for w in curve.warnings],
             knots=_knots(model.values, model.counts),
             provenance=provenance(
                 {"table_id": view.id, "options": OPTIONS.model_dump()},
@@ -446,7 +446,7 @@ def ladder_curve(
     lad = published_ladder(sm, settings, function_id, log2n=log2n, seed=seed)
 
     def make() -> LadderCurveRead:
-        infos = lad.curve.info["levels"]
+        infos: Any = info_json(lad.curve.info)["levels"]
         levels = []
         for j, view in enumerate(lad.views):
             assert view.data_sha256 is not None
@@ -492,7 +492,7 @@ def ladder_curve(
             options=OPTIONS,
             levels=levels,
             pieces=pieces,
-            warnings=list(lad.curve.warnings),
+            warnings=[str(w) for w in lad.curve.warnings],
             provenance=provenance(
                 {"function_id": lad.fn.id, "log2n": log2n, "seed": seed, "ladder": True},
                 table=[v.id for v in lad.views],

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from app.domain import absrank, validation
-from app.domain.curves import NestedPiece, PowerLaw, V1Curve
+from app.domain.curves import NestedPiece, PowerLaw, V1Curve, info_json
 from app.domain.nested._common import LN10, MIN_INNER_SAMPLES
 from app.domain.nested._info import (
     KeptInfo,
@@ -180,8 +180,8 @@ def _level_info(
 
 
 def _curve_info(curve: V1Curve) -> Mapping[str, Any]:
-    """A level curve's info block (the one place that reads ``V1Curve.info`` as a mapping)."""
-    return curve.info
+    """A level curve's info block as JSON (the one place that reads ``V1Curve.info``)."""
+    return info_json(curve.info)
 
 
 def _shifted_power(curve: V1Curve, ln_frac: float, limit: float) -> PowerLaw | None:

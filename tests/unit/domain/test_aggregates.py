@@ -153,8 +153,8 @@ def test_mean_of_power_law_runs_is_the_dirichlet_form(d: int, r: int) -> None:
     assert list(conv.method) == ["mean-convolution"] * 3
     error = np.abs(conv.log10_v - exact10)
     assert np.all(error <= 2e-6)  # deep into the tail: v down to 1e-2500 (d = 10, r = 51)
-    assert np.all(error <= np.array(conv.tail["aggregate"]["numerical_error_log10"]))
-    lo, hi = np.array(conv.tail["aggregate"]["bracket_log10"]).T
+    assert np.all(error <= np.array(conv.tail.as_json()["aggregate"]["numerical_error_log10"]))
+    lo, hi = np.array(conv.tail.as_json()["aggregate"]["bracket_log10"]).T
     assert np.all((lo <= exact10) & (exact10 <= hi))  # the rigorous bracket holds
     assert np.all((conv.log10_lo <= exact10) & (exact10 <= conv.log10_hi))
 
@@ -210,7 +210,7 @@ def test_even_median_matches_quad(r: int, c: int) -> None:
 
     ref = np.array([math.log10(_median_quad(x, r, c, ln_v1)) for x in t])
     np.testing.assert_allclose(res.log10_v, ref, rtol=0, atol=1e-6)
-    assert np.max(res.tail["aggregate"]["numerical_error_log10"]) < 1e-5
+    assert np.max(res.tail.as_json()["aggregate"]["numerical_error_log10"]) < 1e-5
 
 
 def test_median_of_two_is_the_mean_of_two() -> None:
@@ -219,7 +219,9 @@ def test_median_of_two_is_the_mean_of_two() -> None:
     for c in (1, 7):
         mean = aggregate_ranks(t, curve, budget=c, runs=2, aggregate="mean")
         median = aggregate_ranks(t, curve, budget=c, runs=2, aggregate="median")
-        errors = [np.array(x.tail["aggregate"]["numerical_error_log10"]) for x in (mean, median)]
+        errors = [
+            np.array(x.tail.as_json()["aggregate"]["numerical_error_log10"]) for x in (mean, median)
+        ]
         assert np.all(np.abs(median.log10_v - mean.log10_v) <= errors[0] + errors[1])
         np.testing.assert_allclose(median.log10_v, mean.log10_v, rtol=0, atol=1e-4)
 
@@ -291,7 +293,7 @@ def test_a_gap_above_the_minimum_gives_exact_zeros() -> None:
     np.testing.assert_allclose(res.v[2:], s**2 / 2, rtol=1e-9)
     med = aggregate_ranks(t, curve, budget=1, runs=2, aggregate="median")  # = mean of 2
     np.testing.assert_array_equal(med.v[:2], [0.0, 0.0])
-    error = np.array(med.tail["aggregate"]["numerical_error_log10"][2:])
+    error = np.array(med.tail.as_json()["aggregate"]["numerical_error_log10"][2:])
     assert np.all(np.abs(med.log10_v[2:] - np.log10(s**2 / 2)) <= error)  # a kink at 0.5
     assert np.all(error < 1e-5)
 
@@ -350,14 +352,19 @@ def test_too_many_runs_for_the_convolution() -> None:
 def test_result_describes_the_transform_and_the_numerics() -> None:
     curve = _table_curve()
     res = absrank.ranks_from_curve(np.array([0.4, 0.5]), curve, budget=2, runs=4, aggregate="mean")
-    assert res.tail["transform"] == {"budget": 2, "runs": 4, "aggregate": "mean", "order": None}
-    info = res.tail["aggregate"]
+    assert res.tail.as_json()["transform"] == {
+        "budget": 2,
+        "runs": 4,
+        "aggregate": "mean",
+        "order": None,
+    }
+    info = res.tail.as_json()["aggregate"]
     assert info["statistic"] == "mean"
     assert set(info["methods"]) == {"mean-convolution"}
     assert info["normal_approximation"] == "never used"
     assert info["cells"] == [2048, 2048]
     assert 0 < info["max_numerical_error_log10"] < 1e-3
-    assert res.tail["lower"] == "power"  # the curve's own description is kept
+    assert res.tail.as_json()["lower"] == "power"  # the curve's own description is kept
     again = absrank.ranks_from_curve(
         np.array([0.4, 0.5]), curve, budget=2, runs=4, aggregate="mean"
     )
@@ -389,7 +396,7 @@ def test_ranks_are_probabilities_monotone_in_t_with_their_interval(
     assert np.all((res.v >= 0) & (res.v <= 1))
     assert np.all((res.log10_lo <= res.log10_v) & (res.log10_v <= res.log10_hi))
     assert set(res.method) <= AGGREGATE_METHODS
-    err = np.array(res.tail["aggregate"]["numerical_error_log10"], dtype=float)
+    err = np.array(res.tail.as_json()["aggregate"]["numerical_error_log10"], dtype=float)
     finite = np.isfinite(res.log10_v)
     drops = np.diff(res.log10_v[finite])
     slack = (err[finite][1:] + err[finite][:-1]) + 1e-12

@@ -209,7 +209,7 @@ def test_power_tail_gap_path_is_the_rational_power_law() -> None:
     table = fpath_cases._table(fpath_cases.LOWER, fpath_cases.UPPER)
     ctx = fpath_cases._ctx(fpath_cases.LOWER, fpath_cases.UPPER, 1.5)
     curve = absrank.table_curve(table, ctx, tail="power")
-    info = curve.info
+    info = curve.info.as_json()
     y_k, count = info["anchor_value"], info["anchor_count"]
     gaps = np.concatenate((GAPS, [1e-8, 1e-4]))
     assert np.all(gaps < y_k - F_OPT)

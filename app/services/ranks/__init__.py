@@ -1,0 +1,142 @@
+"""Use case of ``POST /v1/absolute-ranks``: resolve the table (or analytic form), rank, explain.
+
+Layout: :mod:`._sources` (which table, sample, ladder or exact form), :mod:`._values` (the
+``values`` path and the answer's items), :mod:`._runs` (``runs_by_algorithm``),
+:mod:`._warnings` (:class:`RankWarning`, built from codes and data).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings
+from app.schemas.ranks import RankRequest
+from app.services.provenance import provenance
+from app.services.ranks._runs import AGGREGATE_VALUE, rank_runs
+from app.services.ranks._sources import ladder_applies, resolve
+from app.services.ranks._values import check_limits, numerical, rank_value_list
+from app.services.ranks._warnings import (
+    GAP_RESOLUTION,
+    LADDER_HINT,
+    PROVISIONAL,
+    PROVISIONAL_NEEDS_KEY,
+    RankWarning,
+    ladder_hint,
+)
+from app.services.regions import rank_context
+
+__all__ = [
+    "AGGREGATE_VALUE",
+    "GAP_RESOLUTION",
+    "LADDER_HINT",
+    "PROVISIONAL",
+    "PROVISIONAL_NEEDS_KEY",
+    "RankWarning",
+    "ladder_applies",
+    "numerical",
+    "rank_values",
+    "rank_values_warned",
+]
+
+
+def rank_values(
+    sm: sessionmaker[Session],
+    settings: Settings,
+    dispatcher: Any,
+    req: RankRequest,
+    *,
+    may_queue_builds: bool | None = None,
+) -> dict[str, Any]:
+    """Turn metric values into absolute ranks ``v`` (Jing & Liu, SPEC §3).
+
+    With ``req.values`` every value is ranked as an aggregate of ``req.runs`` runs. With
+    ``req.runs_by_algorithm`` each algorithm's runs are aggregated here (``best``/``worst``/
+    ``lower-median``: a run; ``median``: the middle run, or the mean of the two middle runs;
+    ``mean``: correctly rounded ``fsum``/r), the aggregate is ranked with ``runs`` = that
+    algorithm's ``r`` (an order statistic exactly, the mean and an even median by
+    :func:`app.domain.aggregates.aggregate_ranks`), and every run is ranked alone (runs = 1).
+
+    Parameters
+    ----------
+    sm, settings, dispatcher
+        Database, configuration and task queue.
+    req : RankRequest
+        The validated request.
+    may_queue_builds : bool, optional
+        Whether a missing default table may be queued (the caller holds a valid API key, or
+        the deployment has none). Default: only when ``settings.api_keys`` is empty.
+
+    Returns
+    -------
+    dict
+        The body of :class:`app.schemas.ranks.RankResponse`.
+
+    Raises
+    ------
+    app.errors.NotFound
+        Unknown function or table id.
+    app.errors.TableNotReady
+        The table is still being built or failed (409 with its ``Location`` and progress).
+    app.errors.TableNotBuilt
+        The default table does not exist and the caller may not queue it (409).
+    app.errors.InvalidInput
+        Too many values (``max_rank_values`` in all; ``max_numerical_aggregates`` distinct
+        values for a mean or an even median), too many algorithms (``max_algorithms``), errors
+        for a function without f*.
+    app.errors.NotApplicable
+        The requested tail or aggregate does not apply (e.g. a power tail on a clipped
+        sublevel set, a mean or an even median without a known f*).
+    """
+    body, _ = rank_values_warned(sm, settings, dispatcher, req, may_queue_builds=may_queue_builds)
+    return body
+
+
+def rank_values_warned(
+    sm: sessionmaker[Session],
+    settings: Settings,
+    dispatcher: Any,
+    req: RankRequest,
+    *,
+    may_queue_builds: bool | None = None,
+) -> tuple[dict[str, Any], list[RankWarning]]:
+    """:func:`rank_values`, with its warnings as :class:`RankWarning` (``body["warnings"]``
+    holds their messages)."""
+    check_limits(req, settings)
+    if may_queue_builds is None:
+        may_queue_builds = not settings.api_keys
+    fn, source = resolve(sm, settings, dispatcher, req, may_queue_builds=may_queue_builds)
+    ctx = rank_context(fn, source.lower, source.upper, whole_domain=source.whole_domain)
+    if req.runs_by_algorithm is not None:
+        body, warnings = rank_runs(fn, source, ctx, req, req.runs_by_algorithm)
+    else:
+        body, warnings = rank_value_list(fn, source, ctx, req)
+    warnings += ladder_hint(fn, source, req)
+    if req.regions == "nested" and source.kind == "analytic":
+        warnings.append(
+            RankWarning(
+                f"regions='nested': {fn.id} has an exact v1 ({fn.analytic}), used instead of a "
+                "ladder (use_analytic=false uses the ladder)",
+                general="regions='nested': these functions have an exact v1, used instead of a "
+                "ladder (use_analytic=false uses the ladder)",
+                code="nested-analytic",
+            )
+        )
+    body["warnings"] = [w.message for w in warnings]
+    if source.awaiting is not None:
+        body["awaiting"] = source.awaiting.model_dump(mode="json")
+    body["provenance"] = provenance(
+        _request_payload(req),
+        table=source.description.get("table_id"),
+        data_sha256=source.description.get("data_sha256"),
+    )
+    return body, warnings
+
+
+def _request_payload(req: RankRequest) -> dict[str, Any]:
+    """The normalized request (absent values/runs_by_algorithm/sample/f_opt/f_max are left
+    out of the hash)."""
+    optional = ("values", "runs_by_algorithm", "sample", "f_opt", "f_max")
+    absent = {k for k in optional if getattr(req, k) is None}
+    return req.model_dump(mode="json", exclude=absent)

@@ -1,0 +1,192 @@
+"""``values``: every value one aggregate of ``runs`` runs; the answer's items and limits."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from pydantic import TypeAdapter
+
+from app.config import Settings
+from app.domain import absrank
+from app.domain.functions import BenchmarkFunction
+from app.errors import (
+    InvalidInput,
+)
+from app.schemas.ranks import RankRequest
+from app.services.errors import domain_errors_as_problems
+from app.services.ranks._sources import Source, above_minimum, metric_values, value_offset
+from app.services.ranks._warnings import (
+    RankWarning,
+    anchor_warnings,
+    below_minimum_warnings,
+    resolution_warnings,
+)
+
+_COLUMNS = TypeAdapter(
+    tuple[list[float], list[float], list[float], list[str], list[float], list[float]]
+)
+"""The columns of :func:`rank_items`: values, v, log10_v, method, log10_lo, log10_hi."""
+
+
+def _finite_or_none(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def rank_items(
+    values: list[float], res: absrank.RankResult, provisional: np.ndarray | None = None
+) -> list[dict[str, Any]]:
+    """One ``RankItem`` per value; ``provisional`` (a mask) marks the ranks that await the
+    ladder: their interval has no lower end, and they say ``provisional: true``."""
+
+    def interval(lo: float, hi: float) -> dict[str, Any]:
+        return {
+            "log10_lo": _finite_or_none(lo),
+            "log10_hi": _finite_or_none(hi),
+            "v_lo": 10.0**lo if math.isfinite(lo) else 0.0,
+            "v_hi": 10.0**hi if math.isfinite(hi) else 0.0,
+        }
+
+    raw = (
+        values,
+        res.v.tolist(),
+        res.log10_v.tolist(),
+        res.method.tolist(),
+        res.log10_lo.tolist(),
+        res.log10_hi.tolist(),
+    )
+    # the columns are checked once each (one model per value costs ~50% of the endpoint for
+    # 1,000 values); every item below is made from them by this function alone, with the keys
+    # and types of RankItem (log10 ends: finite or None; v_lo, v_hi: floats)
+    _COLUMNS.validate_python(raw)
+    columns = zip(*raw, strict=True)
+    out = [
+        {
+            "value": value,
+            "v": v,
+            "log10_v": _finite_or_none(log10_v),
+            "method": method,
+            "interval": interval(lo, hi),
+        }
+        for value, v, log10_v, method, lo, hi in columns
+    ]
+    if provisional is not None:
+        for item, marked in zip(out, provisional.tolist(), strict=True):
+            if marked:  # a tail model bounds v only from above: no lower end (METHODS.md)
+                item["interval"] |= {"log10_lo": None, "v_lo": 0.0}
+                item["provisional"] = True
+    return out
+
+
+def provisional(
+    source: Source, fn: BenchmarkFunction, req: RankRequest, sent: np.ndarray
+) -> np.ndarray | None:
+    """Which values sent await the ladder: those in ``(f*, y_1)`` (``None``: none do); an error
+    is above ``f*`` when it is positive (``f* + e`` may round to ``f*``)."""
+    if source.provisional_below is None:
+        return None
+    t = sent + value_offset(fn, req)
+    out_: np.ndarray = (t < source.provisional_below) & above_minimum(fn, req, sent)
+    return out_
+
+
+#: A value sent as ``f`` whose gap ``t − f*`` is resolved more coarsely than this (relative)
+#: by float64 (half an ulp of ``t``) is flagged: fewer than 6 significant digits of the gap.
+
+
+def numerical(aggregate: str, runs: int) -> bool:
+    """Whether the rank of an aggregate of ``runs`` runs needs a convolution or an integral."""
+    return runs > 1 and (aggregate == "mean" or (aggregate == "median" and runs % 2 == 0))
+
+
+def check_limits(req: RankRequest, settings: Settings) -> None:
+    """Request sizes (``settings.max_rank_values``, ``max_algorithms``), before any work."""
+    if req.values is not None:
+        if len(req.values) > settings.max_rank_values:
+            raise InvalidInput(
+                f"at most {settings.max_rank_values} values per request", field="values"
+            )
+        if numerical(req.aggregate or "best", req.runs):
+            distinct = len(set(req.values))
+            if distinct > settings.max_numerical_aggregates:
+                raise InvalidInput(
+                    f"at most {settings.max_numerical_aggregates} distinct values per request with "
+                    f"aggregate={req.aggregate!r} over {req.runs} runs (each is a convolution or "
+                    f"an integral); got {distinct}",
+                    field="values",
+                )
+        return
+    runs = req.runs_by_algorithm
+    assert runs is not None
+    total = sum(len(v) for v in runs.values())
+    if total > settings.max_rank_values:
+        raise InvalidInput(
+            f"at most {settings.max_rank_values} run values per request (all algorithms "
+            f"together); got {total}",
+            field="runs_by_algorithm",
+        )
+    if len(runs) > settings.max_algorithms:
+        raise InvalidInput(
+            f"at most {settings.max_algorithms} algorithms per request; got {len(runs)}",
+            field="runs_by_algorithm",
+        )
+    costly = sum(numerical(req.aggregate or "best", len(v)) for v in runs.values())
+    if costly > settings.max_numerical_aggregates:
+        raise InvalidInput(
+            f"at most {settings.max_numerical_aggregates} algorithms per request with "
+            f"aggregate={req.aggregate!r} over more than one run; got {costly}",
+            field="runs_by_algorithm",
+        )
+
+
+def rank_value_list(
+    fn: BenchmarkFunction, source: Source, ctx: absrank.RankContext, req: RankRequest
+) -> tuple[dict[str, Any], list[RankWarning]]:
+    """``values``: every value is one aggregate of ``req.runs`` runs."""
+    assert req.values is not None
+    t = metric_values(fn, req)
+    aggregate = req.aggregate or "best"
+    with domain_errors_as_problems():
+        curve = request_curve(fn, source, ctx, req)
+        # errors are ranked as the gaps t − f* themselves (f* + e would round their digits away)
+        res = absrank.ranks_from_curve(
+            np.asarray(req.values, dtype=np.float64) if req.values_are == "error" else t,
+            curve,
+            budget=req.budget,
+            runs=req.runs,
+            aggregate=aggregate,
+            order=req.order,
+            values_are=req.values_are,
+        )
+    return {
+        "function_id": fn.id,
+        "source": source.description,
+        "budget": req.budget,
+        "runs": req.runs,
+        "aggregate": aggregate,
+        "results": rank_items(
+            req.values, res, provisional(source, fn, req, np.asarray(req.values, dtype=float))
+        ),
+        "algorithms": None,
+        "tail": res.tail.as_json(),
+    }, (
+        [RankWarning.of(w) for w in res.warnings]
+        + anchor_warnings(req, res.tail)
+        + below_minimum_warnings(req, fn, t)
+        + resolution_warnings(req, fn, req.values)
+    )
+
+
+def request_curve(
+    fn: BenchmarkFunction, source: Source, ctx: absrank.RankContext, req: RankRequest
+) -> absrank.V1Curve:
+    """``v1`` of the request's table, ladder or analytic form (the input of every aggregate)."""
+    if source.curve is not None:
+        return source.curve
+    if source.data is None:
+        assert fn.analytic is not None
+        return absrank.analytic_curve(fn.analytic, ctx)
+    return absrank.table_curve(
+        source.data, ctx, tail=req.tail, k_anchor=req.tail_k, confidence=req.confidence
+    )
