@@ -10,7 +10,6 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
-from pydantic_core import to_json
 
 from app.api.deps import (
     JSON_TYPES,
@@ -21,6 +20,7 @@ from app.api.deps import (
     SettingsDep,
     stored_id_path,
 )
+from app.api.responses import model_response
 from app.errors import AppError, InvalidInput, NotApplicable
 from app.schemas.common import (
     JSON_MEDIA_TYPES,
@@ -254,10 +254,10 @@ async def create_comparison(
             may_queue_builds=may_queue_builds,
             view=view,
         )
-    return Response(
-        to_json(out),
+    return model_response(
+        ComparisonRead,
+        out,
         status_code=201 if created else 200,
-        media_type="application/json",
         headers={"Location": out["location"]},
     )
 
@@ -275,10 +275,7 @@ def get_comparison(
     comparison_id: ComparisonIdPath, sm: SessionmakerDep, view: ViewQuery = "full"
 ) -> Response:
     """Show a stored comparison."""
-    return Response(
-        to_json(service.get_comparison(sm, comparison_id, view=view)),
-        media_type="application/json",
-    )
+    return model_response(ComparisonRead, service.get_comparison(sm, comparison_id, view=view))
 
 
 @router.get(

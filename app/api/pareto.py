@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
-from pydantic_core import to_json
 
 from app.api.deps import JsonBody, SessionmakerDep, SettingsDep, stored_id_path
+from app.api.responses import model_response
 from app.errors import InvalidInput
 from app.schemas.common import (
     body_problems,
@@ -41,7 +41,7 @@ RankingIdPath = stored_id_path(
 )
 def indicators(body: IndicatorRequest) -> Response:
     """Compute quality indicators (HV, IGD, IGD+, GD, GD+, spacing, spread, Δp) of one front."""
-    return Response(to_json(service.indicators(body)), media_type="application/json")
+    return model_response(IndicatorRead, service.indicators(body))
 
 
 @router.post(
@@ -62,10 +62,10 @@ def create_ranking(
 ) -> Response:
     """Rank algorithms by non-dominated levels of their runs' indicator vectors."""
     out, created = service.create(sm, settings, body)
-    return Response(
-        to_json(out),
+    return model_response(
+        ParetoRankingRead,
+        out,
         status_code=201 if created else 200,
-        media_type="application/json",
         headers={"Location": out["location"]},
     )
 
@@ -80,4 +80,4 @@ def create_ranking(
 )
 def get_ranking(ranking_id: RankingIdPath, sm: SessionmakerDep) -> Response:
     """Show a stored Pareto ranking."""
-    return Response(to_json(service.get(sm, ranking_id)), media_type="application/json")
+    return model_response(ParetoRankingRead, service.get(sm, ranking_id))

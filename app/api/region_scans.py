@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Response
-from pydantic_core import to_json
 
 from app.api.deps import (
     ApiKeyDep,
@@ -13,6 +14,7 @@ from app.api.deps import (
     SettingsDep,
     stored_id_path,
 )
+from app.api.responses import model_response
 from app.schemas.common import (
     KEY_REQUIRED,
     body_problems,
@@ -33,12 +35,9 @@ ScanIdPath = stored_id_path(
 )
 
 
-def _json(body: dict, status_code: int = 200) -> Response:
-    return Response(
-        to_json(body),
-        status_code=status_code,
-        media_type="application/json",
-        headers={"Location": body["location"]},
+def _json(body: dict[str, Any], status_code: int = 200) -> Response:
+    return model_response(
+        RegionScanRead, body, status_code=status_code, headers={"Location": body["location"]}
     )
 
 

@@ -183,8 +183,15 @@ class CrossMachineRead(BaseModel):
     steps: list[str]
     machines: dict[str, Any]
     p_gamma: float
+    alpha: float = Field(description="significance level of the corrected sign test")
+    rtol: float = Field(description="relative tolerance under which B and A tie")
     gamma: float
+    ratio: float = Field(description="s2 / s1, the machines' score ratio")
     runtimes: list[dict[str, Any]] = Field(description="per instance: a, t1 and t2 for B")
     warnings: list[str]
+    limits: str = Field(description="what the procedure can and cannot conclude")
+    results: list[dict[str, Any]] | None = Field(
+        description="B's results per instance, once submitted (null before)"
+    )
     test: dict[str, Any] | None
     provenance: dict[str, Any]

@@ -166,6 +166,11 @@ class ParetoRankingRead(BaseModel):
     location: str
     algorithms: list[str]
     indicators: list[str]
+    orientation: dict[str, Literal["min", "max"]] = Field(
+        description="per indicator, whether lower or higher is better"
+    )
+    dominance: str = Field(description="the dominance relation between runs")
+    tie_rule: str = Field(description="how runs of equal level tie")
     problems: list[dict[str, Any]]
     overall: dict[str, Any]
     provenance: dict[str, Any]

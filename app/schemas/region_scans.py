@@ -157,6 +157,8 @@ class DeltaResult(BaseModel):
     location: str
     status: str = Field(description="the table's status: building | merging | ready | failed")
     progress: dict[str, Any]
+    eta_seconds: float | None = Field(None, description="the table's ETA while it builds")
+    error: str | None = Field(None, description="why the table failed")
     region: dict[str, Any] = Field(
         description="the table's region: the box [x* - δ, x* + δ] ∩ domain (as in its spec)"
     )
@@ -165,10 +167,14 @@ class DeltaResult(BaseModel):
         None, description="per algorithm: v, log10_v, method — relative to THIS box"
     )
     distinct_ranks: int | None = None
+    distinct_v: list[float] | None = None
+    distinct_log10_v: list[float | None] | None = None
     e: float | None = Field(None, description="geometric mean difference (Eq. 29); may underflow")
     log10_e: float | None = Field(None, description="authoritative log10 e")
     computable: bool | None = None
     reason: str | None = Field(None, description="why e is not computable")
+    tail: dict[str, Any] | None = None
+    warnings: list[str] | None = None
 
 
 class RegionScanRead(BaseModel):
@@ -180,6 +186,14 @@ class RegionScanRead(BaseModel):
     location: str
     status: str = Field(description="building | ready | failed")
     function_id: str
+    algorithms: list[dict[str, Any]] = Field(description="the values ranked: {algorithm, value}")
+    values_are: Literal["f", "error"]
+    budget: int | None = Field(description="c: evaluations per run (null: v1)")
+    rank_of: str = Field(description="what is ranked (v1 or v_c)")
+    grid: dict[str, Any] = Field(description="the δ grid as requested")
+    log2n: int
+    follow_up_log2n: int
+    seed: int
     tail: Tail = Field(
         "auto",
         description="the tail model of every box, as requested ('paper': Eq. 28 as published, "
