@@ -13,7 +13,6 @@ other sets (docs/METHODS.md, leaderboards): adding a set changes no other set's 
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -53,8 +52,7 @@ from app.services.leaderboard_inputs import (
 )
 from app.services.provenance import provenance
 from app.services.ranks import LADDER_HINT, ladder_applies, numerical, rank_values_warned
-
-_VALUES_INDEX = re.compile(r"values\[(\d+)\]")
+from app.services.warning_text import name_values
 
 
 @dataclass
@@ -161,13 +159,13 @@ def _rank_group(
         may_queue_builds=ctx.may_queue_builds if regions == "domain" else False,
     )
 
-    def named(m: re.Match[str]) -> str:
-        return f"set {names[group[int(m.group(1))].set.id]!r}"
+    def named(i: int) -> str:
+        return f"set {names[group[i].set.id]!r}"
 
     for w in said:
         if w.general == LADDER_HINT:  # the entry's status and `awaiting` say it
             continue
-        text = w.general or _VALUES_INDEX.sub(named, w.message)
+        text = w.general or name_values(w.message, named)
         if text not in warnings:
             warnings.append(text)
     return _RANK_ITEMS.validate_python(body["results"]), body["source"], body["tail"]
