@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from fastapi import APIRouter, Response
 
 from app.api.deps import JsonBody, SessionmakerDep, SettingsDep, stored_id_path
@@ -22,14 +24,20 @@ from app.schemas.pareto import (
 )
 from app.services import pareto as service
 
+#: FastAPI's type of a route's ``responses``.
+OpenApiResponses = dict[int | str, dict[str, Any]]
+
 router = APIRouter(prefix="/v1", tags=["multi-objective"])
 
 
-RankingIdPath = stored_id_path(
-    "ranking_id",
-    "a Pareto ranking id (p + 23 hex digits), as in the Location of POST /v1/pareto-rankings",
-    "p4f1c0d9a8b7e6f5a4b3c2d1",
-)
+if TYPE_CHECKING:
+    RankingIdPath = str
+else:
+    RankingIdPath = stored_id_path(
+        "ranking_id",
+        "a Pareto ranking id (p + 23 hex digits), as in the Location of POST /v1/pareto-rankings",
+        "p4f1c0d9a8b7e6f5a4b3c2d1",
+    )
 
 
 @router.post(
@@ -49,7 +57,9 @@ def indicators(body: IndicatorRequest) -> Response:
     response_model=ParetoRankingRead,
     status_code=201,
     dependencies=[JsonBody],
-    responses={200: {"model": ParetoRankingRead, "description": "Answered before"}}
+    responses=OpenApiResponses(
+        {200: {"model": ParetoRankingRead, "description": "Answered before"}}
+    )
     | problem_responses(
         *body_problems(
             refused(InvalidInput, "give exactly one of scores, csv and fronts", "scores")

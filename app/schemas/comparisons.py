@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.config import JsonValue
 
 from app.schemas.common import STRICT_REQUEST, FiniteFloat
 from app.schemas.ranks import MAX_TABLE_ID_LENGTH, Regions
@@ -39,7 +40,7 @@ class ResultRow(BaseModel):
 
 ComparisonOptions = dict[str, Any]
 
-_EXAMPLE_ROWS = [
+_EXAMPLE_ROWS: list[JsonValue] = [
     {"algorithm": alg, "problem": prob, "run": run, "value": value}
     for alg, prob, base in (
         ("DE", "classic/sphere/d2", 1e-3),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.config import JsonDict
 
 from app.schemas.common import STRICT_REQUEST, FiniteFloat
 from app.schemas.stattests import NAME
@@ -13,7 +14,7 @@ IndicatorName = Literal["hv", "igd", "igd_plus", "gd", "gd_plus", "spacing", "sp
 Point = Annotated[list[FiniteFloat], Field(min_length=1, max_length=50)]
 Front = Annotated[list[Point], Field(min_length=1, description="points × objectives, minimized")]
 
-_INDICATOR_EXAMPLE = {
+_INDICATOR_EXAMPLE: JsonDict = {
     "front": [[0.1, 0.9], [0.4, 0.5], [0.9, 0.1]],
     "reference_front": [[0.0, 1.0], [0.25, 0.5], [0.5, 0.25], [1.0, 0.0]],
     "reference_point": [1.1, 1.1],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic.config import JsonValue
 
 from app.schemas.common import STRICT_REQUEST, FiniteFloat, FunctionId, field_error
 from app.schemas.ranks import MAX_BUDGET, Tail
@@ -50,7 +51,7 @@ Deltas = Annotated[
     Discriminator(lambda v: "<list>" if isinstance(v, list) else "<grid>"),
 ]
 
-_EXAMPLES = [
+_EXAMPLES: list[JsonValue] = [
     {
         "function_id": "classic/rastrigin/d2",
         "values": [

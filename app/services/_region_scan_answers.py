@@ -214,7 +214,8 @@ def _log10_or_none(x: float) -> float | None:
 
 def _tail_summary(tail: dict[str, Any]) -> dict[str, Any]:
     keys = ("mode", "lower", "upper", "beta", "beta_source", "k", "n", "max_interp_error")
-    return jsonable({k: tail.get(k) for k in keys})
+    out: dict[str, Any] = jsonable({k: tail.get(k) for k in keys})
+    return out
 
 
 def _rank_box(
@@ -411,4 +412,5 @@ def answer(sm: SM, settings: Settings, scan_id: str, payload: dict[str, Any]) ->
         ],
         method=payload["method"],
     )
-    return jsonable(body)
+    out: dict[str, Any] = jsonable(body)
+    return out

@@ -218,7 +218,9 @@ def _relative_analyse(
 # NIIA
 
 
-def _subsets(body: ComparisonCreate, algorithms: tuple[str, ...], settings: Settings) -> list:
+def _subsets(
+    body: ComparisonCreate, algorithms: tuple[str, ...], settings: Settings
+) -> list[list[int]]:
     if body.niia_subsets is None:
         k = len(algorithms)
         return [[i, j] for i in range(k) for j in range(i + 1, k)]

@@ -65,7 +65,9 @@ def match_score(query: str, key: str) -> float:
     return sum(best) / len(best)
 
 
-def search(sm: sessionmaker[Session], q: str | None, *, limit: int) -> tuple[list[dict], int]:
+def search(
+    sm: sessionmaker[Session], q: str | None, *, limit: int
+) -> tuple[list[dict[str, Any]], int]:
     """Entries matching ``q`` (case-insensitive, fuzzy), best first; all by name without ``q``."""
     with session_scope(sm) as session:
         cpus = CpuRepository(session).all()

@@ -8,8 +8,9 @@ rules and returns a :class:`Candidate` to rank, or a typed :class:`Exclusion`.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from app.domain.functions import BenchmarkFunction
 from app.domain.results import Trajectory
@@ -100,10 +101,12 @@ class Candidate:
 
     def __post_init__(self) -> None:
         # the aggregate in the set's units, as ``runs_by_algorithm`` computes it
+        # ranks.AGGREGATE_VALUE mixes builtins and lambdas: mypy infers builtins.function
+        reduce = cast(Callable[[list[float]], float], AGGREGATE_VALUE[self.aggregate])
         value = (
             self.values[0]
             if self.published or len(self.values) == 1
-            else float(AGGREGATE_VALUE[self.aggregate](list(self.values)))
+            else float(reduce(list(self.values)))
         )
         object.__setattr__(self, "value", value)
 

@@ -30,14 +30,13 @@ from app.domain.functions import BenchmarkFunction
 from app.repositories.result_sets import ResultSetRepository
 from app.schemas.leaderboards import (
     AbsoluteRankRead,
-    Awaited,
     ExcludedSet,
     LeaderboardEntry,
     LeaderboardRead,
     PairTest,
     Significance,
 )
-from app.schemas.ranks import RankItem, RankRequest
+from app.schemas.ranks import Awaited, RankItem, RankRequest
 from app.services import tables
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
@@ -85,7 +84,7 @@ def _awaited(exc: errors.AppError, kind: str) -> Awaited:
     extra = exc.extra
     built = isinstance(exc, errors.TableNotReady)
     return Awaited(
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,  # type: ignore[arg-type]  # a str the model checks against its Literal
         status=str(extra.get("table_status", "building")) if built else "not-built",
         table_id=extra.get("table_id"),
         location=extra.get("location"),
@@ -145,11 +144,11 @@ def _rank_group(
     req = RankRequest(
         function_id=fn.id,
         values=[c.sent for c in group],
-        values_are="error" if first.errors else "f",  # type: ignore[arg-type]
+        values_are="error" if first.errors else "f",
         runs=first.runs,
-        aggregate=None if first.runs == 1 else first.aggregate,  # type: ignore[arg-type]
+        aggregate=None if first.runs == 1 else first.aggregate,  # type: ignore[arg-type]  # a str the model checks against its Literal
         budget=first.budget,
-        regions=regions,  # type: ignore[arg-type]
+        regions=regions,  # type: ignore[arg-type]  # a str the model checks against its Literal
     )
     body, said = rank_values_warned(
         ctx.sm,
@@ -340,7 +339,7 @@ def build_board(
                     set_id=sid,
                     name=s.name,
                     function_id=fn.id,
-                    reason=got.reason,  # type: ignore[arg-type]
+                    reason=got.reason,  # type: ignore[arg-type]  # a str the model checks against its Literal
                     detail=got.detail,
                 )
             )
@@ -357,7 +356,7 @@ def build_board(
                 name=c.set.name,
                 version=c.set.version,
                 label=names[sid],
-                values_are=c.set.values_are,  # type: ignore[arg-type]
+                values_are=c.set.values_are,  # type: ignore[arg-type]  # a str the model checks against its Literal
                 budget=c.budget,
                 runs=c.runs,
                 aggregate=c.aggregate,
@@ -509,7 +508,7 @@ def function_leaderboard(
     answer = LeaderboardRead(
         function_id=fn.id,
         budget=budget,
-        aggregate=aggregate,  # type: ignore[arg-type]
+        aggregate=aggregate,  # type: ignore[arg-type]  # a str the model checks against its Literal
         entries=board.entries,
         excluded=board.excluded,
         significance=significance(board, settings, alpha),

@@ -71,7 +71,7 @@ def _machines(sm: sessionmaker[Session], body: Machines) -> dict[str, Any]:
     return {"s1": s1, "s2": s2, "cpu1": cpu1, "cpu2": cpu2}
 
 
-def equivalent_runtime(sm: sessionmaker[Session], body: EquivalentRuntimeRequest) -> dict:
+def equivalent_runtime(sm: sessionmaker[Session], body: EquivalentRuntimeRequest) -> dict[str, Any]:
     """Equivalent runtime(s) on M2 of runtime(s) ``t1`` on M1.
 
     Raises
@@ -148,7 +148,9 @@ def _location(cid: str) -> str:
     return f"/v1/cross-machine-comparisons/{cid}"
 
 
-def _setup_answer(sm: sessionmaker[Session], body: CrossMachineCreate) -> tuple[dict, dict]:
+def _setup_answer(
+    sm: sessionmaker[Session], body: CrossMachineCreate
+) -> tuple[dict[str, Any], dict[str, Any]]:
     if len(body.published) > MAX_INSTANCES:
         raise InvalidInput(f"at most {MAX_INSTANCES} instances", field="published")
     names = [r.instance for r in body.published]
@@ -171,7 +173,7 @@ def _setup_answer(sm: sessionmaker[Session], body: CrossMachineCreate) -> tuple[
         "ratio": res.ratio,
         "runtimes": [
             {"instance": r.instance, "a": r.a, "t1": r.t1, "t2": float(t2)}
-            for r, t2 in zip(body.published, res.t2, strict=True)
+            for r, t2 in zip(body.published, np.atleast_1d(res.t2), strict=True)
         ],
         "warnings": list(res.warnings),
     }

@@ -91,7 +91,7 @@ def _csv_rows(text: str, max_rows: int) -> list[Row]:
             value,
         )
 
-    return read_csv(text, CSV_COLUMNS, row, max_rows=max_rows)  # type: ignore[return-value]
+    return read_csv(text, CSV_COLUMNS, row, max_rows=max_rows)
 
 
 def _located(exc: DomainError, n: int, problem: str) -> InvalidInput:
@@ -180,8 +180,12 @@ def _problem_matrix(
     return matrix, runs
 
 
-def _group(rows: list[Row], field: str, origin: list[int]) -> tuple[dict, list[str], list[str]]:
-    problems: dict[str, dict[tuple[str, int], dict[str, float]]] = {}
+#: Per problem, per (algorithm, run), the indicator values by name.
+Cells = dict[str, dict[tuple[str, int], dict[str, float]]]
+
+
+def _group(rows: list[Row], field: str, origin: list[int]) -> tuple[Cells, list[str], list[str]]:
+    problems: Cells = {}
     algorithms: dict[str, None] = {}
     names: dict[str, None] = {}
     for pos, (p, a, r, i, v) in enumerate(rows):
@@ -202,7 +206,7 @@ def _group(rows: list[Row], field: str, origin: list[int]) -> tuple[dict, list[s
 
 def _rank_problem(
     problem: str,
-    cells: dict,
+    cells: dict[tuple[str, int], dict[str, float]],
     names: list[str],
     maximize: list[bool],
     body: ParetoRankingCreate,
@@ -222,8 +226,8 @@ def _rank_problem(
         spec = pareto.specialists(matrix, maximize=maximize)
     full = np.zeros((len(algorithms), counts.shape[1]), dtype=np.int64)
     for row, name in zip(counts, order, strict=True):
-        full[algorithms.index(name)] = row
-    present = [algorithms.index(a) for a in order]
+        full[algorithms.index(str(name))] = row
+    present = [algorithms.index(str(a)) for a in order]
     with domain_errors_as_problems(field):
         ranking = pareto.rank_algorithms(full[sorted(present)]) if len(present) > 1 else None
     warnings = [

@@ -93,7 +93,7 @@ def _function(body: RegionScanCreate) -> BenchmarkFunction:
 def _values(body: RegionScanCreate, settings: Settings) -> list[list[Any]]:
     """``[[name, value], ...]`` in the order given; names unique."""
     if isinstance(body.values, dict):
-        pairs = [[name, float(v)] for name, v in body.values.items()]
+        pairs: list[list[Any]] = [[name, float(v)] for name, v in body.values.items()]
     else:
         pairs = [[item.algorithm, float(item.value)] for item in body.values]
         seen: set[str] = set()
