@@ -44,6 +44,7 @@ from app.services.comparison_archive import archived_rows
 from app.services.provenance import canonical_sha256, provenance
 from app.services.serialize import jsonable
 from app.services.stattests import named_bradley_terry, named_posthoc, value_based
+from app.services.stored import Stored
 
 __all__ = [
     "ABSOLUTE_ADJUSTMENT",
@@ -415,7 +416,7 @@ def create_comparison(
     *,
     may_queue_builds: bool,
     view: str = "full",
-) -> tuple[dict[str, Any], bool]:
+) -> Stored:
     """Analyse a results table and store the answer under an id.
 
     ``view`` (``full`` or ``summary``, :func:`summary`) shapes the answer only: the stored
@@ -443,7 +444,7 @@ def create_comparison(
     with session_scope(sm) as session:
         stored = ComparisonRepository(session).get(cid)
         if stored is not None and stored.status == "complete":
-            return _read(cid, stored.status, stored.result, view), False
+            return Stored(_read(cid, stored.status, stored.result, view), False)
     ctx = AbsoluteInputs(sm, settings, dispatcher, may_queue_builds)
     result, pending = _analyse(body, rows, field, ctx)
     status = "partial" if pending else "complete"
@@ -464,7 +465,7 @@ def create_comparison(
             request=payload,
             result=result,
         )
-    return _read(cid, status, result, view), True
+    return Stored(_read(cid, status, result, view), True)
 
 
 def _read(cid: str, status: str, result: dict[str, Any], view: str = "full") -> dict[str, Any]:

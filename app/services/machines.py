@@ -18,7 +18,6 @@ from app.db import session_scope
 from app.domain import machines
 from app.errors import Conflict, InvalidInput, NotFound
 from app.repositories.crossmachine import CrossMachineRepository
-from app.schemas.cpus import CpuRead
 from app.schemas.machines import (
     CrossMachineCreate,
     CrossMachineResults,
@@ -30,6 +29,7 @@ from app.services.cpus import find_cpu
 from app.services.errors import domain_errors_as_problems
 from app.services.provenance import canonical_sha256, provenance
 from app.services.serialize import jsonable
+from app.services.stored import Stored
 
 LIMITS = (
     "Arza et al.'s model holds for single-thread, CPU-bound code: t ∝ (α − s) with the PassMark "
@@ -53,7 +53,7 @@ def _machine(
     if cpu is None:
         assert score is not None
         return score, None
-    entry = CpuRead(**find_cpu(sm, cpu, field=f"cpu{which}")).model_dump(
+    entry = find_cpu(sm, cpu, field=f"cpu{which}").model_dump(
         mode="json", exclude={"match", "warnings"}
     )
     if not 0.0 < entry["score"] < machines.ALPHA:
@@ -202,7 +202,7 @@ def _read(row: Any) -> dict[str, Any]:
     }
 
 
-def create(sm: sessionmaker[Session], body: CrossMachineCreate) -> tuple[dict[str, Any], bool]:
+def create(sm: sessionmaker[Session], body: CrossMachineCreate) -> Stored:
     """Steps 1–2: store the setup and return the equivalent runtimes for B.
 
     Returns
@@ -227,7 +227,7 @@ def create(sm: sessionmaker[Session], body: CrossMachineCreate) -> tuple[dict[st
         created = repo.add(cid=cid, setup_sha256=digest, setup=setup, answer=answer)
         row = repo.get(cid)
         assert row is not None
-        return _read(row), created
+        return Stored(_read(row), created)
 
 
 def get(sm: sessionmaker[Session], cid: str) -> dict[str, Any]:
@@ -271,9 +271,7 @@ def _paired(runtimes: list[dict[str, Any]], body: CrossMachineResults) -> list[f
     return [given[name] for name in expected]
 
 
-def submit_results(
-    sm: sessionmaker[Session], cid: str, body: CrossMachineResults
-) -> tuple[dict[str, Any], bool]:
+def submit_results(sm: sessionmaker[Session], cid: str, body: CrossMachineResults) -> Stored:
     """Steps 3–5: B's results → the corrected one-sided sign test, stored once.
 
     Returns
@@ -301,7 +299,7 @@ def submit_results(
     ]
     if current["status"] == "complete":
         if current["results"] == results:
-            return current, False
+            return Stored(current, False)
         raise Conflict(
             "B's results for this comparison were already submitted and differ; results are "
             "final (start a new comparison, e.g. with another p_gamma)",
@@ -313,4 +311,4 @@ def submit_results(
         )
     with session_scope(sm) as session:
         CrossMachineRepository(session).complete(cid, {"results": results, "test": jsonable(test)})
-    return get(sm, cid), True
+    return Stored(get(sm, cid), True)

@@ -25,6 +25,7 @@ from app.services.errors import domain_errors_as_problems
 from app.services.provenance import canonical_sha256, provenance
 from app.services.results_input import csv_name, csv_run, read_csv
 from app.services.serialize import jsonable
+from app.services.stored import Stored
 
 CSV_COLUMNS = ("problem", "algorithm", "run", "indicator", "value")
 #: Runs per problem: non-dominated sorting is fast, the epsilon variant is O(n²).
@@ -265,9 +266,7 @@ def _rank_problem(
     return out, full
 
 
-def create(
-    sm: sessionmaker[Session], settings: Settings, body: ParetoRankingCreate
-) -> tuple[dict[str, Any], bool]:
+def create(sm: sessionmaker[Session], settings: Settings, body: ParetoRankingCreate) -> Stored:
     """Rank the algorithms per problem and overall; store the answer under an id.
 
     Raises
@@ -286,7 +285,7 @@ def create(
     with session_scope(sm) as session:
         stored = ParetoRankingRepository(session).get(rid)
         if stored is not None:
-            return stored.result, False
+            return Stored(stored.result, False)
     problems, algorithms, names = _group(rows, field, origin)
     for problem, cells in problems.items():
         absent = [a for a in algorithms if not any(key[0] == a for key in cells)]
@@ -321,7 +320,7 @@ def create(
     result["provenance"] = provenance(payload, ranking_id=rid)
     with session_scope(sm) as session:
         ParetoRankingRepository(session).add(rid=rid, digest=digest, request=payload, result=result)
-    return result, True
+    return Stored(result, True)
 
 
 def get(sm: sessionmaker[Session], rid: str) -> dict[str, Any]:
