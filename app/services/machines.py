@@ -23,8 +23,10 @@ from app.schemas.machines import (
     CrossMachineResults,
     CrossMachineSignRequest,
     EquivalentRuntimeRequest,
+    EquivalentRuntimeResponse,
     Machines,
 )
+from app.schemas.stattests import TestResponse
 from app.services.cpus import find_cpu
 from app.services.errors import domain_errors_as_problems
 from app.services.provenance import canonical_sha256, provenance
@@ -71,7 +73,9 @@ def _machines(sm: sessionmaker[Session], body: Machines) -> dict[str, Any]:
     return {"s1": s1, "s2": s2, "cpu1": cpu1, "cpu2": cpu2}
 
 
-def equivalent_runtime(sm: sessionmaker[Session], body: EquivalentRuntimeRequest) -> dict[str, Any]:
+def equivalent_runtime(
+    sm: sessionmaker[Session], body: EquivalentRuntimeRequest
+) -> EquivalentRuntimeResponse:
     """Equivalent runtime(s) on M2 of runtime(s) ``t1`` on M1.
 
     Raises
@@ -87,21 +91,21 @@ def equivalent_runtime(sm: sessionmaker[Session], body: EquivalentRuntimeRequest
     m = _machines(sm, body)
     with domain_errors_as_problems("t1"):
         res = machines.equivalent_runtime(body.t1, m["s1"], m["s2"], p_gamma=body.p_gamma)
-    return {
-        "t2": jsonable(res.t2),
-        "t1": body.t1,
-        "gamma": res.gamma,
-        "p_gamma": res.p_gamma,
-        "alpha": res.alpha,
-        "ratio": res.ratio,
-        "s1": res.s1,
-        "s2": res.s2,
-        "cpu1": m["cpu1"],
-        "cpu2": m["cpu2"],
-        "warnings": list(res.warnings),
-        "limits": LIMITS,
-        "provenance": provenance(body.model_dump(mode="json"), machines=_scores(m)),
-    }
+    return EquivalentRuntimeResponse(
+        t2=jsonable(res.t2),
+        t1=body.t1,
+        gamma=res.gamma,
+        p_gamma=res.p_gamma,
+        alpha=res.alpha,
+        ratio=res.ratio,
+        s1=res.s1,
+        s2=res.s2,
+        cpu1=m["cpu1"],
+        cpu2=m["cpu2"],
+        warnings=list(res.warnings),
+        limits=LIMITS,
+        provenance=provenance(body.model_dump(mode="json"), machines=_scores(m)),
+    )
 
 
 def _scores(m: dict[str, Any]) -> dict[str, Any]:
@@ -109,7 +113,7 @@ def _scores(m: dict[str, Any]) -> dict[str, Any]:
     return {"s1": m["s1"], "s2": m["s2"]}
 
 
-def sign_cross_machine(body: CrossMachineSignRequest) -> dict[str, Any]:
+def sign_cross_machine(body: CrossMachineSignRequest) -> TestResponse:
     """Corrected one-sided sign test (paired ``a``/``b`` or ``n``/``k``).
 
     Raises
@@ -131,13 +135,13 @@ def sign_cross_machine(body: CrossMachineSignRequest) -> dict[str, Any]:
             rtol=body.rtol,
             alpha=body.alpha,
         )
-    return {
-        "test": "sign-cross-machine",
-        "result": jsonable(res),
-        "policies": {"rtol": body.rtol, "ties": "removed and counted (n_ties)"},
-        "warnings": [],
-        "provenance": provenance(body.model_dump(mode="json"), test="sign-cross-machine"),
-    }
+    return TestResponse(
+        test="sign-cross-machine",
+        result=jsonable(res),
+        policies={"rtol": body.rtol, "ties": "removed and counted (n_ties)"},
+        warnings=[],
+        provenance=provenance(body.model_dump(mode="json"), test="sign-cross-machine"),
+    )
 
 
 # ---------------------------------------------------------------------------------------------

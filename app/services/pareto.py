@@ -20,7 +20,7 @@ from app.domain import pareto
 from app.domain.errors import DomainError
 from app.errors import InvalidInput, NotFound
 from app.repositories.pareto import ParetoRankingRepository
-from app.schemas.pareto import IndicatorRequest, ParetoRankingCreate
+from app.schemas.pareto import IndicatorRead, IndicatorRequest, ParetoRankingCreate
 from app.services.errors import domain_errors_as_problems
 from app.services.provenance import canonical_sha256, provenance
 from app.services.results_input import csv_name, csv_run, read_csv
@@ -34,7 +34,7 @@ MAX_RUNS = {"pareto": 100_000, "epsilon": 5_000}
 Row = tuple[str, str, int, str, float]
 
 
-def indicators(body: IndicatorRequest) -> dict[str, Any]:
+def indicators(body: IndicatorRequest) -> IndicatorRead:
     """Quality indicators of one front (every setting echoed).
 
     The reference front is used without its repeated and dominated rows
@@ -64,15 +64,15 @@ def indicators(body: IndicatorRequest) -> dict[str, Any]:
             f"{filtered.dominated_removed} dominated row(s), removed: the indicators use its "
             f"{filtered.n_used} non-dominated distinct rows"
         )
-    return {
-        "values": jsonable(_finite(res.values, "front")),
-        "settings": jsonable(res.settings),
-        "log10_hv": res.log10_hv,
-        "reference_front_filter": jsonable(filtered),
-        "hv_underflow": jsonable(res.hv_underflow),
-        "warnings": warnings,
-        "provenance": provenance(body.model_dump(mode="json")),
-    }
+    return IndicatorRead(
+        values=jsonable(_finite(res.values, "front")),
+        settings=jsonable(res.settings),
+        log10_hv=res.log10_hv,
+        reference_front_filter=jsonable(filtered),
+        hv_underflow=jsonable(res.hv_underflow),
+        warnings=warnings,
+        provenance=provenance(body.model_dump(mode="json")),
+    )
 
 
 def _csv_rows(text: str, max_rows: int) -> list[Row]:
