@@ -359,6 +359,45 @@ class RelativeRead(BaseModel):
     bradley_terry: ComparisonBradleyTerry
 
 
+class MissingRead(BaseModel):
+    """How the declared missing policy was applied (docs/METHODS.md, missing values)."""
+
+    policy: str = Field(description="the policy of the request's missing")
+    missing_runs: int = Field(description="runs given as null")
+    missing_cells: int = Field(description="cells without a (non-null) run")
+    dropped_problems: list[str] = Field(description="problems left out (drop-problem)")
+    filled_cells: int = Field(description="cells filled in (worst-rank, par-k)")
+    par_k: float | None = Field(description="k of par-k (null for the other policies)")
+
+
+class NiiaSide(BaseModel):
+    """The NIIA report of one kind of ranks: which pairwise conclusions flip per subset.
+
+    ``status``/``reason`` instead when the side cannot be computed (no absolute ranks).
+    """
+
+    model_config = ConfigDict(extra="allow")
+    subsets: list[dict[str, Any]] | None = Field(
+        None, description="per subset: its algorithms, the pairs compared and the flips"
+    )
+    flipped_pairs: list[list[str]] | None = None
+    status: str | None = None
+    reason: str | None = None
+
+
+class NiiaRead(BaseModel):
+    """The NIIA report (Jing & Liu): conclusions of the full set against algorithm subsets."""
+
+    model_config = ConfigDict(extra="allow")
+    status: str
+    reason: str | None = None
+    subsets: str | None = Field(None, description="which subsets were compared")
+    conclusion: str | None = None
+    problems: str | None = None
+    relative: NiiaSide | None = None
+    absolute: NiiaSide | None = None
+
+
 class ComparisonRead(BaseModel):
     """A stored comparison: relative ranks, absolute ranks, NIIA report, provenance.
 
@@ -378,7 +417,7 @@ class ComparisonRead(BaseModel):
     algorithms: list[str]
     problems: list[str]
     options: dict[str, Any]
-    missing: dict[str, Any]
+    missing: MissingRead
     n_runs: list[list[int]] | None = Field(
         None, description="runs behind each cell, problems × algorithms (full view)"
     )
@@ -387,6 +426,6 @@ class ComparisonRead(BaseModel):
     )
     relative: RelativeRead
     absolute: AbsoluteRead
-    niia: dict[str, Any]
+    niia: NiiaRead
     warnings: list[ComparisonWarning]
     provenance: dict[str, Any]
