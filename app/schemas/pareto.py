@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
 from app.schemas.common import STRICT_REQUEST, FiniteFloat
-from app.schemas.stattests import NAME
+from app.schemas.stattests import NAME, Number
 
 IndicatorName = Literal["hv", "igd", "igd_plus", "gd", "gd_plus", "spacing", "spread", "delta_p"]
 Point = Annotated[list[FiniteFloat], Field(min_length=1, max_length=50)]
@@ -159,6 +159,48 @@ class ParetoRankingCreate(BaseModel):
     )
 
 
+class RunLevel(BaseModel):
+    """One run's non-dominated level on a problem (1 = on the first front)."""
+
+    algorithm: str
+    run: int
+    level: int
+
+
+class Specialist(BaseModel):
+    """A run that is best on some indicators alone (it may still be dominated)."""
+
+    algorithm: str
+    run: int
+    indicators: list[str] = Field(description="the indicators on which it is best")
+
+
+class RuleRanking(BaseModel):
+    """Scores and ranks of the algorithms under each counting rule (olympic, linear, ...)."""
+
+    model_config = ConfigDict(extra="allow")
+    algorithms: list[str] | None = Field(
+        None, description="the algorithms ranked (those with runs on the problem)"
+    )
+    counts: list[list[int]] | None = Field(
+        None, description="algorithms × levels: runs of each algorithm on each level"
+    )
+    scores: dict[str, list[Number]] = Field(description="per rule, one score per algorithm")
+    ranks: dict[str, list[float]] = Field(description="per rule, midranks (1 = best)")
+
+
+class ProblemRanking(BaseModel):
+    """One problem: each run's level, the level counts, the ranking and the specialists."""
+
+    model_config = ConfigDict(extra="allow")
+    problem: str
+    warnings: list[str]
+    runs: list[RunLevel]
+    counts: list[list[int]] = Field(description="algorithms × levels (every algorithm)")
+    ranking: RuleRanking | None = Field(description="null with fewer than 2 algorithms")
+    specialists: list[Specialist]
+
+
 class ParetoRankingRead(BaseModel):
     """A stored Pareto ranking: levels per run, count matrices, rule scores and ranks."""
 
@@ -172,6 +214,6 @@ class ParetoRankingRead(BaseModel):
     )
     dominance: str = Field(description="the dominance relation between runs")
     tie_rule: str = Field(description="how runs of equal level tie")
-    problems: list[dict[str, Any]]
-    overall: dict[str, Any]
+    problems: list[ProblemRanking]
+    overall: RuleRanking = Field(description="the level counts summed over problems, ranked")
     provenance: dict[str, Any]
