@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
-from pydantic_core import to_json
 
 from app.api.deps import (
     JSON_TYPES,
@@ -21,6 +20,7 @@ from app.api.deps import (
     SettingsDep,
     stored_id_path,
 )
+from app.api.responses import model_response
 from app.errors import AppError, InvalidInput, NotApplicable
 from app.schemas.common import (
     JSON_MEDIA_TYPES,
@@ -34,6 +34,9 @@ from app.schemas.common import (
 from app.schemas.comparisons import ComparisonCreate, ComparisonRead
 from app.services import comparisons as service
 from app.services.comparison_answers import VIEWS
+
+#: FastAPI's type of a route's ``responses``.
+OpenApiResponses = dict[int | str, dict[str, Any]]
 
 router = APIRouter(prefix="/v1/comparisons", tags=["comparisons"])
 
@@ -196,11 +199,14 @@ ViewQuery = Annotated[
     ),
 ]
 
-ComparisonIdPath = stored_id_path(
-    "comparison_id",
-    "a comparison id (c + 23 hex digits), as in the Location header of POST /v1/comparisons",
-    "c9b5b14d7503e343dc256353",
-)
+if TYPE_CHECKING:
+    ComparisonIdPath = str
+else:
+    ComparisonIdPath = stored_id_path(
+        "comparison_id",
+        "a comparison id (c + 23 hex digits), as in the Location header of POST /v1/comparisons",
+        "c9b5b14d7503e343dc256353",
+    )
 
 
 @router.post(
@@ -209,13 +215,18 @@ ComparisonIdPath = stored_id_path(
     status_code=201,
     dependencies=[Depends(ContentTypes(*JSON_TYPES, CSV_TYPE))],
     openapi_extra={"requestBody": REQUEST_BODY, "parameters": _query_parameters()},
-    responses={
-        200: {"model": ComparisonRead, "description": "The identical request was answered before"},
-        201: {
-            "description": "Computed and stored; its URL is in the Location header",
-            "headers": {"Location": {"schema": {"type": "string"}}},
-        },
-    }
+    responses=OpenApiResponses(
+        {
+            200: {
+                "model": ComparisonRead,
+                "description": "The identical request was answered before",
+            },
+            201: {
+                "description": "Computed and stored; its URL is in the Location header",
+                "headers": {"Location": {"schema": {"type": "string"}}},
+            },
+        }
+    )
     | problem_responses(
         WRONG_KEY,
         refused(
@@ -254,10 +265,10 @@ async def create_comparison(
             may_queue_builds=may_queue_builds,
             view=view,
         )
-    return Response(
-        to_json(out),
+    return model_response(
+        ComparisonRead,
+        out,
         status_code=201 if created else 200,
-        media_type="application/json",
         headers={"Location": out["location"]},
     )
 
@@ -275,17 +286,14 @@ def get_comparison(
     comparison_id: ComparisonIdPath, sm: SessionmakerDep, view: ViewQuery = "full"
 ) -> Response:
     """Show a stored comparison."""
-    return Response(
-        to_json(service.get_comparison(sm, comparison_id, view=view)),
-        media_type="application/json",
-    )
+    return model_response(ComparisonRead, service.get_comparison(sm, comparison_id, view=view))
 
 
 @router.get(
     "/{comparison_id}/cd-diagram.svg",
     response_class=Response,
     summary="CD diagram as SVG",
-    responses={200: {"content": {"image/svg+xml": {}}, "description": "SVG"}}
+    responses=OpenApiResponses({200: {"content": {"image/svg+xml": {}}, "description": "SVG"}})
     | problem_responses(_UNKNOWN),
 )
 def cd_diagram_svg(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> Response:
@@ -297,7 +305,7 @@ def cd_diagram_svg(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> Resp
     "/{comparison_id}/cd-diagram.png",
     response_class=Response,
     summary="CD diagram as PNG",
-    responses={200: {"content": {"image/png": {}}, "description": "PNG"}}
+    responses=OpenApiResponses({200: {"content": {"image/png": {}}, "description": "PNG"}})
     | problem_responses(_UNKNOWN),
 )
 def cd_diagram_png(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> Response:

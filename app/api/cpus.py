@@ -43,7 +43,7 @@ def list_cpus(
 ) -> CpuList:
     """Find CPUs by name, best matches first (all, by name, without q)."""
     items, total = service.search(sm, q, limit=limit)
-    return CpuList(total=total, items=[CpuRead(**i) for i in items])
+    return CpuList(total=total, items=items)
 
 
 @router.get(
@@ -66,7 +66,7 @@ def get_cpu(
     sm: SessionmakerDep,
 ) -> CpuRead:
     """Show one CPU of the registry."""
-    return CpuRead(**service.get_cpu(sm, cpu_id))
+    return service.get_cpu(sm, cpu_id)
 
 
 @router.post(
@@ -90,6 +90,6 @@ def get_cpu(
 )
 def add_cpu(body: CpuCreate, response: Response, sm: SessionmakerDep) -> CpuRead:
     """Register a CPU and its score (operators: needs X-API-Key when keys are configured)."""
-    cpu = CpuRead(**service.add_cpu(sm, body))
+    cpu = service.add_cpu(sm, body)
     response.headers["Location"] = f"/v1/cpus/{cpu.id}"
     return cpu

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from fastapi import APIRouter, Response
-from pydantic_core import to_json
 
 from app.api.deps import JsonBody, SessionmakerDep, stored_id_path
+from app.api.responses import model_response
 from app.errors import Conflict, InvalidInput, NotFound
 from app.schemas.common import (
     body_problems,
@@ -25,6 +27,9 @@ from app.schemas.machines import (
 from app.schemas.stattests import TestResponse
 from app.services import machines as service
 
+#: FastAPI's type of a route's ``responses``.
+OpenApiResponses = dict[int | str, dict[str, Any]]
+
 router = APIRouter(prefix="/v1", tags=["machines"])
 
 
@@ -41,13 +46,6 @@ _ONE_OF_S1_CPU1 = invalid(
 )
 
 
-def _json(body: dict, status: int = 200, location: str | None = None) -> Response:  # type: ignore[type-arg]
-    headers = {"Location": location} if location else None
-    return Response(
-        to_json(body), status_code=status, media_type="application/json", headers=headers
-    )
-
-
 @router.post(
     "/equivalent-runtime",
     response_model=EquivalentRuntimeResponse,
@@ -57,7 +55,7 @@ def _json(body: dict, status: int = 200, location: str | None = None) -> Respons
 )
 def equivalent_runtime(body: EquivalentRuntimeRequest, sm: SessionmakerDep) -> Response:
     """Convert runtimes on machine M1 into equivalent runtimes on M2 (PassMark model)."""
-    return _json(service.equivalent_runtime(sm, body))
+    return model_response(EquivalentRuntimeResponse, service.equivalent_runtime(sm, body))
 
 
 @router.post(
@@ -71,15 +69,18 @@ def equivalent_runtime(body: EquivalentRuntimeRequest, sm: SessionmakerDep) -> R
 )
 def sign_cross_machine(body: CrossMachineSignRequest) -> Response:
     """Run the one-sided sign test of "B better than A", corrected for p_gamma."""
-    return _json(service.sign_cross_machine(body))
+    return model_response(TestResponse, service.sign_cross_machine(body))
 
 
-ComparisonIdPath = stored_id_path(
-    "comparison_id",
-    "a cross-machine comparison id (x + 23 hex digits), as in the Location of "
-    "POST /v1/cross-machine-comparisons",
-    "x4f1c0d9a8b7e6f5a4b3c2d1",
-)
+if TYPE_CHECKING:
+    ComparisonIdPath = str
+else:
+    ComparisonIdPath = stored_id_path(
+        "comparison_id",
+        "a cross-machine comparison id (x + 23 hex digits), as in the Location of "
+        "POST /v1/cross-machine-comparisons",
+        "x4f1c0d9a8b7e6f5a4b3c2d1",
+    )
 _UNKNOWN = unknown_id("comparison_id", "cross-machine comparison", "x4f1c0d9a8b7e6f5a4b3c2d1")
 
 
@@ -88,14 +89,21 @@ _UNKNOWN = unknown_id("comparison_id", "cross-machine comparison", "x4f1c0d9a8b7
     response_model=CrossMachineRead,
     status_code=201,
     dependencies=[JsonBody],
-    responses={200: {"model": CrossMachineRead, "description": "The same setup exists"}}
+    responses=OpenApiResponses(
+        {200: {"model": CrossMachineRead, "description": "The same setup exists"}}
+    )
     | problem_responses(_UNKNOWN_CPU, *body_problems(_ONE_OF_S1_CPU1)),
     summary="Start a cross-machine comparison: runtimes for B",
 )
 def create_cross_machine(body: CrossMachineCreate, sm: SessionmakerDep) -> Response:
     """Start the paper's procedure: equivalent runtimes on M2 for A's published table."""
     out, created = service.create(sm, body)
-    return _json(out, 201 if created else 200, out["location"])
+    return model_response(
+        CrossMachineRead,
+        out,
+        status_code=201 if created else 200,
+        headers={"Location": out["location"]},
+    )
 
 
 @router.get(
@@ -106,7 +114,7 @@ def create_cross_machine(body: CrossMachineCreate, sm: SessionmakerDep) -> Respo
 )
 def get_cross_machine(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> Response:
     """Show a cross-machine comparison: runtimes for B and, once given, the test."""
-    return _json(service.get(sm, comparison_id))
+    return model_response(CrossMachineRead, service.get(sm, comparison_id))
 
 
 @router.post(
@@ -135,4 +143,4 @@ def submit_results(
 ) -> Response:
     """Give B's results (run for the equivalent runtimes): the corrected sign test."""
     out, _ = service.submit_results(sm, comparison_id, body)
-    return _json(out)
+    return model_response(CrossMachineRead, out)

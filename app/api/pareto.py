@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from fastapi import APIRouter, Response
-from pydantic_core import to_json
 
 from app.api.deps import JsonBody, SessionmakerDep, SettingsDep, stored_id_path
+from app.api.responses import model_response
 from app.errors import InvalidInput
 from app.schemas.common import (
     body_problems,
@@ -22,14 +24,20 @@ from app.schemas.pareto import (
 )
 from app.services import pareto as service
 
+#: FastAPI's type of a route's ``responses``.
+OpenApiResponses = dict[int | str, dict[str, Any]]
+
 router = APIRouter(prefix="/v1", tags=["multi-objective"])
 
 
-RankingIdPath = stored_id_path(
-    "ranking_id",
-    "a Pareto ranking id (p + 23 hex digits), as in the Location of POST /v1/pareto-rankings",
-    "p4f1c0d9a8b7e6f5a4b3c2d1",
-)
+if TYPE_CHECKING:
+    RankingIdPath = str
+else:
+    RankingIdPath = stored_id_path(
+        "ranking_id",
+        "a Pareto ranking id (p + 23 hex digits), as in the Location of POST /v1/pareto-rankings",
+        "p4f1c0d9a8b7e6f5a4b3c2d1",
+    )
 
 
 @router.post(
@@ -41,7 +49,7 @@ RankingIdPath = stored_id_path(
 )
 def indicators(body: IndicatorRequest) -> Response:
     """Compute quality indicators (HV, IGD, IGD+, GD, GD+, spacing, spread, Δp) of one front."""
-    return Response(to_json(service.indicators(body)), media_type="application/json")
+    return model_response(IndicatorRead, service.indicators(body))
 
 
 @router.post(
@@ -49,7 +57,9 @@ def indicators(body: IndicatorRequest) -> Response:
     response_model=ParetoRankingRead,
     status_code=201,
     dependencies=[JsonBody],
-    responses={200: {"model": ParetoRankingRead, "description": "Answered before"}}
+    responses=OpenApiResponses(
+        {200: {"model": ParetoRankingRead, "description": "Answered before"}}
+    )
     | problem_responses(
         *body_problems(
             refused(InvalidInput, "give exactly one of scores, csv and fronts", "scores")
@@ -62,10 +72,10 @@ def create_ranking(
 ) -> Response:
     """Rank algorithms by non-dominated levels of their runs' indicator vectors."""
     out, created = service.create(sm, settings, body)
-    return Response(
-        to_json(out),
+    return model_response(
+        ParetoRankingRead,
+        out,
         status_code=201 if created else 200,
-        media_type="application/json",
         headers={"Location": out["location"]},
     )
 
@@ -80,4 +90,4 @@ def create_ranking(
 )
 def get_ranking(ranking_id: RankingIdPath, sm: SessionmakerDep) -> Response:
     """Show a stored Pareto ranking."""
-    return Response(to_json(service.get(sm, ranking_id)), media_type="application/json")
+    return model_response(ParetoRankingRead, service.get(sm, ranking_id))

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from fastapi import APIRouter, Response
-from pydantic_core import to_json
 
 from app.api.deps import (
     ApiKeyDep,
@@ -13,6 +14,7 @@ from app.api.deps import (
     SettingsDep,
     stored_id_path,
 )
+from app.api.responses import model_response
 from app.schemas.common import (
     KEY_REQUIRED,
     body_problems,
@@ -24,21 +26,24 @@ from app.schemas.common import (
 from app.schemas.region_scans import RegionScanCreate, RegionScanRead
 from app.services import region_scans as service
 
+#: FastAPI's type of a route's ``responses``.
+OpenApiResponses = dict[int | str, dict[str, Any]]
+
 router = APIRouter(prefix="/v1/region-scans", tags=["tables"])
 
-ScanIdPath = stored_id_path(
-    "scan_id",
-    "a region scan id (r + 23 hex digits), as in the Location of POST /v1/region-scans",
-    "r4f1c0d9a8b7e6f5a4b3c2d1",
-)
+if TYPE_CHECKING:
+    ScanIdPath = str
+else:
+    ScanIdPath = stored_id_path(
+        "scan_id",
+        "a region scan id (r + 23 hex digits), as in the Location of POST /v1/region-scans",
+        "r4f1c0d9a8b7e6f5a4b3c2d1",
+    )
 
 
-def _json(body: dict, status_code: int = 200) -> Response:
-    return Response(
-        to_json(body),
-        status_code=status_code,
-        media_type="application/json",
-        headers={"Location": body["location"]},
+def _json(body: dict[str, Any], status_code: int = 200) -> Response:
+    return model_response(
+        RegionScanRead, body, status_code=status_code, headers={"Location": body["location"]}
     )
 
 
@@ -47,18 +52,20 @@ def _json(body: dict, status_code: int = 200) -> Response:
     response_model=RegionScanRead,
     status_code=202,
     dependencies=[ApiKeyDep, JsonBody],
-    responses={
-        200: {"model": RegionScanRead, "description": "The same scan is complete"},
-        202: {
-            "description": "The scan's tables are queued or building; its URL is in Location",
-            "headers": {
-                "Location": {
-                    "description": "/v1/region-scans/{id}: poll it for progress and the answer",
-                    "schema": {"type": "string"},
-                }
+    responses=OpenApiResponses(
+        {
+            200: {"model": RegionScanRead, "description": "The same scan is complete"},
+            202: {
+                "description": "The scan's tables are queued or building; its URL is in Location",
+                "headers": {
+                    "Location": {
+                        "description": "/v1/region-scans/{id}: poll it for progress and the answer",
+                        "schema": {"type": "string"},
+                    }
+                },
             },
-        },
-    }
+        }
+    )
     | problem_responses(
         KEY_REQUIRED,
         unknown_function(),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
@@ -46,6 +46,11 @@ from app.schemas.result_sets import (
 )
 from app.services import result_sets as service
 from app.services import table_publish as publish
+
+#: FastAPI's type of a route's ``responses``.
+OpenApiResponses = dict[int | str, dict[str, Any]]
+
+M = TypeVar("M", bound=BaseModel)
 
 router = APIRouter(prefix="/v1/result-sets", tags=["result sets"])
 
@@ -101,7 +106,7 @@ def _query_parameters() -> list[dict[str, Any]]:
     ]
 
 
-def _validated(model: type[BaseModel], data: dict[str, Any], where: str) -> Any:
+def _validated(model: type[M], data: dict[str, Any], where: str) -> M:
     """``model`` from form or query strings; its errors name the field (422)."""
     try:
         return model.model_validate(data, strict=False)
@@ -120,7 +125,7 @@ def _csv_metadata(request: Request) -> ResultSetMetadata:
         if len(params.getlist(name)) > 1:
             raise InvalidInput(f"query parameter {name!r} is given more than once", field=name)
         data[name] = params[name]
-    return _validated(ResultSetMetadata, data, "query")  # type: ignore[no-any-return]
+    return _validated(ResultSetMetadata, data, "query")
 
 
 async def _form(request: Request) -> tuple[UploadMetadata, str, str, bytes]:
@@ -193,11 +198,14 @@ _TOO_LARGE = ProblemExample(
 )
 _UNKNOWN = unknown_id("set_id", "result set", "r0c9e4b1a2f3d5e6a7b8c9d0")
 
-SetIdPath = stored_id_path(
-    "set_id",
-    "a result set id (r + 23 hex digits), as in the Location header of POST /v1/result-sets",
-    "r0c9e4b1a2f3d5e6a7b8c9d0",
-)
+if TYPE_CHECKING:
+    SetIdPath = str
+else:
+    SetIdPath = stored_id_path(
+        "set_id",
+        "a result set id (r + 23 hex digits), as in the Location header of POST /v1/result-sets",
+        "r0c9e4b1a2f3d5e6a7b8c9d0",
+    )
 
 
 @router.post(
@@ -206,13 +214,15 @@ SetIdPath = stored_id_path(
     status_code=201,
     dependencies=[ApiKeyDep, Depends(ContentTypes(*JSON_TYPES, CSV_TYPE, FORM_TYPE))],
     openapi_extra={"requestBody": REQUEST_BODY, "parameters": _query_parameters()},
-    responses={
-        200: {"model": ResultSetRead, "description": "The same content is archived already"},
-        201: {
-            "description": "Stored; its URL is in the Location header",
-            "headers": {"Location": {"schema": {"type": "string"}}},
-        },
-    }
+    responses=OpenApiResponses(
+        {
+            200: {"model": ResultSetRead, "description": "The same content is archived already"},
+            201: {
+                "description": "Stored; its URL is in the Location header",
+                "headers": {"Location": {"schema": {"type": "string"}}},
+            },
+        }
+    )
     | problem_responses(
         KEY_REQUIRED,
         _SUPERSEDED,
@@ -228,13 +238,13 @@ async def create_result_set(
     """Archive one algorithm's results; the same content again answers the existing set."""
     media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if media_type == FORM_TYPE:
-        meta, fmt, filename, data = await _form(request)
+        upload, fmt, filename, data = await _form(request)
         stored = await run_in_threadpool(
             service.create_from_upload,
             sm,
             settings,
             dispatcher,
-            meta,
+            upload,
             fmt=fmt,
             filename=filename,
             data=data,
@@ -306,14 +316,16 @@ def list_result_sets(
     "/{set_id}.csv",
     response_class=Response,
     summary="A result set's runs as a long CSV (re-importable)",
-    responses={
-        200: {
-            "content": {"text/csv": {}},
-            "description": "function_id,run,[evaluations,]value,"
-            "budget; posting it back with the metadata of its comment lines gives the same id",
-        },
-        304: {"description": "If-None-Match holds the ETag"},
-    }
+    responses=OpenApiResponses(
+        {
+            200: {
+                "content": {"text/csv": {}},
+                "description": "function_id,run,[evaluations,]value,"
+                "budget; posting it back with the metadata of its comment lines gives the same id",
+            },
+            304: {"description": "If-None-Match holds the ETag"},
+        }
+    )
     | problem_responses(_UNKNOWN),
 )
 def result_set_csv(
@@ -337,7 +349,7 @@ IncludeQuery = Annotated[
     "/{set_id}",
     response_model=ResultSetRead,
     summary="Show an archived result set",
-    responses={304: {"description": "If-None-Match holds the ETag"}}
+    responses=OpenApiResponses({304: {"description": "If-None-Match holds the ETag"}})
     | problem_responses(
         _UNKNOWN,
         invalid("include", "Input should be 'runs'", "literal_error"),

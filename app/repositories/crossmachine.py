@@ -24,7 +24,9 @@ class CrossMachineRepository:
             select(CrossMachineComparison).where(CrossMachineComparison.id == cid)
         ).one_or_none()
 
-    def add(self, *, cid: str, setup_sha256: str, setup: dict[str, Any], answer: dict) -> bool:
+    def add(
+        self, *, cid: str, setup_sha256: str, setup: dict[str, Any], answer: dict[str, Any]
+    ) -> bool:
         """Insert a new comparison awaiting B's results; ``False`` if the id exists."""
         now = datetime.now(UTC)
         try:

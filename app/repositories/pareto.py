@@ -24,7 +24,9 @@ class ParetoRankingRepository:
             select(ParetoRanking).where(ParetoRanking.id == rid)
         ).one_or_none()
 
-    def add(self, *, rid: str, digest: str, request: dict[str, Any], result: dict) -> bool:
+    def add(
+        self, *, rid: str, digest: str, request: dict[str, Any], result: dict[str, Any]
+    ) -> bool:
         """Insert; ``False`` when the same request is stored (identical answer)."""
         try:
             with self.session.begin_nested():

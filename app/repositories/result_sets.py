@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -142,7 +143,7 @@ class ResultSetRepository:
         name: str | None = None,
         limit: int = 100,
         offset: int = 0,
-    ) -> tuple[list[ResultSet], int]:
+    ) -> tuple[builtins.list[ResultSet], int]:
         """Sets newest first (then by id), filtered; and the total count of the filter."""
         query = select(ResultSet)
         if name is not None:
@@ -160,7 +161,7 @@ class ResultSetRepository:
         )
         return list(items), int(total)
 
-    def sets(self, set_ids: Sequence[str]) -> list[ResultSet]:
+    def sets(self, set_ids: Sequence[str]) -> builtins.list[ResultSet]:
         """The sets with these ids (missing ids are left out), by id."""
         if not set_ids:
             return []
@@ -177,10 +178,13 @@ class ResultSetRepository:
         function_id: str | None = None,
         suite: str | None = None,
         dim: int | None = None,
-    ) -> list[RunRow]:
+    ) -> builtins.list[RunRow]:
         """Runs by ``(set_id, function_id, run)``, filtered (an indexed scan per filter)."""
         query = self._runs_query(set_ids=set_ids, function_id=function_id, suite=suite, dim=dim)
-        return [RunRow(*row) for row in self.session.execute(query)]
+        return [
+            RunRow(set_id, function_id, run, value, budget)
+            for set_id, function_id, run, value, budget in self.session.execute(query)
+        ]
 
     def run_columns(
         self,
@@ -207,7 +211,7 @@ class ResultSetRepository:
             if compiled.positional
             else params
         )
-        cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]  # a live connection has its DBAPI one
         try:
             cursor.execute(str(compiled), args)
             rows = cursor.fetchall()
@@ -224,7 +228,7 @@ class ResultSetRepository:
         function_id: str | None,
         suite: str | None,
         dim: int | None,
-    ) -> Select[tuple[str, str, int, float, int]]:
+    ) -> Select[str, str, int, float, int]:
         query = select(
             ResultRun.set_id,
             ResultRun.function_id,
@@ -248,7 +252,7 @@ class ResultSetRepository:
         set_ids: Sequence[str] | None = None,
         function_id: str | None = None,
         suite: str | None = None,
-    ) -> list[PointRow]:
+    ) -> builtins.list[PointRow]:
         """Trajectory points by ``(set_id, function_id, run, evaluations)``, filtered."""
         query = select(
             TrajectoryPoint.set_id,

@@ -5,17 +5,18 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.config import JsonValue
 
 from app.schemas.common import STRICT_REQUEST, FiniteFloat
 from app.schemas.ranks import MAX_TABLE_ID_LENGTH, Regions
 from app.schemas.stattests import (
     CD_CONVENTION_DESCRIPTION,
     NAME,
-    BradleyTerryRead,
     CDConvention,
     MatrixMissing,
+    NamedStrength,
+    Number,
     PosthocMethod,
-    PosthocRead,
 )
 
 Reduction = Literal["mean", "median", "best"]
@@ -39,7 +40,7 @@ class ResultRow(BaseModel):
 
 ComparisonOptions = dict[str, Any]
 
-_EXAMPLE_ROWS = [
+_EXAMPLE_ROWS: list[JsonValue] = [
     {"algorithm": alg, "problem": prob, "run": run, "value": value}
     for alg, prob, base in (
         ("DE", "classic/sphere/d2", 1e-3),
@@ -194,6 +195,7 @@ class AbsolutePair(BaseModel):
     wilcoxon: dict[str, Any]
     sign_test: dict[str, Any]
     p_adjusted: float
+    log10_p_adjusted: float | None = Field(None, description="log10 of p_adjusted (no underflow)")
     adjustment: str
     significant: bool
 
@@ -222,16 +224,124 @@ class AbsoluteRead(BaseModel):
     model_config = ConfigDict(extra="allow")
     status: Literal["complete", "pending", "unavailable"]
     reason: str | None = None
-    v: list[list[float]] | None = Field(None, description="problems × algorithms (full view)")
-    average_absolute_rank: list[float] | None = None
-    mean_log10_v: list[float | None] | None = None
-    pairwise: list[AbsolutePair] | None = None
+    pending: list[dict[str, Any]] | None = Field(
+        None, description="status pending: per problem, the table or ladder it waits for"
+    )
     regions: dict[str, AbsoluteRegion] | None = Field(
         None,
         description="with tables given: per problem, the region its ranks are relative to "
         "(absent otherwise: every problem is then ranked relative to its domain)",
     )
+    budget: int | None = Field(None, description="c: evaluations per run (best-of-c)")
+    v: list[list[float]] | None = Field(None, description="problems × algorithms (full view)")
+    log10_v: list[list[float | Literal["-Infinity"] | None]] | None = Field(
+        None, description="authoritative log10 v, problems × algorithms (full view)"
+    )
+    method: list[list[str]] | None = Field(
+        None, description="what ranked each cell, problems × algorithms (full view)"
+    )
+    average_absolute_rank: list[float] | None = None
+    mean_log10_v: list[float | None] | None = None
+    order_by: str | None = None
+    pairwise: list[AbsolutePair] | None = None
+    tables: dict[str, dict[str, Any]] | None = Field(
+        None, description="per problem, the table, ladder or exact form that ranked it (full view)"
+    )
     warnings: list[ComparisonWarning] | None = None
+
+
+class ComparisonPosthocPair(BaseModel):
+    """One pairwise post-hoc comparison of algorithms ``i`` and ``j`` (named ``a`` and ``b``)."""
+
+    i: int
+    j: int
+    a: str = Field(description="name of algorithm i")
+    b: str = Field(description="name of algorithm j")
+    rank_difference: float = Field(description="R_i − R_j, average ranks")
+    z: Number
+    p_value: float
+    p_adjusted: float
+    log10_p_value: Number | None = None
+    log10_p_adjusted: Number | None = None
+    significant: bool
+
+
+class ComparisonLowPower(BaseModel):
+    """Too few problems for the rank post-hoc tests to find differences (docs/METHODS.md).
+
+    Set when the standard CD (Nemenyi for all pairs, Bonferroni–Dunn against a control)
+    exceeds ``(k − 1) / 2``, half the largest possible difference of average ranks. The
+    fields of :class:`app.schemas.stattests.LowPowerRead`, in the order a comparison sends.
+    """
+
+    n_problems: int = Field(description="N")
+    n_algorithms: int = Field(description="k")
+    alpha: float
+    comparison: Literal["all-pairs", "vs-control"]
+    critical_difference: float = Field(description="the standard CD at this N")
+    threshold: float = Field(description="(k − 1) / 2")
+    n_needed: int = Field(description="the smallest N with CD <= (k − 1) / 2")
+    chi2_rough: bool = Field(
+        description="not (N > 10 and k > 5): Friedman's chi-square approximation is rough "
+        "(Demšar 2006's rule of thumb)"
+    )
+    message: str
+    kind: Literal["low-power"] = "low-power"
+
+
+class ComparisonPosthocRead(BaseModel):
+    """A comparison's post-hoc family, with algorithm names beside every index.
+
+    The fields of :class:`app.schemas.stattests.PosthocRead` and the family's numbers, in the
+    order a comparison sends them. ``p_matrix`` / ``p_vs_control`` (adjusted p-values by index)
+    are left out by ``view=summary``; ``pairs`` carry the same numbers.
+    """
+
+    model_config = ConfigDict(extra="allow")
+    procedure: str
+    comparison: Literal["all-pairs", "vs-control"]
+    alpha: float
+    control: int | None = Field(description="index of the control algorithm")
+    average_ranks: list[float]
+    n_problems: int
+    n_algorithms: int
+    critical_difference: float | None = None
+    critical_value: float | None = None
+    pairs: list[ComparisonPosthocPair]
+    p_matrix: list[list[float | None]] | None = None
+    p_vs_control: list[float | None] | None = None
+    log10_p_matrix: list[list[Number | None]] | None = None
+    log10_p_vs_control: list[Number | None] | None = None
+    cliques: list[list[int]] = Field(
+        description="maximal groups not significantly different, as algorithm indices"
+    )
+    method: str | None = None
+    degenerate: bool | None = None
+    reason: str | None = None
+    cd_convention: str | None = None
+    low_power: ComparisonLowPower | None = Field(
+        None, description="set when N is too small for the test to find differences (the rule)"
+    )
+    control_name: str | None = Field(description="name of the control algorithm")
+    clique_names: list[list[str]] = Field(description="the same cliques, as algorithm names")
+
+
+class ComparisonBradleyTerry(BaseModel):
+    """Bradley–Terry strengths (by index, and named in ``strengths_by_algorithm``)."""
+
+    model_config = ConfigDict(extra="allow")
+    strengths: list[Number]
+    probabilities: list[list[float]] | None = Field(
+        None, description="P(i beats j), algorithms × algorithms (full view)"
+    )
+    components: list[list[int]] | None = None
+    iterations: int | None = None
+    converged: bool | None = None
+    iteration: str | None = None
+    zermelo_max_relative_difference: float | None = None
+    degenerate: bool | None = None
+    reason: str | None = None
+    strengths_by_algorithm: list[NamedStrength]
 
 
 class RelativeRead(BaseModel):
@@ -245,8 +355,47 @@ class RelativeRead(BaseModel):
     friedman: dict[str, Any]
     aligned_ranks: dict[str, Any]
     quade: dict[str, Any]
-    posthoc: PosthocRead
-    bradley_terry: BradleyTerryRead
+    posthoc: ComparisonPosthocRead
+    bradley_terry: ComparisonBradleyTerry
+
+
+class MissingRead(BaseModel):
+    """How the declared missing policy was applied (docs/METHODS.md, missing values)."""
+
+    policy: str = Field(description="the policy of the request's missing")
+    missing_runs: int = Field(description="runs given as null")
+    missing_cells: int = Field(description="cells without a (non-null) run")
+    dropped_problems: list[str] = Field(description="problems left out (drop-problem)")
+    filled_cells: int = Field(description="cells filled in (worst-rank, par-k)")
+    par_k: float | None = Field(description="k of par-k (null for the other policies)")
+
+
+class NiiaSide(BaseModel):
+    """The NIIA report of one kind of ranks: which pairwise conclusions flip per subset.
+
+    ``status``/``reason`` instead when the side cannot be computed (no absolute ranks).
+    """
+
+    model_config = ConfigDict(extra="allow")
+    subsets: list[dict[str, Any]] | None = Field(
+        None, description="per subset: its algorithms, the pairs compared and the flips"
+    )
+    flipped_pairs: list[list[str]] | None = None
+    status: str | None = None
+    reason: str | None = None
+
+
+class NiiaRead(BaseModel):
+    """The NIIA report (Jing & Liu): conclusions of the full set against algorithm subsets."""
+
+    model_config = ConfigDict(extra="allow")
+    status: str
+    reason: str | None = None
+    subsets: str | None = Field(None, description="which subsets were compared")
+    conclusion: str | None = None
+    problems: str | None = None
+    relative: NiiaSide | None = None
+    absolute: NiiaSide | None = None
 
 
 class ComparisonRead(BaseModel):
@@ -268,7 +417,7 @@ class ComparisonRead(BaseModel):
     algorithms: list[str]
     problems: list[str]
     options: dict[str, Any]
-    missing: dict[str, Any]
+    missing: MissingRead
     n_runs: list[list[int]] | None = Field(
         None, description="runs behind each cell, problems × algorithms (full view)"
     )
@@ -277,6 +426,6 @@ class ComparisonRead(BaseModel):
     )
     relative: RelativeRead
     absolute: AbsoluteRead
-    niia: dict[str, Any]
+    niia: NiiaRead
     warnings: list[ComparisonWarning]
     provenance: dict[str, Any]

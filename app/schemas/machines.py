@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_val
 
 from app.schemas.common import STRICT_REQUEST, FiniteFloat, field_error
 from app.schemas.cpus import CpuName
-from app.schemas.stattests import NAME
+from app.schemas.stattests import NAME, Number
 
 OneOrMany = Annotated[
     Annotated[FiniteFloat, Tag("<number>")] | Annotated[list[FiniteFloat], Tag("<list>")],
@@ -66,6 +66,17 @@ class EquivalentRuntimeRequest(Machines):
     p_gamma: PGamma = 0.5
 
 
+class CpuEntry(BaseModel):
+    """The registry entry a machine was named by (as it was when used)."""
+
+    id: int
+    name: str
+    score: float
+    source: str
+    source_date: str
+    created_at: str = Field(description="when the entry was registered (ISO 8601)")
+
+
 class EquivalentRuntimeResponse(BaseModel):
     """Equivalent runtime(s) on M2, with the model's inputs, warnings and provenance."""
 
@@ -77,8 +88,8 @@ class EquivalentRuntimeResponse(BaseModel):
     ratio: float = Field(description="(α − s2)/(α − s1)")
     s1: float
     s2: float
-    cpu1: dict[str, Any] | None
-    cpu2: dict[str, Any] | None
+    cpu1: CpuEntry | None
+    cpu2: CpuEntry | None
     warnings: list[str]
     limits: str
     provenance: dict[str, Any]
@@ -173,6 +184,51 @@ class CrossMachineResults(BaseModel):
     results: list[ResultRow] = Field(min_length=1)
 
 
+class MachinesRead(BaseModel):
+    """The scores used for M1 and M2, and the registry entries they came from (or null)."""
+
+    s1: float
+    s2: float
+    cpu1: CpuEntry | None
+    cpu2: CpuEntry | None
+
+
+class RuntimeRow(BaseModel):
+    """One instance: A's result, its runtime on M1 and the equivalent runtime t2 for B on M2."""
+
+    instance: str
+    a: float
+    t1: float
+    t2: float
+
+
+class InstanceResult(BaseModel):
+    """B's result on one instance (run for t2)."""
+
+    instance: str
+    b: float
+
+
+class CorrectedSignTestRead(BaseModel):
+    """The one-sided sign test of "B better than A", corrected for p_gamma."""
+
+    model_config = ConfigDict(extra="allow")
+    n: int
+    k: int
+    n_ties: int
+    p_value: float
+    p_value_corrected: float
+    log10_p_value: Number
+    log10_p_value_corrected: Number
+    p_gamma: float
+    alpha: float
+    decision: str
+    caveat: str
+    degenerate: bool
+    reason: str | None
+    method: str
+
+
 class CrossMachineRead(BaseModel):
     """The paper's five steps as one resource: runtimes for B, then the corrected test."""
 
@@ -181,10 +237,17 @@ class CrossMachineRead(BaseModel):
     location: str
     status: str = Field(description="awaiting-results | complete")
     steps: list[str]
-    machines: dict[str, Any]
+    machines: MachinesRead
     p_gamma: float
+    alpha: float = Field(description="significance level of the corrected sign test")
+    rtol: float = Field(description="relative tolerance under which B and A tie")
     gamma: float
-    runtimes: list[dict[str, Any]] = Field(description="per instance: a, t1 and t2 for B")
+    ratio: float = Field(description="s2 / s1, the machines' score ratio")
+    runtimes: list[RuntimeRow] = Field(description="per instance: a, t1 and t2 for B")
     warnings: list[str]
-    test: dict[str, Any] | None
+    limits: str = Field(description="what the procedure can and cannot conclude")
+    results: list[InstanceResult] | None = Field(
+        description="B's results per instance, once submitted (null before)"
+    )
+    test: CorrectedSignTestRead | None
     provenance: dict[str, Any]

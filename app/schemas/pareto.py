@@ -5,15 +5,16 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.config import JsonDict
 
 from app.schemas.common import STRICT_REQUEST, FiniteFloat
-from app.schemas.stattests import NAME
+from app.schemas.stattests import NAME, Number
 
 IndicatorName = Literal["hv", "igd", "igd_plus", "gd", "gd_plus", "spacing", "spread", "delta_p"]
 Point = Annotated[list[FiniteFloat], Field(min_length=1, max_length=50)]
 Front = Annotated[list[Point], Field(min_length=1, description="points × objectives, minimized")]
 
-_INDICATOR_EXAMPLE = {
+_INDICATOR_EXAMPLE: JsonDict = {
     "front": [[0.1, 0.9], [0.4, 0.5], [0.9, 0.1]],
     "reference_front": [[0.0, 1.0], [0.25, 0.5], [0.5, 0.25], [1.0, 0.0]],
     "reference_point": [1.1, 1.1],
@@ -158,6 +159,48 @@ class ParetoRankingCreate(BaseModel):
     )
 
 
+class RunLevel(BaseModel):
+    """One run's non-dominated level on a problem (1 = on the first front)."""
+
+    algorithm: str
+    run: int
+    level: int
+
+
+class Specialist(BaseModel):
+    """A run that is best on some indicators alone (it may still be dominated)."""
+
+    algorithm: str
+    run: int
+    indicators: list[str] = Field(description="the indicators on which it is best")
+
+
+class RuleRanking(BaseModel):
+    """Scores and ranks of the algorithms under each counting rule (olympic, linear, ...)."""
+
+    model_config = ConfigDict(extra="allow")
+    algorithms: list[str] | None = Field(
+        None, description="the algorithms ranked (those with runs on the problem)"
+    )
+    counts: list[list[int]] | None = Field(
+        None, description="algorithms × levels: runs of each algorithm on each level"
+    )
+    scores: dict[str, list[Number]] = Field(description="per rule, one score per algorithm")
+    ranks: dict[str, list[float]] = Field(description="per rule, midranks (1 = best)")
+
+
+class ProblemRanking(BaseModel):
+    """One problem: each run's level, the level counts, the ranking and the specialists."""
+
+    model_config = ConfigDict(extra="allow")
+    problem: str
+    warnings: list[str]
+    runs: list[RunLevel]
+    counts: list[list[int]] = Field(description="algorithms × levels (every algorithm)")
+    ranking: RuleRanking | None = Field(description="null with fewer than 2 algorithms")
+    specialists: list[Specialist]
+
+
 class ParetoRankingRead(BaseModel):
     """A stored Pareto ranking: levels per run, count matrices, rule scores and ranks."""
 
@@ -166,6 +209,11 @@ class ParetoRankingRead(BaseModel):
     location: str
     algorithms: list[str]
     indicators: list[str]
-    problems: list[dict[str, Any]]
-    overall: dict[str, Any]
+    orientation: dict[str, Literal["min", "max"]] = Field(
+        description="per indicator, whether lower or higher is better"
+    )
+    dominance: str = Field(description="the dominance relation between runs")
+    tie_rule: str = Field(description="how runs of equal level tie")
+    problems: list[ProblemRanking]
+    overall: RuleRanking = Field(description="the level counts summed over problems, ranked")
     provenance: dict[str, Any]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic.config import JsonValue
 
 from app.schemas.common import STRICT_REQUEST, FiniteFloat, FunctionId, field_error
 from app.schemas.ranks import MAX_BUDGET, Tail
@@ -50,7 +51,7 @@ Deltas = Annotated[
     Discriminator(lambda v: "<list>" if isinstance(v, list) else "<grid>"),
 ]
 
-_EXAMPLES = [
+_EXAMPLES: list[JsonValue] = [
     {
         "function_id": "classic/rastrigin/d2",
         "values": [
@@ -148,6 +149,64 @@ class ScanError(BaseModel):
     error: str | None
 
 
+class TableProgressRead(BaseModel):
+    """One table's chunks done."""
+
+    done: int
+    total: int
+    fraction: float
+
+
+class BoxRegion(BaseModel):
+    """A box table's region: ``[x* - δ, x* + δ] ∩ domain``."""
+
+    model_config = ConfigDict(extra="allow")
+    kind: str
+    delta: float | list[float]
+    lower: list[float]
+    upper: list[float]
+
+
+class BoxRank(BaseModel):
+    """One algorithm's absolute rank relative to one box."""
+
+    model_config = ConfigDict(extra="allow")
+    algorithm: str
+    value: float = Field(description="the value sent (in the units of values_are)")
+    v: float
+    log10_v: float | None = Field(description="authoritative log10 v (null where v = 0)")
+    method: str
+
+
+class ChosenDelta(BaseModel):
+    """The δ a rule chose: its position in the grid, e and the rule."""
+
+    delta: float
+    index: int = Field(description="position of δ in deltas")
+    e: float = Field(description="geometric mean difference (Eq. 29); may underflow")
+    log10_e: float = Field(description="authoritative log10 e")
+    rule: str
+
+
+class FollowUpTableRequest(BaseModel):
+    """The ``POST /v1/tables`` body of the full-size table at the chosen δ."""
+
+    function_id: str
+    delta: float
+    log2n: int
+    seed: int
+
+
+class FollowUp(BaseModel):
+    """The full-size table at the chosen δ: its request and the id it will have."""
+
+    table_request: FollowUpTableRequest
+    table_id: str
+    location: str
+    log2n_capped: bool = Field(description="log2n was capped by the deployment's table_max_log2n")
+    how: str
+
+
 class DeltaResult(BaseModel):
     """One δ: its table, and once ready the ranks on that box and their spread ``e``."""
 
@@ -156,19 +215,25 @@ class DeltaResult(BaseModel):
     table_id: str
     location: str
     status: str = Field(description="the table's status: building | merging | ready | failed")
-    progress: dict[str, Any]
-    region: dict[str, Any] = Field(
+    progress: TableProgressRead
+    eta_seconds: float | None = Field(None, description="the table's ETA while it builds")
+    error: str | None = Field(None, description="why the table failed")
+    region: BoxRegion = Field(
         description="the table's region: the box [x* - δ, x* + δ] ∩ domain (as in its spec)"
     )
     volume_fraction: float = Field(description="Leb(box ∩ domain) / Leb(domain)")
-    ranks: list[dict[str, Any]] | None = Field(
+    ranks: list[BoxRank] | None = Field(
         None, description="per algorithm: v, log10_v, method — relative to THIS box"
     )
     distinct_ranks: int | None = None
+    distinct_v: list[float] | None = None
+    distinct_log10_v: list[float | None] | None = None
     e: float | None = Field(None, description="geometric mean difference (Eq. 29); may underflow")
     log10_e: float | None = Field(None, description="authoritative log10 e")
     computable: bool | None = None
     reason: str | None = Field(None, description="why e is not computable")
+    tail: dict[str, Any] | None = None
+    warnings: list[str] | None = None
 
 
 class RegionScanRead(BaseModel):
@@ -180,6 +245,14 @@ class RegionScanRead(BaseModel):
     location: str
     status: str = Field(description="building | ready | failed")
     function_id: str
+    algorithms: list[dict[str, Any]] = Field(description="the values ranked: {algorithm, value}")
+    values_are: Literal["f", "error"]
+    budget: int | None = Field(description="c: evaluations per run (null: v1)")
+    rank_of: str = Field(description="what is ranked (v1 or v_c)")
+    grid: dict[str, Any] = Field(description="the δ grid as requested")
+    log2n: int
+    follow_up_log2n: int
+    seed: int
     tail: Tail = Field(
         "auto",
         description="the tail model of every box, as requested ('paper': Eq. 28 as published, "
@@ -193,15 +266,15 @@ class RegionScanRead(BaseModel):
     )
     errors: list[ScanError]
     deltas: list[DeltaResult]
-    chosen: dict[str, Any] | None = Field(
+    chosen: ChosenDelta | None = Field(
         None, description="the δ with the largest e (ties: the larger δ); null until ready"
     )
-    chosen_separating: dict[str, Any] | None = Field(
+    chosen_separating: ChosenDelta | None = Field(
         None,
         description="the same rule among the δ whose ranks keep every distinct value apart; "
         "null until ready or when no δ does",
     )
-    follow_up: dict[str, Any] | None = Field(
+    follow_up: FollowUp | None = Field(
         None,
         description="table_request (a POST /v1/tables body at the chosen δ) and the table_id "
         "it will have",

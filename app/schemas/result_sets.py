@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.config import JsonDict
 
 from app.schemas.common import STRICT_REQUEST, FiniteFloat, FunctionId, field_error
 
@@ -92,11 +93,11 @@ class UploadMetadata(ResultSetMetadata):
     ``algorithm``); ``values_are`` to what the format records (needed for csv).
     """
 
-    name: Text200 | None = None  # type: ignore[assignment]
-    values_are: ValuesAreField | None = None  # type: ignore[assignment]
+    name: Text200 | None = None  # type: ignore[assignment]  # optional here, required in the base
+    values_are: ValuesAreField | None = None  # type: ignore[assignment]  # optional here too
 
 
-_EXAMPLE = {
+_EXAMPLE: JsonDict = {
     "name": "DE",
     "version": "scipy 1.15",
     "reference": "https://doi.org/10.1023/A:1008202821328",

@@ -45,7 +45,7 @@ CEC_DESCRIPTION = (
     "Table 13, as reprinted for F15-F17 by Y. Jing and Q. Liu (Absolute Ranking), Table IV"
 )
 
-BBOB_ALGORITHMS: dict[str, tuple[str, str]] = {
+BBOB_ALGORITHMS: dict[str, tuple[str, str | None]] = {
     "DE": (
         "scipy.optimize.differential_evolution (defaults, no polishing), as in "
         "examples/bbob_demo.py",

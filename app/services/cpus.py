@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
-from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -13,12 +12,12 @@ from app.domain import machines
 from app.errors import Conflict, NotFound
 from app.models.cpus import Cpu
 from app.repositories.cpus import CpuRepository, cpu_key
-from app.schemas.cpus import CpuCreate
+from app.schemas.cpus import CpuCreate, CpuRead
 
 MIN_MATCH = 0.75
 
 
-def _view(cpu: Cpu, match: float | None = None) -> dict[str, Any]:
+def _view(cpu: Cpu, match: float | None = None) -> CpuRead:
     warnings = (
         [
             f"score {cpu.score:g} >= α = {machines.ALPHA}: the runtime model of Arza et al. "
@@ -27,16 +26,16 @@ def _view(cpu: Cpu, match: float | None = None) -> dict[str, Any]:
         if cpu.score >= machines.ALPHA
         else []
     )
-    return {
-        "id": cpu.id,
-        "name": cpu.name,
-        "score": cpu.score,
-        "source": cpu.source,
-        "source_date": cpu.source_date,
-        "created_at": cpu.created_at,
-        "match": match,
-        "warnings": warnings,
-    }
+    return CpuRead(
+        id=cpu.id,
+        name=cpu.name,
+        score=cpu.score,
+        source=cpu.source,
+        source_date=cpu.source_date,
+        created_at=cpu.created_at,
+        match=match,
+        warnings=warnings,
+    )
 
 
 def _compact(text: str) -> str:
@@ -65,7 +64,7 @@ def match_score(query: str, key: str) -> float:
     return sum(best) / len(best)
 
 
-def search(sm: sessionmaker[Session], q: str | None, *, limit: int) -> tuple[list[dict], int]:
+def search(sm: sessionmaker[Session], q: str | None, *, limit: int) -> tuple[list[CpuRead], int]:
     """Entries matching ``q`` (case-insensitive, fuzzy), best first; all by name without ``q``."""
     with session_scope(sm) as session:
         cpus = CpuRepository(session).all()
@@ -79,7 +78,7 @@ def search(sm: sessionmaker[Session], q: str | None, *, limit: int) -> tuple[lis
         return [_view(c, round(s, 6)) for s, c in hits[:limit]], len(hits)
 
 
-def get_cpu(sm: sessionmaker[Session], cpu_id: int) -> dict[str, Any]:
+def get_cpu(sm: sessionmaker[Session], cpu_id: int) -> CpuRead:
     """One entry.
 
     Raises
@@ -94,7 +93,7 @@ def get_cpu(sm: sessionmaker[Session], cpu_id: int) -> dict[str, Any]:
         return _view(cpu)
 
 
-def find_cpu(sm: sessionmaker[Session], name: str, *, field: str) -> dict[str, Any]:
+def find_cpu(sm: sessionmaker[Session], name: str, *, field: str) -> CpuRead:
     """The entry named ``name`` (case and spacing ignored).
 
     Raises
@@ -107,13 +106,13 @@ def find_cpu(sm: sessionmaker[Session], name: str, *, field: str) -> dict[str, A
         if cpu is not None:
             return _view(cpu)
     close, _ = search(sm, name, limit=3)
-    hint = f"; did you mean {', '.join(repr(c['name']) for c in close)}?" if close else ""
+    hint = f"; did you mean {', '.join(repr(c.name) for c in close)}?" if close else ""
     raise NotFound(
         f"no CPU named {name[:80]!r} in the registry (GET /v1/cpus?q=...){hint}", field=field
     )
 
 
-def add_cpu(sm: sessionmaker[Session], body: CpuCreate) -> dict[str, Any]:
+def add_cpu(sm: sessionmaker[Session], body: CpuCreate) -> CpuRead:
     """Add a CPU.
 
     Raises

@@ -100,10 +100,12 @@ class Candidate:
 
     def __post_init__(self) -> None:
         # the aggregate in the set's units, as ``runs_by_algorithm`` computes it
+        # ranks.AGGREGATE_VALUE mixes builtins and lambdas: mypy infers builtins.function
+        reduce = AGGREGATE_VALUE[self.aggregate]
         value = (
             self.values[0]
             if self.published or len(self.values) == 1
-            else float(AGGREGATE_VALUE[self.aggregate](list(self.values)))
+            else float(reduce(list(self.values)))
         )
         object.__setattr__(self, "value", value)
 

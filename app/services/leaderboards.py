@@ -13,7 +13,6 @@ other sets (docs/METHODS.md, leaderboards): adding a set changes no other set's 
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,14 +30,13 @@ from app.domain.functions import BenchmarkFunction
 from app.repositories.result_sets import ResultSetRepository
 from app.schemas.leaderboards import (
     AbsoluteRankRead,
-    Awaited,
     ExcludedSet,
     LeaderboardEntry,
     LeaderboardRead,
     PairTest,
     Significance,
 )
-from app.schemas.ranks import RankItem, RankRequest
+from app.schemas.ranks import Awaited, RankItem, RankRequest
 from app.services import tables
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
@@ -53,8 +51,6 @@ from app.services.leaderboard_inputs import (
 )
 from app.services.provenance import provenance
 from app.services.ranks import LADDER_HINT, ladder_applies, numerical, rank_values_warned
-
-_VALUES_INDEX = re.compile(r"values\[(\d+)\]")
 
 
 @dataclass
@@ -87,7 +83,7 @@ def _awaited(exc: errors.AppError, kind: str) -> Awaited:
     extra = exc.extra
     built = isinstance(exc, errors.TableNotReady)
     return Awaited(
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,  # type: ignore[arg-type]  # a str the model checks against its Literal
         status=str(extra.get("table_status", "building")) if built else "not-built",
         table_id=extra.get("table_id"),
         location=extra.get("location"),
@@ -147,11 +143,11 @@ def _rank_group(
     req = RankRequest(
         function_id=fn.id,
         values=[c.sent for c in group],
-        values_are="error" if first.errors else "f",  # type: ignore[arg-type]
+        values_are="error" if first.errors else "f",
         runs=first.runs,
-        aggregate=None if first.runs == 1 else first.aggregate,  # type: ignore[arg-type]
+        aggregate=None if first.runs == 1 else first.aggregate,  # type: ignore[arg-type]  # a str the model checks against its Literal
         budget=first.budget,
-        regions=regions,  # type: ignore[arg-type]
+        regions=regions,  # type: ignore[arg-type]  # a str the model checks against its Literal
     )
     body, said = rank_values_warned(
         ctx.sm,
@@ -161,13 +157,13 @@ def _rank_group(
         may_queue_builds=ctx.may_queue_builds if regions == "domain" else False,
     )
 
-    def named(m: re.Match[str]) -> str:
-        return f"set {names[group[int(m.group(1))].set.id]!r}"
+    def named(i: int) -> str:
+        return f"set {names[group[i].set.id]!r}"
 
     for w in said:
         if w.general == LADDER_HINT:  # the entry's status and `awaiting` say it
             continue
-        text = w.general or _VALUES_INDEX.sub(named, w.message)
+        text = w.general or w.located(named)
         if text not in warnings:
             warnings.append(text)
     return _RANK_ITEMS.validate_python(body["results"]), body["source"], body["tail"]
@@ -342,7 +338,7 @@ def build_board(
                     set_id=sid,
                     name=s.name,
                     function_id=fn.id,
-                    reason=got.reason,  # type: ignore[arg-type]
+                    reason=got.reason,  # type: ignore[arg-type]  # a str the model checks against its Literal
                     detail=got.detail,
                 )
             )
@@ -359,7 +355,7 @@ def build_board(
                 name=c.set.name,
                 version=c.set.version,
                 label=names[sid],
-                values_are=c.set.values_are,  # type: ignore[arg-type]
+                values_are=c.set.values_are,  # type: ignore[arg-type]  # a str the model checks against its Literal
                 budget=c.budget,
                 runs=c.runs,
                 aggregate=c.aggregate,
@@ -511,7 +507,7 @@ def function_leaderboard(
     answer = LeaderboardRead(
         function_id=fn.id,
         budget=budget,
-        aggregate=aggregate,  # type: ignore[arg-type]
+        aggregate=aggregate,  # type: ignore[arg-type]  # a str the model checks against its Literal
         entries=board.entries,
         excluded=board.excluded,
         significance=significance(board, settings, alpha),

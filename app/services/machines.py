@@ -18,18 +18,19 @@ from app.db import session_scope
 from app.domain import machines
 from app.errors import Conflict, InvalidInput, NotFound
 from app.repositories.crossmachine import CrossMachineRepository
-from app.schemas.cpus import CpuRead
 from app.schemas.machines import (
     CrossMachineCreate,
     CrossMachineResults,
     CrossMachineSignRequest,
     EquivalentRuntimeRequest,
+    EquivalentRuntimeResponse,
     Machines,
 )
 from app.services.cpus import find_cpu
 from app.services.errors import domain_errors_as_problems
 from app.services.provenance import canonical_sha256, provenance
 from app.services.serialize import jsonable
+from app.services.stored import Stored
 
 LIMITS = (
     "Arza et al.'s model holds for single-thread, CPU-bound code: t ∝ (α − s) with the PassMark "
@@ -53,7 +54,7 @@ def _machine(
     if cpu is None:
         assert score is not None
         return score, None
-    entry = CpuRead(**find_cpu(sm, cpu, field=f"cpu{which}")).model_dump(
+    entry = find_cpu(sm, cpu, field=f"cpu{which}").model_dump(
         mode="json", exclude={"match", "warnings"}
     )
     if not 0.0 < entry["score"] < machines.ALPHA:
@@ -71,7 +72,9 @@ def _machines(sm: sessionmaker[Session], body: Machines) -> dict[str, Any]:
     return {"s1": s1, "s2": s2, "cpu1": cpu1, "cpu2": cpu2}
 
 
-def equivalent_runtime(sm: sessionmaker[Session], body: EquivalentRuntimeRequest) -> dict:
+def equivalent_runtime(
+    sm: sessionmaker[Session], body: EquivalentRuntimeRequest
+) -> EquivalentRuntimeResponse:
     """Equivalent runtime(s) on M2 of runtime(s) ``t1`` on M1.
 
     Raises
@@ -87,21 +90,21 @@ def equivalent_runtime(sm: sessionmaker[Session], body: EquivalentRuntimeRequest
     m = _machines(sm, body)
     with domain_errors_as_problems("t1"):
         res = machines.equivalent_runtime(body.t1, m["s1"], m["s2"], p_gamma=body.p_gamma)
-    return {
-        "t2": jsonable(res.t2),
-        "t1": body.t1,
-        "gamma": res.gamma,
-        "p_gamma": res.p_gamma,
-        "alpha": res.alpha,
-        "ratio": res.ratio,
-        "s1": res.s1,
-        "s2": res.s2,
-        "cpu1": m["cpu1"],
-        "cpu2": m["cpu2"],
-        "warnings": list(res.warnings),
-        "limits": LIMITS,
-        "provenance": provenance(body.model_dump(mode="json"), machines=_scores(m)),
-    }
+    return EquivalentRuntimeResponse(
+        t2=jsonable(res.t2),
+        t1=body.t1,
+        gamma=res.gamma,
+        p_gamma=res.p_gamma,
+        alpha=res.alpha,
+        ratio=res.ratio,
+        s1=res.s1,
+        s2=res.s2,
+        cpu1=m["cpu1"],
+        cpu2=m["cpu2"],
+        warnings=list(res.warnings),
+        limits=LIMITS,
+        provenance=provenance(body.model_dump(mode="json"), machines=_scores(m)),
+    )
 
 
 def _scores(m: dict[str, Any]) -> dict[str, Any]:
@@ -131,6 +134,8 @@ def sign_cross_machine(body: CrossMachineSignRequest) -> dict[str, Any]:
             rtol=body.rtol,
             alpha=body.alpha,
         )
+    # a dict in TestResponse's shape: app.api.stattests.ANSWERED_EXAMPLES embeds it in the
+    # OpenAPI document as JSON
     return {
         "test": "sign-cross-machine",
         "result": jsonable(res),
@@ -148,7 +153,9 @@ def _location(cid: str) -> str:
     return f"/v1/cross-machine-comparisons/{cid}"
 
 
-def _setup_answer(sm: sessionmaker[Session], body: CrossMachineCreate) -> tuple[dict, dict]:
+def _setup_answer(
+    sm: sessionmaker[Session], body: CrossMachineCreate
+) -> tuple[dict[str, Any], dict[str, Any]]:
     if len(body.published) > MAX_INSTANCES:
         raise InvalidInput(f"at most {MAX_INSTANCES} instances", field="published")
     names = [r.instance for r in body.published]
@@ -171,7 +178,7 @@ def _setup_answer(sm: sessionmaker[Session], body: CrossMachineCreate) -> tuple[
         "ratio": res.ratio,
         "runtimes": [
             {"instance": r.instance, "a": r.a, "t1": r.t1, "t2": float(t2)}
-            for r, t2 in zip(body.published, res.t2, strict=True)
+            for r, t2 in zip(body.published, np.atleast_1d(res.t2), strict=True)
         ],
         "warnings": list(res.warnings),
     }
@@ -200,7 +207,7 @@ def _read(row: Any) -> dict[str, Any]:
     }
 
 
-def create(sm: sessionmaker[Session], body: CrossMachineCreate) -> tuple[dict[str, Any], bool]:
+def create(sm: sessionmaker[Session], body: CrossMachineCreate) -> Stored:
     """Steps 1–2: store the setup and return the equivalent runtimes for B.
 
     Returns
@@ -225,7 +232,7 @@ def create(sm: sessionmaker[Session], body: CrossMachineCreate) -> tuple[dict[st
         created = repo.add(cid=cid, setup_sha256=digest, setup=setup, answer=answer)
         row = repo.get(cid)
         assert row is not None
-        return _read(row), created
+        return Stored(_read(row), created)
 
 
 def get(sm: sessionmaker[Session], cid: str) -> dict[str, Any]:
@@ -269,9 +276,7 @@ def _paired(runtimes: list[dict[str, Any]], body: CrossMachineResults) -> list[f
     return [given[name] for name in expected]
 
 
-def submit_results(
-    sm: sessionmaker[Session], cid: str, body: CrossMachineResults
-) -> tuple[dict[str, Any], bool]:
+def submit_results(sm: sessionmaker[Session], cid: str, body: CrossMachineResults) -> Stored:
     """Steps 3–5: B's results → the corrected one-sided sign test, stored once.
 
     Returns
@@ -299,7 +304,7 @@ def submit_results(
     ]
     if current["status"] == "complete":
         if current["results"] == results:
-            return current, False
+            return Stored(current, False)
         raise Conflict(
             "B's results for this comparison were already submitted and differ; results are "
             "final (start a new comparison, e.g. with another p_gamma)",
@@ -311,4 +316,4 @@ def submit_results(
         )
     with session_scope(sm) as session:
         CrossMachineRepository(session).complete(cid, {"results": results, "test": jsonable(test)})
-    return get(sm, cid), True
+    return Stored(get(sm, cid), True)

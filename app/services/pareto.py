@@ -20,11 +20,12 @@ from app.domain import pareto
 from app.domain.errors import DomainError
 from app.errors import InvalidInput, NotFound
 from app.repositories.pareto import ParetoRankingRepository
-from app.schemas.pareto import IndicatorRequest, ParetoRankingCreate
+from app.schemas.pareto import IndicatorRead, IndicatorRequest, ParetoRankingCreate
 from app.services.errors import domain_errors_as_problems
 from app.services.provenance import canonical_sha256, provenance
 from app.services.results_input import csv_name, csv_run, read_csv
 from app.services.serialize import jsonable
+from app.services.stored import Stored
 
 CSV_COLUMNS = ("problem", "algorithm", "run", "indicator", "value")
 #: Runs per problem: non-dominated sorting is fast, the epsilon variant is O(n²).
@@ -33,7 +34,7 @@ MAX_RUNS = {"pareto": 100_000, "epsilon": 5_000}
 Row = tuple[str, str, int, str, float]
 
 
-def indicators(body: IndicatorRequest) -> dict[str, Any]:
+def indicators(body: IndicatorRequest) -> IndicatorRead:
     """Quality indicators of one front (every setting echoed).
 
     The reference front is used without its repeated and dominated rows
@@ -63,15 +64,15 @@ def indicators(body: IndicatorRequest) -> dict[str, Any]:
             f"{filtered.dominated_removed} dominated row(s), removed: the indicators use its "
             f"{filtered.n_used} non-dominated distinct rows"
         )
-    return {
-        "values": jsonable(_finite(res.values, "front")),
-        "settings": jsonable(res.settings),
-        "log10_hv": res.log10_hv,
-        "reference_front_filter": jsonable(filtered),
-        "hv_underflow": jsonable(res.hv_underflow),
-        "warnings": warnings,
-        "provenance": provenance(body.model_dump(mode="json")),
-    }
+    return IndicatorRead(
+        values=jsonable(_finite(res.values, "front")),
+        settings=jsonable(res.settings),
+        log10_hv=res.log10_hv,
+        reference_front_filter=jsonable(filtered),
+        hv_underflow=jsonable(res.hv_underflow),
+        warnings=warnings,
+        provenance=provenance(body.model_dump(mode="json")),
+    )
 
 
 def _csv_rows(text: str, max_rows: int) -> list[Row]:
@@ -91,7 +92,7 @@ def _csv_rows(text: str, max_rows: int) -> list[Row]:
             value,
         )
 
-    return read_csv(text, CSV_COLUMNS, row, max_rows=max_rows)  # type: ignore[return-value]
+    return read_csv(text, CSV_COLUMNS, row, max_rows=max_rows)
 
 
 def _located(exc: DomainError, n: int, problem: str) -> InvalidInput:
@@ -180,8 +181,12 @@ def _problem_matrix(
     return matrix, runs
 
 
-def _group(rows: list[Row], field: str, origin: list[int]) -> tuple[dict, list[str], list[str]]:
-    problems: dict[str, dict[tuple[str, int], dict[str, float]]] = {}
+#: Per problem, per (algorithm, run), the indicator values by name.
+Cells = dict[str, dict[tuple[str, int], dict[str, float]]]
+
+
+def _group(rows: list[Row], field: str, origin: list[int]) -> tuple[Cells, list[str], list[str]]:
+    problems: Cells = {}
     algorithms: dict[str, None] = {}
     names: dict[str, None] = {}
     for pos, (p, a, r, i, v) in enumerate(rows):
@@ -202,7 +207,7 @@ def _group(rows: list[Row], field: str, origin: list[int]) -> tuple[dict, list[s
 
 def _rank_problem(
     problem: str,
-    cells: dict,
+    cells: dict[tuple[str, int], dict[str, float]],
     names: list[str],
     maximize: list[bool],
     body: ParetoRankingCreate,
@@ -222,8 +227,8 @@ def _rank_problem(
         spec = pareto.specialists(matrix, maximize=maximize)
     full = np.zeros((len(algorithms), counts.shape[1]), dtype=np.int64)
     for row, name in zip(counts, order, strict=True):
-        full[algorithms.index(name)] = row
-    present = [algorithms.index(a) for a in order]
+        full[algorithms.index(str(name))] = row
+    present = [algorithms.index(str(a)) for a in order]
     with domain_errors_as_problems(field):
         ranking = pareto.rank_algorithms(full[sorted(present)]) if len(present) > 1 else None
     warnings = [
@@ -261,9 +266,7 @@ def _rank_problem(
     return out, full
 
 
-def create(
-    sm: sessionmaker[Session], settings: Settings, body: ParetoRankingCreate
-) -> tuple[dict[str, Any], bool]:
+def create(sm: sessionmaker[Session], settings: Settings, body: ParetoRankingCreate) -> Stored:
     """Rank the algorithms per problem and overall; store the answer under an id.
 
     Raises
@@ -282,7 +285,7 @@ def create(
     with session_scope(sm) as session:
         stored = ParetoRankingRepository(session).get(rid)
         if stored is not None:
-            return stored.result, False
+            return Stored(stored.result, False)
     problems, algorithms, names = _group(rows, field, origin)
     for problem, cells in problems.items():
         absent = [a for a in algorithms if not any(key[0] == a for key in cells)]
@@ -317,7 +320,7 @@ def create(
     result["provenance"] = provenance(payload, ranking_id=rid)
     with session_scope(sm) as session:
         ParetoRankingRepository(session).add(rid=rid, digest=digest, request=payload, result=result)
-    return result, True
+    return Stored(result, True)
 
 
 def get(sm: sessionmaker[Session], rid: str) -> dict[str, Any]:

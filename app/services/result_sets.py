@@ -486,7 +486,7 @@ def _ladder(
     queued.ladders.append(
         QueuedLadder(
             function_id=fid,
-            reason=reason,  # type: ignore[arg-type]
+            reason=reason,  # type: ignore[arg-type]  # a str the model checks against its Literal
             levels=len(views),
             table_ids=[v.id for v in views],
         )

@@ -105,7 +105,7 @@ def parse_csv(text: str, *, max_rows: int) -> list[Row]:
             _csv_value(v, where),
         )
 
-    return read_csv(text, COLUMNS, row, max_rows=max_rows)  # type: ignore[return-value]
+    return read_csv(text, COLUMNS, row, max_rows=max_rows)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ from app.db import session_scope
 from app.domain import ranktests
 from app.errors import InvalidInput
 from app.repositories.result_sets import ResultSetRepository
-from app.schemas.leaderboards import Awaited, SuiteEntry, SuiteFamily, SuiteLeaderboardRead
+from app.schemas.leaderboards import SuiteEntry, SuiteFamily, SuiteLeaderboardRead
+from app.schemas.ranks import Awaited
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function, search_functions
 from app.services.leaderboard_cache import cached_answer, keep_answer
@@ -42,13 +43,13 @@ def _family(
     """Friedman, aligned ranks, Quade and the post-hoc on ``matrix`` (functions × sets); the
     post-hoc's pairs and p-value matrices only up to ``max_listed`` sets (k(k-1)/2 pairs)."""
     shown = [names[c] for c in cols]
-    base = {"sets": cols, "labels": shown}
     if len(cols) < 2 or matrix.shape[0] < 2:
         return SuiteFamily(
             status="skipped",
             reason=f"{len(cols)} set(s) with full coverage on {matrix.shape[0]} function(s); "
             "the Friedman family needs at least 2 of each",
-            **base,
+            sets=cols,
+            labels=shown,
         )
     with domain_errors_as_problems("suite"):
         fried = ranktests.friedman(matrix)
@@ -67,8 +68,9 @@ def _family(
         friedman=jsonable(fried),
         aligned_ranks=jsonable(value_based(ranktests.friedman_aligned_ranks, matrix, 0.0)),
         quade=jsonable(value_based(ranktests.quade, matrix, 0.0)),
-        posthoc=named_posthoc(post, shown),  # type: ignore[arg-type]
-        **base,
+        posthoc=named_posthoc(post, shown),  # type: ignore[arg-type]  # JSON the model validates
+        sets=cols,
+        labels=shown,
     )
 
 
@@ -99,12 +101,12 @@ def board_functions(suite: str, dim: int, instances: str, functions: str | None)
         raise InvalidInput(f"suite {suite!r} has no function at dim = {dim}", field="dim")
     if any(f.instance is not None for f in registered):
         wanted = _numbers(instances)
-        listed = {f.instance for f in registered}
+        listed = {f.instance for f in registered if f.instance is not None}
         missing = sorted(wanted - listed)
         if missing:
             raise InvalidInput(
                 f"suite {suite!r} lists instances {min(listed)}-{max(listed)} at dim = {dim}; "
-                f"instance {missing[0]} is not among them",  # type: ignore[type-var]
+                f"instance {missing[0]} is not among them",
                 field="instances",
             )
         registered = [f for f in registered if f.instance in wanted]

@@ -1,0 +1,414 @@
+"""Absolute ranks of a comparison's cells (Jing & Liu), their paired tests and regions.
+
+Each problem's cells are ranked as ``POST /v1/absolute-ranks`` ranks them (one request per runs
+count); the matrix of v then gets Wilcoxon and sign tests per pair, adjusted by the post-hoc
+family (:data:`app.services._comparison_common.ABSOLUTE_ADJUSTMENT`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy.orm import Session, sessionmaker
+
+from app import errors
+from app.config import Settings
+from app.domain import niia, paired, ranktests
+from app.schemas.comparisons import ComparisonCreate
+from app.schemas.ranks import Awaited, RankRequest
+from app.services import tables
+from app.services._comparison_common import (
+    ABSOLUTE_ADJUSTMENT,
+    REQUEST_FIELDS,
+    data_field,
+    request_problems,
+)
+from app.services.comparison_answers import CellWarning, grouped_warnings
+from app.services.functions import find_function
+from app.services.ranks import numerical, rank_values_warned
+from app.services.serialize import jsonable
+
+
+@dataclass
+class AbsoluteInputs:
+    sm: sessionmaker[Session]
+    settings: Settings
+    dispatcher: Any
+    may_queue_builds: bool
+
+
+@dataclass(frozen=True)
+class ProblemRegion:
+    """The region a problem's absolute ranks are relative to (``absolute.regions``).
+
+    ``region`` is ``"domain"`` (the function's default table, ladder or exact form, or a
+    full-domain table given in ``tables``) or ``"box"`` (a δ-box table given in ``tables``:
+    ``v`` is the probability that a uniform point of that box does at least as well).
+    """
+
+    region: str
+    source: str
+    table_id: str | None
+    delta: float | list[float] | None
+    lower: list[float] | None
+    upper: list[float] | None
+
+
+MIXED_SCALES = (
+    "absolute ranks from different regions are different scales: these problems are ranked "
+    "on the δ-box tables given in tables, each v relative to its own box (absolute.regions), "
+    "not to the domain; average_absolute_rank, mean_log10_v and the paired tests over "
+    "problems therefore average ranks of different scales (Jing & Liu §V: one box per problem, "
+    "Table VI)"
+)
+
+
+def _problem_region(source: dict[str, Any]) -> ProblemRegion:
+    kind = str(source.get("kind"))
+    region = (source.get("spec") or {}).get("region")
+    if source.get("relative_to") != "box" or not isinstance(region, dict):
+        return ProblemRegion("domain", kind, source.get("table_id"), None, None, None)
+    return ProblemRegion(
+        "box",
+        kind,
+        source.get("table_id"),
+        region.get("delta"),
+        list(region["lower"]),
+        list(region["upper"]),
+    )
+
+
+def check_given_tables(
+    sm: sessionmaker[Session], body: ComparisonCreate, problems: Sequence[str]
+) -> None:
+    """Refuse ``tables`` entries that cannot give their problem's absolute ranks.
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        ``tables`` with ``absolute='off'``; a key that is no problem of the comparison; an
+        unknown table id, or a table of another function (``field="tables.<problem>"``).
+    app.errors.TableNotReady
+        A given table is building, merging or failed (409, ``field="tables.<problem>"``).
+    """
+    if not body.tables:
+        return
+    if body.absolute == "off":
+        raise errors.InvalidInput(
+            "tables names the tables of absolute ranks, which absolute='off' turns off",
+            field="tables",
+        )
+    for problem, table_id in body.tables.items():
+        field = f"tables.{problem}"
+        if problem not in problems:
+            raise errors.InvalidInput(
+                f"{problem[:80]!r} is not a problem of this comparison", field=field
+            )
+        try:
+            view = tables.get_table(sm, table_id)
+        except errors.NotFound:
+            raise errors.InvalidInput(f"no table with id {table_id[:40]!r}", field=field) from None
+        if view.function_id != problem:
+            raise errors.InvalidInput(
+                f"table {view.id} is a table of {view.function_id}, not of problem "
+                f"{problem[:80]!r}: a problem's ranks come from a table of its own function",
+                field=field,
+            )
+        if not view.ready:
+            exc = tables.not_ready_error(view)
+            exc.field = field
+            raise exc
+
+
+def _absolute_unavailable(reason: str) -> dict[str, Any]:
+    return {"status": "unavailable", "reason": reason}
+
+
+def _absolute_blocker(
+    body: ComparisonCreate, problems: list[str], n_runs: np.ndarray
+) -> str | None:
+    if body.absolute == "off":
+        return "absolute ranks were turned off (absolute='off')"
+    given = body.tables or {}
+    for p in problems:
+        if p in given:  # ranked on the table given for it (checked: a table of this problem)
+            continue
+        try:
+            find_function(p)
+        except errors.NotFound:
+            return f"problem {p!r} is not a hosted function id, so it has no absolute-rank table"
+        except errors.InvalidInput as exc:
+            return f"problem {p!r} has no absolute-rank table: {exc.detail}"
+    return None
+
+
+def _check_numerical_cells(body: ComparisonCreate, n_runs: np.ndarray, settings: Settings) -> None:
+    """Refuse before any work when too many cells need a convolution or an integral.
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        More cells than ``settings.max_numerical_aggregates`` whose absolute rank is a mean of
+        r > 1 runs or an even-r median (``field`` = ``value_runs`` or ``reduction``).
+    """
+    costly = sum(numerical(body.reduction, int(r)) for r in n_runs.ravel() if r > 0)
+    if costly > settings.max_numerical_aggregates:
+        raise errors.InvalidInput(
+            f"{costly} cells need the absolute rank of a {body.reduction} over several runs (a "
+            f"convolution or an integral each); at most {settings.max_numerical_aggregates} per "
+            "comparison: split the comparison, use absolute='off', or reduction='best'",
+            field="value_runs" if body.value_runs is not None else "reduction",
+        )
+
+
+@dataclass
+class _RankedProblem:
+    """One problem's absolute ranks: log10 v (NaN for a missing cell), method, source, warnings."""
+
+    log10_v: np.ndarray
+    method: list[str | None]
+    source: dict[str, Any]
+    warnings: list[CellWarning]
+    awaiting: Awaited | None = None  # regions='auto': the ladder provisional cells wait for
+
+
+def _rank_cells(
+    ctx: AbsoluteInputs,
+    body: ComparisonCreate,
+    problem: str,
+    values: np.ndarray,
+    n_runs: np.ndarray,
+    algorithms: tuple[str, ...],
+) -> _RankedProblem:
+    """Absolute ranks of one problem's cells (``POST /v1/absolute-ranks`` per runs count)."""
+    out = _RankedProblem(np.full(values.size, np.nan), [None] * values.size, {}, [])
+    # a given table ranks every cell of the problem (one region: never the ladder as well)
+    table_id = (body.tables or {}).get(problem)
+    for r in sorted({int(x) for x in n_runs if x > 0}):
+        cols = np.flatnonzero((n_runs == r) & np.isfinite(values))
+        if cols.size == 0:
+            continue
+        aggregate = None if r == 1 else body.reduction  # mean, median (any r) or best
+        req = RankRequest(
+            function_id=problem if table_id is None else None,
+            table_id=table_id,
+            values=[float(v) for v in values[cols]],
+            values_are=body.values_are,
+            budget=body.budget,
+            runs=r,
+            aggregate=aggregate,
+            regions=body.regions if table_id is None else "auto",
+        )
+        try:
+            res, warnings = rank_values_warned(
+                ctx.sm, ctx.settings, ctx.dispatcher, req, may_queue_builds=ctx.may_queue_builds
+            )
+        except errors.AppError as exc:
+            if exc.field is not None and exc.field.split(".")[0] not in REQUEST_FIELDS:
+                # runs, values, ...: the comparison's cells come from its rows (or value_runs)
+                runs = exc.field == "runs" and body.value_runs is not None
+                exc.field = "value_runs" if runs else data_field(body)
+            raise
+        for col, item in zip(cols, res["results"], strict=True):
+            out.log10_v[col] = -np.inf if item["log10_v"] is None else item["log10_v"]
+            out.method[col] = item["method"]
+        out.source = res["source"]
+        if "awaiting" in res:
+            out.awaiting = Awaited.model_validate(res["awaiting"])
+
+        def named(i: int, cols: np.ndarray = cols) -> str:
+            return f"algorithm {algorithms[int(cols[i])]!r}"
+
+        out.warnings += [
+            CellWarning(w.general or f"runs = {r}: {w.located(named)}", problem)
+            for w in warnings
+        ]
+    present = n_runs[n_runs > 0]
+    if present.size and present.min() != present.max():
+        out.warnings.append(
+            CellWarning(
+                f"cells have different numbers of runs, so their v are {body.reduction}-of-r "
+                "ranks for different r: a better value may get a worse v than a cell with more "
+                "runs",
+                problem,
+            )
+        )
+    return out
+
+
+def _absolute_matrix(
+    ctx: AbsoluteInputs,
+    body: ComparisonCreate,
+    problems: list[str],
+    matrix: np.ndarray,
+    n_runs: np.ndarray,
+    algorithms: tuple[str, ...],
+) -> tuple[list[_RankedProblem], list[dict[str, Any]]]:
+    ranked: list[_RankedProblem] = []
+    pending: list[dict[str, Any]] = []
+    for i, problem in enumerate(problems):
+        try:
+            row = _rank_cells(ctx, body, problem, matrix[i], n_runs[i], algorithms)
+        except (errors.TableNotReady, errors.TableNotBuilt) as exc:
+            pending.append({"problem": problem, "detail": exc.detail, **jsonable(exc.extra)})
+            continue
+        if row.awaiting is not None:  # provisional cells: the comparison waits for the ladder
+            pending.append(_pending_ladder(problem, row.awaiting))
+            continue
+        # a missing cell (no run, or a missing run) has v = 1 under worst-rank and par-k alike:
+        # par-k's k × (the problem's worst present value) depends on the other algorithms, and
+        # an absolute rank must not (docs/METHODS.md, missing values)
+        missing = n_runs[i] == 0
+        row.log10_v[missing] = 0.0
+        for col in np.flatnonzero(missing):
+            row.method[col] = f"missing ({body.missing}: v = 1)"
+        ranked.append(row)
+    return ranked, pending
+
+
+def _pending_ladder(problem: str, awaited: Awaited) -> dict[str, Any]:
+    """A ``pending`` entry for a problem whose cells lie below its domain table's samples and
+    wait for its nested-region ladder (as ``POST /v1/absolute-ranks`` names it in
+    ``awaiting``)."""
+    return {
+        "problem": problem,
+        "detail": awaited.detail,
+        "kind": "ladder",
+        "table_id": awaited.table_id,
+        "table_ids": awaited.table_ids,
+        "table_status": awaited.status,
+        "location": awaited.location,
+        "table_request": awaited.table_request,
+    }
+
+
+def _null_minus_inf(a: np.ndarray) -> list[Any]:
+    """log10 v as JSON: ``null`` where v = 0 (as ``POST /v1/absolute-ranks`` answers)."""
+    return [None if x == -np.inf else x for x in a.tolist()]
+
+
+def pairwise_absolute(
+    v: np.ndarray,
+    body: ComparisonCreate,
+    control: int | None,
+    settings: Settings,
+    names: Sequence[str] | None = None,
+) -> tuple[list[dict[str, Any]], np.ndarray]:
+    """Wilcoxon and sign tests on the absolute ranks of every pair (or every pair with the
+    control), adjusted by the post-hoc's family; the significance matrix, and with ``names``
+    the tests themselves, each named ``a``, ``b`` beside ``i``, ``j`` (the NIIA report needs
+    only the significance)."""
+    k = v.shape[1]
+    pairs = [
+        (i, j) for i in range(k) for j in range(i + 1, k) if control is None or control in (i, j)
+    ]
+    tests = []
+    with request_problems(data_field(body)):
+        for i, j in pairs:
+            w = paired.wilcoxon_signed_rank(
+                v[:, i],
+                v[:, j],
+                zero_method=body.zero_method,
+                exact_max_n=settings.wilcoxon_exact_max_n,
+            )
+            s = paired.sign_test(v[:, i], v[:, j])
+            tests.append((i, j, w, s))
+        p = np.array([t[2].p_value for t in tests], dtype=np.float64)
+        log_p = np.array([t[2].log10_p_value for t in tests], dtype=np.float64)
+        adjusted = ranktests.adjusted_family(p, log_p, method=ABSOLUTE_ADJUSTMENT[body.posthoc])
+    sig = np.full((k, k), None, dtype=object)
+    out = []
+    for (i, j, w, s), p_adj, log_adj in zip(tests, adjusted.p, adjusted.log10_p, strict=True):
+        significant = bool(p_adj < body.alpha)
+        sig[i, j] = sig[j, i] = significant
+        if names is None:
+            continue
+        out.append(
+            {
+                "pair": [i, j],
+                "i": i,
+                "j": j,
+                "a": names[i],
+                "b": names[j],
+                "wilcoxon": w,
+                "sign_test": s,
+                "p_adjusted": float(p_adj),
+                "log10_p_adjusted": float(log_adj),
+                "adjustment": ABSOLUTE_ADJUSTMENT[body.posthoc],
+                "significant": significant,
+            }
+        )
+    return out, sig
+
+
+def absolute_ranks(
+    ctx: AbsoluteInputs,
+    body: ComparisonCreate,
+    problems: list[str],
+    matrix: np.ndarray,
+    n_runs: np.ndarray,
+    control: int | None,
+    algorithms: tuple[str, ...],
+) -> tuple[dict[str, Any], np.ndarray | None]:
+    blocker = _absolute_blocker(body, problems, n_runs)
+    if blocker is not None:
+        return _absolute_unavailable(blocker), None
+    _check_numerical_cells(body, n_runs, ctx.settings)
+    ranked, pending = _absolute_matrix(ctx, body, problems, matrix, n_runs, algorithms)
+    if pending:
+        return {
+            "status": "pending",
+            "reason": "some problems' tables (or the nested-region ladders that values below "
+            "their tables' samples need) are not ready; POST the same request again later",
+            "pending": pending,
+        }, None
+    log10 = np.vstack([r.log10_v for r in ranked])
+    v = np.power(10.0, log10)
+    pairs, _ = pairwise_absolute(v, body, control, ctx.settings, algorithms)
+    warnings = [w for r in ranked for w in r.warnings]
+    regions = [_problem_region(r.source) for r in ranked]
+    warnings += [
+        CellWarning(MIXED_SCALES, p)
+        for p, reg in zip(problems, regions, strict=True)
+        if reg.region == "box"
+    ]
+    if body.budget == 1:
+        warnings.insert(
+            0,
+            CellWarning(
+                "budget = 1: these are v1 ranks (one uniform random sample); give the "
+                "evaluations per run as budget for best-of-c ranks (Jing & Liu Eq. 19)"
+            ),
+        )
+    given = {} if not body.tables else {"regions": dict(zip(problems, regions, strict=True))}
+    return {
+        "status": "complete",
+        **given,
+        "budget": body.budget,
+        "v": v,
+        "log10_v": [_null_minus_inf(row) for row in log10],
+        "method": [r.method for r in ranked],
+        "average_absolute_rank": v.mean(axis=0),
+        "mean_log10_v": _null_minus_inf(log10.mean(axis=0)),
+        "order_by": "average_absolute_rank (mean of v over problems; lower is better); "
+        "log10_v and mean_log10_v are null where v = 0",
+        "pairwise": pairs,
+        "tables": {p: r.source for p, r in zip(problems, ranked, strict=True)},
+        "warnings": jsonable(grouped_warnings(warnings)),
+    }, v
+
+
+def absolute_analyse(
+    body: ComparisonCreate, control: int | None, settings: Settings
+) -> Callable[[np.ndarray, list[int]], niia.Analysis]:
+    def analyse(sub: np.ndarray, members: list[int]) -> niia.Analysis:
+        sub_control = members.index(control) if control in members else None
+        if control is not None and sub_control is None:
+            return niia.Analysis(sub.mean(axis=0), np.full((len(members),) * 2, None, object))
+        _, sig = pairwise_absolute(sub, body, sub_control, settings)
+        return niia.Analysis(sub.mean(axis=0), sig)
+
+    return analyse
