@@ -29,11 +29,13 @@ worker: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
-## test: install if needed, lint, run the whole suite (SQLite + the PostgreSQL on 127.0.0.1:5432)
+## test: install if needed, lint (ruff, import-linter, mypy), run the whole suite (SQLite + the PostgreSQL on 127.0.0.1:5432)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

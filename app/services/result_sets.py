@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.db import session_scope
 from app.domain import archive, importers
-from app.domain.errors import DomainError, UploadLimit, UploadTooLarge
+from app.domain.errors import DomainError, UnknownFunction, UploadLimit, UploadTooLarge
 from app.domain.functions import BenchmarkFunction, get_function
 from app.domain.importers import UploadedFile, UploadLimits, longcsv
 from app.domain.results import ImportedResults, RunResult, Trajectory
@@ -478,7 +478,7 @@ def _ladder(
     """Request the ladder of ``fid`` when one of its tables is missing; list it in ``queued``."""
     try:
         ids = tables.ladder_table_ids(settings, fid)
-    except (InvalidInput, NotApplicable, DomainError):  # no ladder can be laid out here
+    except (InvalidInput, NotApplicable, UnknownFunction):  # no ladder can be laid out here
         return
     if len(_existing_tables(sm, ids)) == len(ids):
         return
