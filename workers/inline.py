@@ -60,4 +60,4 @@ class InlineDispatcher:
     def _sm(self) -> sessionmaker[Session]:
         if self.app is None:
             raise RuntimeError("InlineDispatcher.app is not set")
-        return self.app.state.sessionmaker  # type: ignore[attr-defined, no-any-return]
+        return self.app.state.sessionmaker  # type: ignore[attr-defined, no-any-return]  # app is typed as object here; FastAPI state is untyped

@@ -10,9 +10,13 @@ Output is deterministic: the same input gives the same bytes (fixed SVG id salt,
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from app.services import plots
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 #: Glyphs as paths: the diagram looks the same without the font (the v_f plots keep text).
 _RC = plots.BASE_RC | {"svg.fonttype": "path"}
@@ -98,20 +102,20 @@ def cd_diagram_svg(
         return plots.save(fig, fmt, dpi=110)
 
 
-def _axis(ax: object, k: int, x_of: object) -> None:
-    ax.plot([x_of(1), x_of(k)], [0.8, 0.8], color="black", linewidth=1.0)  # type: ignore[attr-defined,operator]
+def _axis(ax: Axes, k: int, x_of: Callable[[float], float]) -> None:
+    ax.plot([x_of(1), x_of(k)], [0.8, 0.8], color="black", linewidth=1.0)
     step = 1 if k <= 20 else math.ceil(k / 20)
     for r in range(1, k + 1, step):
-        ax.plot([x_of(r), x_of(r)], [0.8, 0.72], color="black", linewidth=1.0)  # type: ignore[attr-defined,operator]
-        ax.text(x_of(r), 0.68, str(r), ha="center", va="bottom")  # type: ignore[attr-defined,operator]
+        ax.plot([x_of(r), x_of(r)], [0.8, 0.72], color="black", linewidth=1.0)
+        ax.text(x_of(r), 0.68, str(r), ha="center", va="bottom")
 
 
-def _label(ax: object, x: float, y: float, x_text: float, name: str, rank: float) -> None:
-    ax.plot([x, x, x_text], [0.8, y, y], color="gray", linewidth=0.8)  # type: ignore[attr-defined]
+def _label(ax: Axes, x: float, y: float, x_text: float, name: str, rank: float) -> None:
+    ax.plot([x, x, x_text], [0.8, y, y], color="gray", linewidth=0.8)
     ha = "right" if x_text < x else "left"
     pad = -0.05 if ha == "right" else 0.05
     # parse_math=False: names are user text, never mathtext ("$x$" stays "$x$")
-    ax.text(  # type: ignore[attr-defined]
+    ax.text(
         x_text + pad, y, f"{name} ({rank:.2f})", ha=ha, va="center", parse_math=False
     )
 

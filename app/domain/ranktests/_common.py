@@ -35,7 +35,7 @@ class _LogSpaceDistribution(Protocol):
 @lru_cache(maxsize=8)
 def _log_space_family(name: str) -> Callable[..., _LogSpaceDistribution]:
     """scipy's new-infrastructure distribution class of ``scipy.stats.<name>`` (cached)."""
-    return stats.make_distribution(getattr(stats, name))  # type: ignore[no-any-return]
+    return stats.make_distribution(getattr(stats, name))  # type: ignore[no-any-return]  # scipy ships no stubs
 
 
 def _log10_sf(name: str, x: float, sf: float, **params: float) -> float:
