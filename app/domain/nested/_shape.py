@@ -162,7 +162,7 @@ class LadderShape:
         :data:`SHAPE_DIGITS` significant digits.
     whitened : int
         Whitening passes that made the form (0: the first fit was positive definite; see
-        :func:`ladder_shape`, Notes, "Whitening").
+        docs/METHODS.md, "Nested regions", "Shape, whitening passes").
     """
 
     half_widths: np.ndarray
