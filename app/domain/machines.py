@@ -604,9 +604,7 @@ def corrected_sign_test(
     Notes
     -----
     With ``k = #{a_i < b_i}`` over the ``n`` non-tied pairs, the plain p-value is
-    ``P(Bin(n, 1/2) <= k)`` [2]_. Each equivalent runtime is longer than the true one with
-    probability ``p_γ``, which could turn a win of A into a win of B; the corrected p-value of
-    [1]_ is
+    ``P(Bin(n, 1/2) <= k)`` [2]_; the corrected p-value of [1]_ is
 
     .. math::
 
@@ -614,11 +612,9 @@ def corrected_sign_test(
             \Bigl[1 - \sum_{l=0}^{v-k-1} \binom{n}{l} p_\gamma^l (1-p_\gamma)^{n-l}\Bigr]
             = P(Y - X \le k),
 
-    ``Y ~ Bin(n, 1/2)``, ``X ~ Bin(n, p_γ)`` independent. It is 1 for ``k = n``, at least the
-    plain p-value, non-decreasing in ``k`` and ``p_γ``, and tends to the plain p-value as
-    ``p_γ → 0``. For ``n <= EXACT_MAX_N`` it is computed in rational arithmetic and rounded once;
-    beyond, in floating point without cancellation (relative error ~1e-12, ``n = 10^4`` in
-    ~0.1 s).
+    ``Y ~ Bin(n, 1/2)``, ``X ~ Bin(n, p_γ)`` independent; exact in rational arithmetic for
+    ``n <= EXACT_MAX_N``. Its properties and the floating-point path: docs/METHODS.md, "Fair
+    comparison across machines".
 
     Examples
     --------

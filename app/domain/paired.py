@@ -365,17 +365,14 @@ def wilcoxon_signed_rank(
 
     Notes
     -----
-    With scores ``s_i = 2 r_i`` (integers, ``r_i`` the midrank of ``|d_i|``) of the non-zero
-    differences, ``W+ = c + T/2`` where ``T = Σ s_i B_i`` and ``c`` is half the zero ranks
-    (zsplit) or 0. The exact law of ``T`` under H0 (``B_i`` iid Bernoulli(1/2)) is built by dynamic
-    programming over the scores, conditional on the ties and zeros. The two-sided p-value is
+    ``W+ = c + T/2`` with ``T = Σ s_i B_i`` over the non-zero differences, ``s_i = 2 r_i``
+    (``r_i`` the midrank of ``|d_i|``, ``c`` half the zero ranks under zsplit, else 0); exact:
+    the law of ``T`` under H0 (``B_i`` iid Bernoulli(1/2)) by dynamic programming, two-sided
 
-    .. math:: p = P(|T − E T| >= |t − E T|),
+    .. math:: p = P(|T − E T| >= |t − E T|);
 
-    which never exceeds 1. The normal approximation uses the exact conditional moments
-    ``E W+ = c + Σ r_i / 2`` and ``Var W+ = Σ r_i² / 4`` (sums over the non-zero differences),
-    which include the tie correction and Cureton's zero correction for pratt [4]_. For zsplit
-    they differ from scipy, whose variance also counts the (fixed) zero ranks.
+    normal: the exact conditional moments (tie and Cureton's zero correction [4]_). Details and
+    where scipy differs: docs/METHODS.md, "Per-test decisions", the Wilcoxon signed-rank item.
 
     Examples
     --------

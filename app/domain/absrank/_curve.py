@@ -347,7 +347,7 @@ def absolute_ranks(
     k_anchor: int = 100,
     confidence: float = 0.95,
 ) -> RankResult:
-    r"""Absolute ranks of metric values from a sampled table (SPEC §3; Jing & Liu Eq. 28, Eq. 19).
+    r"""Absolute ranks of metric values from a sampled table (Jing & Liu Eq. 28, Eq. 19).
 
     Parameters
     ----------
@@ -358,20 +358,12 @@ def absolute_ranks(
     ctx : RankContext
         Known ``f*``, ``f_max``, atom, ``β``, ``x*`` and the table's region.
     tail : {"auto", "paper", "linear", "power"}, optional
-        Lower-tail model below the sample range:
-
-        * ``"paper"``: exactly Eq. 28's tails, ``exp(t − y_1)/(N+1)`` below and
-          ``1 − exp(−ln(N+1)·t/y_N)`` above (the latter only if ``y_N > 0``);
-        * ``"linear"``: needs ``f*``; 0 below ``f*``, the atom at ``f*``, linear up to
-          ``(y_1, v1(y_1))`` (no jump when ``y_1`` is tied);
-        * ``"power"``: needs ``f*``, no atom and an unclipped sublevel set at ``y_k`` (``k =
-          min(k_anchor, stored low samples)``): ``v1(y_k)·((t − f*)/(y_k − f*))^β`` for ``t < y_k``;
-          ``β`` registered or the Hill estimate;
-        * ``"auto"``: linear when ``atom > 0``; power when possible, else linear (with a warning);
-          paper (with a warning) when ``f*`` is unknown.
-
-        Above ``y_N`` the non-paper modes use linear interpolation to ``(f_max, 1)`` when ``f_max``
-        is known, else ``v = N/(N+1)``.
+        Lower-tail model below the sample range: ``"paper"`` Eq. 28's own tails
+        (``exp(t − y_1)/(N+1)`` below, ``1 − exp(−ln(N+1)·t/y_N)`` above); ``"linear"`` (needs
+        ``f*``) linear from the atom at ``f*`` to ``(y_1, v1(y_1))``; ``"power"`` (needs ``f*``,
+        no atom, an unclipped set at ``y_k``) ``v1(y_k)·((t − f*)/(y_k − f*))^β``; ``"auto"``
+        linear with an atom, else power where valid, else linear, paper when ``f*`` is unknown
+        (docs/METHODS.md, "v1 and its tails").
     budget : int, optional
         Evaluations per run ``c``: ``v_c = 1 − (1 − v1)^c`` (Eq. 19).
     runs : int, optional
@@ -404,31 +396,16 @@ def absolute_ranks(
 
     Notes
     -----
-    Intervals (all at ``confidence``; the same monotone transform as the point estimate is applied
-    to both ends):
-
-    * inside ``[y_1, y_N]``: Clopper–Pearson [2] on the sample count ``c = #{y_i <= t}``. Between
-      two knots that skip sample values the count is only known to lie in ``[c_a, c_b − 1]``;
-      the interval then runs from the lower limit of ``c_a`` to the upper limit of ``c_b − 1``,
-      which is the Clopper–Pearson interval widened by the interpolation uncertainty
-      (``max_interp_error``). Conservative for QMC samples.
-    * power tail: ``ln v = ln v1(y_k) + β ln((t − f*)/(y_k − f*))``; the anchor ``v1(y_k)`` ranges
-      over the Clopper–Pearson interval of its count and ``β`` over the exact χ² interval of the
-      Hill estimator (``2β·Σ ~ χ²(2(k − 1))``), each at level ``1 − α/2`` (Bonferroni);
-      ``β_se = β̂/sqrt(k − 1)`` is reported. With a registered ``β`` only the anchor varies, at level
-      ``1 − α`` (model error of the registered ``β`` is not included).
-    * linear tail: ``[atom, max(v, U_0)]`` where ``U_0 = 1 − (α/2)^{1/N}`` is the Clopper–Pearson
-      upper limit for a count of 0 (no sample at or below ``t``) — the statistically valid
-      version of the bound ``v1(y_1)``; the lower end is 0 (``-inf``) without an atom, since
-      nothing below ``y_1`` is observed.
-    * paper lower tail: ``[0, max(v, U_0)]``.
-    * upper tail: ``[L_N, 1]`` with ``L_N = (α/2)^{1/N}`` the lower limit for a count of ``N``;
-      ``[1, 1]`` at or above ``f_max``.
-    * atom: the registered mass (exact); ``t < f*``: ``v = 0`` exactly.
+    Intervals at ``confidence``: Clopper–Pearson on the count inside ``[y_1, y_N]`` (widened
+    where knots skip samples), the anchor's count and the Hill ``β``'s χ² interval at
+    ``1 − α/2`` each for the power tail, ``max(v, 1 − (α/2)^{1/N})`` as the upper end of the
+    linear and paper tails; each end goes through the same monotone transform as ``v``
+    (docs/METHODS.md, "Intervals (at `confidence`, default 0.95)").
 
     Examples
     --------
     >>> import numpy as np
+    >>> from app.domain.absrank import build_table_data
     >>> table = build_table_data(np.array([1.0, 3.0, 4.0, 6.0]), np.zeros((0, 1)))
     >>> ctx = RankContext(None, None, 0.0, None, "", None, np.zeros(1), np.ones(1))
     >>> res = absolute_ranks(np.array([3.0, 3.5]), table, ctx, tail="paper")

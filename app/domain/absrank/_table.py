@@ -91,26 +91,14 @@ def build_table_data(
 
     Notes
     -----
-    Representation. The values are sorted (stable, so ties keep Sobol order). Knots are (i) every
-    distinct value among ``y_1..y_{k_exact}`` and (ii) the order statistics
-    ``y_{k_exact + s·stride}`` (``s = 1, 2, …``) and ``y_N``, with
-    ``stride = max(1, ceil((N − k_exact)/n_knots))``; equal values are merged. Every knot carries
-    its exact cumulative count ``#{y_i <= value}``, so Eq. 28 is exact at every knot and
-    ``v_stored`` is the linear interpolation of ``counts/(N+1)`` between knots.
-
-    Error bound. Let ``a < b`` be consecutive knots with counts ``c_a < c_b``. Eq. 28 on
-    ``[a, b]`` is the piecewise-linear interpolation of ``#{y_i <= y}/(N+1)`` through the distinct
-    sample values ``y ∈ [a, b]``; both ``a`` and ``b`` are sample values and the counts are
-    non-decreasing, so ``c_a/(N+1) <= v_eq28(t) <= c_b/(N+1)`` for every ``t ∈ [a, b]``. The stored
-    interpolation is a convex combination of the same two endpoint values and lies in the same
-    range. Hence
+    Knots: every distinct value among ``y_1..y_{k_exact}``, then ``y_{k_exact + s·stride}``
+    (``s = 1, 2, …``) and ``y_N``, ``stride = max(1, ceil((N − k_exact)/n_knots))``, each with its
+    exact count ``#{y_i <= value}``; between consecutive knots ``a < b`` (counts ``c_a < c_b``)
 
     .. math:: |v_{stored}(t) - v_{eq28}(t)| \le \frac{c_b - c_a}{N + 1}, \qquad t ∈ [a, b],
 
-    and the difference is 0 when no distinct sample value lies strictly between ``a`` and ``b``
-    (then both are the same line segment). ``max_interp_error`` is the maximum of that bound over
-    the segments that skip sample values (0 when everything is stored); it is about
-    ``stride/(N+1)`` without ties.
+    (Jing & Liu Eq. 28), and ``max_interp_error`` is its maximum over the segments that skip
+    sample values. Representation and proof: docs/METHODS.md, "Sampling and tables".
     """
     y = _finite_1d(values, "values")
     pts = np.asarray(low_x, dtype=np.float64)

@@ -28,10 +28,10 @@ to ``10^-12`` in 10-D). Every level whose box along ``A``'s eigenvectors,
 that box instead (the ball's ``V_d/2^d`` again); shallower levels, whose oriented box would
 leave ``Ω``, stay axis-aligned. Axis-aligned forms (sphere, ellipsoid, cone) are unaffected.
 
-The containment ``{f <= t} ⊂ R_j`` is *checked* from samples, never assumed (:func:`nested_curve`,
-Notes), and every ``t`` is served by the deepest level whose containment is verified at ``t``; the
-deepest level's own tail (:func:`app.domain.absrank.table_curve`, ``tail="auto"`` by default, its
-power-tail validity checked on that box) serves ``t`` below its samples.
+The containment ``{f <= t} ⊂ R_j`` is *checked* from samples, never assumed (docs/METHODS.md,
+"Nested regions"), and every ``t`` is served by the deepest level whose containment is verified
+at ``t``; the deepest level's own tail (:func:`app.domain.absrank.table_curve`, ``tail="auto"``
+by default, its power-tail validity checked on that box) serves ``t`` below its samples.
 
 References
 ----------

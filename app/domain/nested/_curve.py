@@ -217,14 +217,11 @@ def nested_curve(
     -------
     V1Curve
         ``evaluate(t)`` gives ``ln v1 = ln(Leb(R_j)/Leb(Ω)) + ln v1_{R_j}(t)`` from the deepest
-        serving level ``j`` at ``t`` (its Eq. 28, or its tail below its samples), with that level's
-        interval shifted by the same ``ln`` fraction, and methods ``"nested-" + method`` (e.g.
-        ``"nested-interpolated"``, ``"nested-tail-power"``; see :data:`METHODS`). ``info`` has
-        ``method="nested"``, one entry per level (``delta``, ``region``, volume fraction,
-        threshold ``τ_j`` and its source, samples below it, ``undetectable_share``, whether it is
-        used, the ``t`` range it serves and its own curve's info) and the statement of what the
-        containment check guarantees. ``power`` is the deepest serving level's power law shifted
-        by its ``ln`` fraction (``limit`` capped at its threshold), when it has one.
+        serving level ``j`` at ``t`` (Jing & Liu Eq. 28, or its tail below its samples), with that
+        level's interval shifted by the same ``ln`` fraction; methods ``"nested-" + method``
+        (:data:`METHODS`). ``info`` is a :class:`NestedCurveInfo` (one :class:`LevelInfo` per
+        level); ``power`` is the deepest serving level's power law shifted by its ``ln``
+        fraction (``limit`` capped at its threshold), when it has one.
 
     Raises
     ------
@@ -236,45 +233,13 @@ def nested_curve(
 
     Notes
     -----
-    Containment check. Level ``j >= 1`` is used for ``t < τ*_j = min(τ_1, …, τ_j)`` with
-
-    * ``τ_j`` = the smallest value among (a) the stored lowest samples of every outer level
-      ``i < j`` that lie outside ``R_j`` shrunk toward ``x*`` by :data:`CLIP_SHARE` (only faces of
-      ``R_j`` inside ``R_i`` count; each outer level contributes at most its largest stored
-      value, since above it nothing is known) and (b) level ``j``'s own stored lowest samples
-      beyond ``CLIP_SHARE`` of the way to a face of ``R_j`` inside ``Ω`` (the sublevel set
-      reaches that face, so it may cross it between the samples);
-    * a level with fewer than :data:`MIN_INNER_SAMPLES` samples below ``τ*_j`` is skipped (it
-      would serve only by extrapolation; a box that misses the minimiser ends here).
-
-    Each ``t`` is served by the deepest used level with ``t < τ*_j`` (level 0 otherwise). So no
-    stored sample of any level contradicts ``{f <= t} ⊂ R_j`` where level ``j`` serves.
-
-    What this does *not* guarantee: the check sees only sampled points. A part of ``{f <= t}``
-    outside ``R_j`` into which no outer sample fell — at 95% a share of ``Ω`` below about
-    ``Σ_{i<j} Leb(R_i)/Leb(Ω)·(1 − 0.025^{1/N})`` ≈ ``3.7/N`` (``undetectable_share`` per level) —
-    escapes it (a needle-like basin elsewhere; a set that pokes out of ``R_j`` between samples),
-    and ``v1`` is then underestimated by up to that share. Intervals are the serving level's own
-    (Clopper–Pearson inside its samples, tail-model intervals below) and do not include this.
-    The curve need not be monotone where the serving level changes (two estimates of the same
-    ``v1`` meet there).
-
-    Geometry. A cube ``R_j`` holds an unclipped sublevel set of share at most
-    ``Leb(E)/Leb(cube(E))`` of it, where ``cube(E)`` is the smallest cube around ``x*`` containing
-    the set ``E``: ``V_d/2^d ≈ 2.5e-3`` for the 10-D ball, but ``2.5e-18`` for the 10-D ellipsoid
-    of condition ``1e6``, whose sets therefore stay clipped in every cube at any practical
-    ``N``; the check then refuses the levels (level ``j``'s own samples reach its faces) instead of
-    returning clipped volumes. Boxes shaped like the sets (:func:`ladder_shape`) hold them at
-    ``V_d/2^d`` again when their axes are the coordinate axes; rotated sets need oriented boxes
-    (:func:`ladder_boxes` with ``orientation``).
-
-    Oriented levels (``axes`` set) are checked in their own coordinates ``z = Qᵀ(x − x*)``:
-    a point is outside the shrunken ``R_j`` when ``|z_k| > clip_share·h_k`` for some ``k`` (all
-    faces lie inside ``Ω``), and the level's own power tail checks its clipping against
-    ``[−h, h]`` in ``z`` (:meth:`NestedLevel.local`), not against the bounding box. An oriented
-    box need not lie inside the axis-aligned box above it, so the running minimum ``τ*_j`` runs
-    only over the levels whose region holds ``R_j`` (all outer levels of an axis-aligned
-    ladder), and a level whose ``τ*`` is below a deeper level's is superseded (never serves).
+    Level ``j >= 1`` serves ``t < τ*_j``, the running minimum of the thresholds ``τ_i`` of the
+    levels whose region holds ``R_j``; ``τ_j`` is the lowest stored sample that contradicts
+    ``{f <= t} ⊂ R_j`` (outside ``R_j`` shrunk by :data:`CLIP_SHARE`), and a level with fewer
+    than :data:`MIN_INNER_SAMPLES` samples below ``τ*_j`` is skipped. The check, what it does
+    not guarantee (``undetectable_share`` ≈ ``3.7/N``), the geometry of cubes, shaped and
+    oriented boxes: docs/METHODS.md, "Nested regions", items "Containment is checked, not
+    assumed", "Shape, limit of axis-aligned boxes" and "Oriented boxes".
 
     Examples
     --------

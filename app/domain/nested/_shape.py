@@ -162,7 +162,7 @@ class LadderShape:
         :data:`SHAPE_DIGITS` significant digits.
     whitened : int
         Whitening passes that made the form (0: the first fit was positive definite; see
-        :func:`ladder_shape`, Notes, "Whitening").
+        docs/METHODS.md, "Nested regions", "Shape, whitening passes").
     """
 
     half_widths: np.ndarray
@@ -356,22 +356,12 @@ def ladder_shape(
 
     Notes
     -----
-    Near a minimum of degree ``p``, ``g = (f − f*)^{2/p} ≈ (x − x*)ᵀA(x − x*)``: the sublevel
-    sets are ellipsoids of one shape, held unclipped with the least waste by their axis-aligned
-    bounding box, ``a_i = sqrt((A^{-1})_{ii})`` normalized to ``max a_i = 1`` (``a_i ∝
-    1/sqrt(w_i)`` for ``Σ w_i x_i²``). ``A`` is the relative least-squares solution of
-    ``zᵀAz = s^{2/p}`` over the crossings ``z`` of target levels ``s`` along the axes and the
-    pair diagonals, both signs (``d(d+1)/2`` unknowns; the diagonal above
-    :data:`SHAPE_MAX_FULL_DIM`). Only when that first fit is not positive definite, whitening
-    passes refit it in ``y = S(x − x*)``, ``S = |A|^{1/2}`` (at most :data:`WHITEN_STEPS`,
-    recorded in ``whitened``). The probe design and its cost, the whitening, and the limit of
-    axis-aligned boxes (why rotated forms get oriented boxes, :attr:`LadderShape.orientation`):
-    docs/METHODS.md, "Nested regions", the "Shape" items.
-
-    Fallback to the cube (all ones, with the reason in ``fallback``): ``f`` non-finite or below
-    ``f*`` at a probe, a plateau (``f − f*`` within rounding of 0 at the largest probe radius
-    in some direction), too few crossings for the unknowns, a non-finite fit, or ``A`` not
-    positive definite (or of condition above :data:`MAX_CONDITION`).
+    Near a minimum of degree ``p``, ``(f − f*)^{2/p} ≈ (x − x*)ᵀA(x − x*)``, and the sublevel
+    ellipsoids' bounding box is ``a_i = sqrt((A^{-1})_{ii})``, normalized to ``max a_i = 1``;
+    ``A`` is the relative least-squares solution of ``zᵀAz = s^{2/p}`` over probed crossings
+    ``z`` (whitening passes, at most :data:`WHITEN_STEPS`, when that fit is not positive
+    definite). The probes, the whitening, the fallbacks to the cube and the limit of
+    axis-aligned boxes: docs/METHODS.md, "Nested regions", the "Shape" items.
 
     Examples
     --------

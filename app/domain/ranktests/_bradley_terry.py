@@ -245,18 +245,10 @@ def bradley_terry(
 
     .. math:: θ_i ← \\frac{\\sum_j w_{ij} θ_j / (θ_i + θ_j)}{\\sum_j w_{ji} / (θ_i + θ_j)},
 
-    renormalized to geometric mean 1 each step. A finite maximum exists iff the directed graph
-    with an edge ``i → j`` whenever ``W[i, j] > 0`` is strongly connected (Ford [15]_). If it is
-    not, its strongly connected components are totally ordered (when every pair was compared):
-    every member of an earlier group beat (or tied) someone of each later group and nobody of
-    a later group ever beat anyone of an earlier one, and the likelihood grows without bound
-    as the groups move apart. The supremum is approached with ``P = 1`` from earlier to later
-    groups and each group at its own within-group fit; that is what ``probabilities`` reports.
-    ``strengths`` compresses it to one scale: one **reference** group keeps finite strengths
-    (the largest group, the strongest among equally large ones, but never a single algorithm
-    that never loses or never wins), groups above it get ``+inf`` and groups below it 0. So an
-    algorithm that never wins has strength 0 and one that never loses ``+inf``. With two
-    algorithms and a strict winner there is no finite strength at all.
+    renormalized to geometric mean 1 each step. A finite maximum exists iff the win graph
+    (``i → j`` whenever ``W[i, j] > 0``) is strongly connected (Zermelo [15]_; Ford 1957);
+    otherwise one reference group keeps finite strengths, groups above it get ``+inf`` and
+    groups below it 0 (docs/METHODS.md, "Per-test decisions", the Bradley–Terry item).
 
     Examples
     --------
