@@ -208,13 +208,11 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         app.state.engine = engine
         app.state.sessionmaker = make_sessionmaker(engine)
         # this app's caches (ready tables, missing ids, derived answers; ladder plans and ids),
-        # found by the services through the sessionmaker and the settings object
-        app.state.table_caches = table_cache.attach(
-            app.state.sessionmaker, table_cache.TableCaches.from_settings(settings)
-        )
-        app.state.ladder_caches = table_cache.attach_ladders(
-            settings, table_cache.LadderCaches.from_settings(settings)
-        )
+        # passed by the routers to the services (app.api.deps.TableCachesDep, LadderCachesDep);
+        # attached for the callers that do not pass them yet (table_cache's registry)
+        caches = table_cache.AppCaches.from_settings(settings)
+        app.state.table_caches = table_cache.attach(app.state.sessionmaker, caches.tables)
+        app.state.ladder_caches = table_cache.attach_ladders(settings, caches.ladders)
         loop_task: asyncio.Task[None] | None = None
         if dispatcher is None:
             from workers.app import get_dispatcher

@@ -72,13 +72,15 @@ def make_huey(settings: Settings) -> Huey:
 
 @dataclass
 class _Runtime:
-    """Per-process state of the tasks: settings and a sessionmaker (created after fork)."""
+    """Per-process state of the tasks: settings, a sessionmaker and its caches (made after
+    fork)."""
 
     settings: Settings | None = None
     sessionmaker: sessionmaker[Session] | None = None
     engine: Engine | None = None
     pid: int | None = None
     owned: bool = field(default=False)
+    caches: table_cache.AppCaches | None = None
 
 
 _runtime = _Runtime()
@@ -114,6 +116,7 @@ def reset() -> None:
     _runtime.engine = None
     _runtime.pid = None
     _runtime.owned = False
+    _runtime.caches = None
 
 
 def worker_settings() -> Settings:
@@ -133,12 +136,29 @@ def get_sessionmaker() -> sessionmaker[Session]:
         engine = make_engine(settings.database_url)
         _runtime.engine = engine
         _runtime.sessionmaker = make_sessionmaker(engine)
-        # the worker's own caches (a forked child starts empty, as its engine does)
-        table_cache.attach(_runtime.sessionmaker, table_cache.TableCaches.from_settings(settings))
-        table_cache.attach_ladders(settings, table_cache.LadderCaches.from_settings(settings))
+        # the worker's own caches (a forked child starts empty, as its engine does); attached
+        # for the services' callers that do not pass them yet (table_cache's registry)
+        caches = table_cache.AppCaches.from_settings(settings)
+        table_cache.attach(_runtime.sessionmaker, caches.tables)
+        table_cache.attach_ladders(settings, caches.ladders)
+        _runtime.caches = caches
         _runtime.pid = pid
         _runtime.owned = True
     return _runtime.sessionmaker
+
+
+def worker_caches() -> table_cache.AppCaches:
+    """This process's table and ladder caches, made with its sessionmaker.
+
+    With a sessionmaker given to :func:`configure` (an embedded worker sharing an app's
+    database), the caches that app attached to it (transitional registry of
+    :mod:`app.services.table_cache`).
+    """
+    sm = get_sessionmaker()
+    if _runtime.caches is not None:
+        return _runtime.caches
+    settings = worker_settings()
+    return table_cache.AppCaches(table_cache.caches_of(sm), table_cache.ladder_caches_of(settings))
 
 
 def run_consumer(workers: int = 1, *, periodic: bool = True, **options: Any) -> None:
@@ -206,5 +226,6 @@ __all__ = [
     "reset",
     "run_consumer",
     "tasks",
+    "worker_caches",
     "worker_settings",
 ]

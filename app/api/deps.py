@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings, get_settings
 from app.errors import NotFound, Unauthorized, UnsupportedMediaType
 from app.schemas.common import JSON_MEDIA_TYPES
+from app.services.table_cache import LadderCaches, TableCaches
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
@@ -25,8 +26,23 @@ def get_dispatcher(request: Request) -> Any:
     return request.app.state.dispatcher
 
 
+def get_table_caches(request: Request) -> TableCaches:
+    """The application's table caches (ready tables, missing ids, derived answers), made by
+    its lifespan."""
+    caches: TableCaches = request.app.state.table_caches
+    return caches
+
+
+def get_ladder_caches(request: Request) -> LadderCaches:
+    """The application's ladder caches (plans and table ids), made by its lifespan."""
+    caches: LadderCaches = request.app.state.ladder_caches
+    return caches
+
+
 SessionmakerDep = Annotated[sessionmaker[Session], Depends(get_sessionmaker)]
 DispatcherDep = Annotated[Any, Depends(get_dispatcher)]
+TableCachesDep = Annotated[TableCaches, Depends(get_table_caches)]
+LadderCachesDep = Annotated[LadderCaches, Depends(get_ladder_caches)]
 
 MAX_TABLE_ID_LENGTH = 64
 

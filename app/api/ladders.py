@@ -12,7 +12,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Response
 
-from app.api.deps import SessionmakerDep, SettingsDep
+from app.api.deps import LadderCachesDep, SessionmakerDep, SettingsDep, TableCachesDep
 from app.api.tables import (
     CACHE_HEADERS,
     CSV_TYPE,
@@ -32,6 +32,7 @@ from app.errors import InvalidInput, TableNotBuilt
 from app.schemas.common import ProblemExample, invalid, problem_responses, refused, unknown_function
 from app.schemas.table_curves import LadderCurveRead
 from app.services import table_publish as publish
+from app.services.table_cache import LadderCaches, TableCaches
 from app.services.table_publish import SM, PublishedLadder
 
 router = APIRouter(prefix="/v1/ladders", tags=["tables"])
@@ -101,10 +102,32 @@ LadderDep = Annotated[LadderRef, Depends(ladder_ref)]
 Make = Callable[..., tuple[PublishedLadder, bytes]]
 
 
+@dataclass(frozen=True)
+class LadderStore:
+    """Where a request's ladders are: the database, the settings and the app's caches."""
+
+    sm: SM
+    settings: Settings
+    cache: TableCaches
+    ladder_cache: LadderCaches
+
+
+def ladder_store(
+    sm: SessionmakerDep,
+    settings: SettingsDep,
+    cache: TableCachesDep,
+    ladder_cache: LadderCachesDep,
+) -> LadderStore:
+    """The request's :class:`LadderStore` (the caches from ``app.state``)."""
+    return LadderStore(sm, settings, cache, ladder_cache)
+
+
+StoreDep = Annotated[LadderStore, Depends(ladder_store)]
+
+
 def _answer(
     ref: LadderRef,
-    sm: SM,
-    settings: Settings,
+    store: LadderStore,
     if_none_match: str | None,
     make: Make,
     media_type: str,
@@ -112,13 +135,30 @@ def _answer(
     variant: str = "",
 ) -> Response:
     """A ready ladder's derived bytes under its ETag; 409 while a level is not ready."""
-    lad = publish.published_ladder(sm, settings, ref.function_id, log2n=ref.log2n, seed=ref.seed)
-    return cached_answer(
-        publish.quoted(lad.digest + variant),
-        if_none_match,
-        lambda: make(sm, settings, ref.function_id, *args, log2n=ref.log2n, seed=ref.seed)[1],
-        media_type,
+    sm, settings, cache, ladder_cache = store.sm, store.settings, store.cache, store.ladder_cache
+    lad = publish.published_ladder(
+        sm,
+        settings,
+        ref.function_id,
+        log2n=ref.log2n,
+        seed=ref.seed,
+        cache=cache,
+        ladder_cache=ladder_cache,
     )
+
+    def body() -> bytes:
+        return make(
+            sm,
+            settings,
+            ref.function_id,
+            *args,
+            log2n=ref.log2n,
+            seed=ref.seed,
+            cache=cache,
+            ladder_cache=ladder_cache,
+        )[1]
+
+    return cached_answer(publish.quoted(lad.digest + variant), if_none_match, body, media_type)
 
 
 @router.get(
@@ -130,14 +170,14 @@ def _answer(
     | problem_responses(*PROBLEMS),
 )
 def ladder_curve_json(
-    ref: LadderDep, sm: SessionmakerDep, settings: SettingsDep, if_none_match: IfNoneMatch = None
+    ref: LadderDep, store: StoreDep, if_none_match: IfNoneMatch = None
 ) -> Response:
     """The v1 curve ``regions="nested"`` ranks with: each level's table (id, region, the URL of
     its own curve), and the pieces of the combination, level 0 (highest t) first: piece j
     serves ``t_from <= t < t_below`` with ``v1(t) = exp(ln_volume_fraction)·v1_j(t)``, v1_j
     given by the piece's knots (its served range and one neighbour each side) and tails, the
     same formula as a table's curve.json. 409 while a level builds."""
-    return _answer(ref, sm, settings, if_none_match, publish.ladder_curve_json, JSON_TYPE)
+    return _answer(ref, store, if_none_match, publish.ladder_curve_json, JSON_TYPE)
 
 
 ladder_curve_json.__doc__ = (ladder_curve_json.__doc__ or "") + " " + ETAG_DOC
@@ -151,11 +191,11 @@ ladder_curve_json.__doc__ = (ladder_curve_json.__doc__ or "") + " " + ETAG_DOC
     | problem_responses(*PROBLEMS),
 )
 def ladder_curve_csv(
-    ref: LadderDep, sm: SessionmakerDep, settings: SettingsDep, if_none_match: IfNoneMatch = None
+    ref: LadderDep, store: StoreDep, if_none_match: IfNoneMatch = None
 ) -> Response:
     """The ladder's curve.json as CSV: its fields as ``# key: value`` lines (each piece's as
     ``pieces.<i>.<field>``), then ``piece,value,count`` rows (each piece's knots)."""
-    return _answer(ref, sm, settings, if_none_match, publish.ladder_curve_csv, CSV_TYPE)
+    return _answer(ref, store, if_none_match, publish.ladder_curve_csv, CSV_TYPE)
 
 
 @router.get(
@@ -164,10 +204,8 @@ def ladder_curve_csv(
     summary="Plot a ladder's combined log10 v1 against t - f* (SVG)",
     responses=ok_responses("image/svg+xml", "The plot") | problem_responses(*PROBLEMS),
 )
-def ladder_plot_svg(
-    ref: LadderDep, sm: SessionmakerDep, settings: SettingsDep, if_none_match: IfNoneMatch = None
-) -> Response:
-    return _answer(ref, sm, settings, if_none_match, publish.ladder_plot, SVG_TYPE, "svg")
+def ladder_plot_svg(ref: LadderDep, store: StoreDep, if_none_match: IfNoneMatch = None) -> Response:
+    return _answer(ref, store, if_none_match, publish.ladder_plot, SVG_TYPE, "svg")
 
 
 @router.get(
@@ -185,15 +223,13 @@ def ladder_plot_svg(
 )
 def ladder_plot_png(
     ref: LadderDep,
-    sm: SessionmakerDep,
-    settings: SettingsDep,
+    store: StoreDep,
     dpi: DpiQuery = publish.DEFAULT_DPI,
     if_none_match: IfNoneMatch = None,
 ) -> Response:
     return _answer(
         ref,
-        sm,
-        settings,
+        store,
         if_none_match,
         publish.ladder_plot,
         PNG_TYPE,

@@ -8,7 +8,15 @@ from typing import Any
 from fastapi import APIRouter, Response
 from pydantic_core import to_json
 
-from app.api.deps import DispatcherDep, JsonBody, MayQueueBuildsDep, SessionmakerDep, SettingsDep
+from app.api.deps import (
+    DispatcherDep,
+    JsonBody,
+    LadderCachesDep,
+    MayQueueBuildsDep,
+    SessionmakerDep,
+    SettingsDep,
+    TableCachesDep,
+)
 from app.api.responses import JSON, adapter
 from app.errors import TableNotBuilt
 from app.schemas.common import (
@@ -77,11 +85,21 @@ def absolute_ranks(
     settings: SettingsDep,
     dispatcher: DispatcherDep,
     may_queue_builds: MayQueueBuildsDep,
+    cache: TableCachesDep,
+    ladder_cache: LadderCachesDep,
 ) -> Response:
     """Turn metric values into absolute ranks v (lower is better; log10_v is authoritative)."""
     # The service returns plain JSON types in RankResponse's shape, checked by the model
     # (the per-value items as columns, see rank_response) and sent as built.
-    out = rank_values(sm, settings, dispatcher, body, may_queue_builds=may_queue_builds)
+    out = rank_values(
+        sm,
+        settings,
+        dispatcher,
+        body,
+        may_queue_builds=may_queue_builds,
+        cache=cache,
+        ladder_cache=ladder_cache,
+    )
     return rank_response(out)
 
 

@@ -13,9 +13,11 @@ from app.api.deps import (
     ContentTypes,
     DispatcherDep,
     JsonBody,
+    LadderCachesDep,
     OffsetQuery,
     SessionmakerDep,
     SettingsDep,
+    TableCachesDep,
     TableIdPath,
 )
 from app.config import Settings
@@ -49,6 +51,7 @@ from app.services import table_publish as publish
 from app.services import tables as service
 from app.services import user_tables
 from app.services.errors import domain_errors_as_problems
+from app.services.table_cache import LadderCaches, TableCaches
 
 router = APIRouter(prefix="/v1/tables", tags=["tables"])
 
@@ -103,14 +106,25 @@ def _create_ladder(
     sm: service.SM,
     settings: Settings,
     dispatcher: service.Dispatcher,
+    *,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> LadderRead:
     assert body.function_id is not None  # create_table answered samples already
     with domain_errors_as_problems():
         views = service.request_ladder(
-            sm, settings, dispatcher, body.function_id, log2n=body.log2n, seed=body.seed
+            sm,
+            settings,
+            dispatcher,
+            body.function_id,
+            log2n=body.log2n,
+            seed=body.seed,
+            cache=cache,
+            ladder_cache=ladder_cache,
         )
     views = [service.get_table(sm, v.id) for v in views]  # an inline dispatcher may be done
-    ladder = LadderRead.model_validate(service.describe_ladder(settings, views))
+    described = service.describe_ladder(settings, views, cache=ladder_cache)
+    ladder = LadderRead.model_validate(described)
     waiting = [v for v in views if not v.ready]
     if waiting:
         response.headers["Location"] = waiting[0].location
@@ -156,6 +170,8 @@ def create_table(
     sm: SessionmakerDep,
     settings: SettingsDep,
     dispatcher: DispatcherDep,
+    cache: TableCachesDep,
+    ladder_cache: LadderCachesDep,
 ) -> TableRead | LadderRead:
     """Request a table; 202 + Location while it builds, 200 when the same spec is ready.
 
@@ -192,7 +208,9 @@ def create_table(
         return _read(view)
     assert body.function_id is not None
     if body.ladder:
-        return _create_ladder(body, response, sm, settings, dispatcher)
+        return _create_ladder(
+            body, response, sm, settings, dispatcher, cache=cache, ladder_cache=ladder_cache
+        )
     with domain_errors_as_problems():
         view, _ = service.request_table(
             sm,
@@ -202,6 +220,7 @@ def create_table(
             delta=body.delta,
             log2n=body.log2n,
             seed=body.seed,
+            cache=cache,
         )
     view = service.get_table(sm, view.id)  # an inline dispatcher may have finished it already
     response.headers["Location"] = view.location
@@ -309,9 +328,10 @@ def _table_answer(
     media_type: str,
     *,
     variant: str = "",
+    cache: TableCaches,
 ) -> Response:
     """A ready table's derived bytes under its ETag (``variant`` tells PNG resolutions apart)."""
-    pub = publish.published_table(sm, table_id)
+    pub = publish.published_table(sm, table_id, cache=cache)
     etag = publish.quoted(f"{pub.view.data_sha256}{variant}")
     return cached_answer(etag, if_none_match, lambda: make()[1], media_type)
 
@@ -340,7 +360,10 @@ def ok_responses(media_type: str, description: str) -> dict[int | str, dict[str,
     | problem_responses(UNKNOWN_TABLE, NOT_READY),
 )
 def table_curve_json(
-    table_id: TableIdPath, sm: SessionmakerDep, if_none_match: IfNoneMatch = None
+    table_id: TableIdPath,
+    sm: SessionmakerDep,
+    cache: TableCachesDep,
+    if_none_match: IfNoneMatch = None,
 ) -> Response:
     """The stored representation and the v1 model the service ranks with by default.
 
@@ -351,7 +374,12 @@ def table_curve_json(
     upper tail. ``formula`` says how v1(t) follows; docs/METHODS.md states it in full.
     """
     return _table_answer(
-        sm, table_id, if_none_match, lambda: publish.table_curve_json(sm, table_id), JSON_TYPE
+        sm,
+        table_id,
+        if_none_match,
+        lambda: publish.table_curve_json(sm, table_id, cache=cache),
+        JSON_TYPE,
+        cache=cache,
     )
 
 
@@ -363,13 +391,21 @@ def table_curve_json(
     | problem_responses(UNKNOWN_TABLE, NOT_READY),
 )
 def table_curve_csv(
-    table_id: TableIdPath, sm: SessionmakerDep, if_none_match: IfNoneMatch = None
+    table_id: TableIdPath,
+    sm: SessionmakerDep,
+    cache: TableCachesDep,
+    if_none_match: IfNoneMatch = None,
 ) -> Response:
     """The curve as CSV: every field of curve.json but the knots as ``# key: value`` (value as
     JSON, nested fields as ``lower_tail.beta``), then ``value,count`` rows: enough to recompute
     v1(t) offline."""
     return _table_answer(
-        sm, table_id, if_none_match, lambda: publish.table_curve_csv(sm, table_id), CSV_TYPE
+        sm,
+        table_id,
+        if_none_match,
+        lambda: publish.table_curve_csv(sm, table_id, cache=cache),
+        CSV_TYPE,
+        cache=cache,
     )
 
 
@@ -387,6 +423,7 @@ def table_curve_csv(
 def table_quantiles(
     table_id: TableIdPath,
     sm: SessionmakerDep,
+    cache: TableCachesDep,
     response: Response,
     v: Annotated[
         list[float],
@@ -401,7 +438,7 @@ def table_quantiles(
     tails included; the power law inverted exactly in log space). Where v1 jumps or is flat the
     left end is returned; ``t`` is null for a v the curve never reaches (above N/(N+1) with a
     flat upper tail). ``error`` is t - f*, accurate in the tail."""
-    pub, answer = publish.table_quantiles(sm, table_id, v)
+    pub, answer = publish.table_quantiles(sm, table_id, v, cache=cache)
     response.headers["ETag"] = pub.etag
     response.headers["Cache-Control"] = publish.IMMUTABLE
     return answer
@@ -415,10 +452,18 @@ def table_quantiles(
     | problem_responses(UNKNOWN_TABLE, NOT_READY),
 )
 def table_plot_svg(
-    table_id: TableIdPath, sm: SessionmakerDep, if_none_match: IfNoneMatch = None
+    table_id: TableIdPath,
+    sm: SessionmakerDep,
+    cache: TableCachesDep,
+    if_none_match: IfNoneMatch = None,
 ) -> Response:
     return _table_answer(
-        sm, table_id, if_none_match, lambda: publish.table_plot(sm, table_id, "svg"), SVG_TYPE
+        sm,
+        table_id,
+        if_none_match,
+        lambda: publish.table_plot(sm, table_id, "svg", cache=cache),
+        SVG_TYPE,
+        cache=cache,
     )
 
 
@@ -441,6 +486,7 @@ table_plot_svg.__doc__ = PLOT_DOC
 def table_plot_png(
     table_id: TableIdPath,
     sm: SessionmakerDep,
+    cache: TableCachesDep,
     dpi: DpiQuery = publish.DEFAULT_DPI,
     if_none_match: IfNoneMatch = None,
 ) -> Response:
@@ -448,9 +494,10 @@ def table_plot_png(
         sm,
         table_id,
         if_none_match,
-        lambda: publish.table_plot(sm, table_id, "png", dpi),
+        lambda: publish.table_plot(sm, table_id, "png", dpi, cache=cache),
         PNG_TYPE,
         variant=f"-{dpi}",
+        cache=cache,
     )
 
 

@@ -1,8 +1,8 @@
 """Table use cases: request a table, read it (views, lists) and load a ready table's data.
 
 Ready tables never change: their decoded data is kept in the application's
-:class:`app.services.table_cache.TableCaches` (passed as ``cache=``, else the one attached to the
-sessionmaker). Public names are re-exported by :mod:`app.services.tables`.
+:class:`app.services.table_cache.TableCaches`, passed as ``cache=`` (without it, the transitional
+registry keyed by the sessionmaker). Public names are re-exported by :mod:`app.services.tables`.
 """
 
 from __future__ import annotations
@@ -235,7 +235,8 @@ def request_table(
         See :func:`table_spec`.
 
     cache : TableCaches, optional
-        Default: the caches attached to ``sm`` (the table is no longer missing there).
+        The application's (the table is no longer missing there); without it the
+        transitional registry (:func:`app.services.table_cache.caches_of`).
 
     Returns
     -------
@@ -384,14 +385,11 @@ class ReadyTable(NamedTuple):
 
 def cached_ready_table(
     sm: SM, table_id: str, *, cache: TableCaches | None = None
-) -> tuple[TableView, absrank.TableData] | None:
+) -> ReadyTable | None:
     """The ready table ``table_id`` if this application already loaded it (no SQL), else None.
 
-    The answer is a :class:`ReadyTable`; declared as the plain pair this session so callers
-    that also assign :func:`load_table_data`-like pairs to the same variable keep type-checking.
-
-    ``cache`` defaults to the caches attached to ``sm``
-    (:func:`app.services.table_cache.caches_of`).
+    ``cache`` is the application's (``app.state.table_caches``, a worker's); without it the
+    transitional registry (:func:`app.services.table_cache.caches_of`).
     """
     return (cache or caches_of(sm)).ready.get(table_id)
 
@@ -435,7 +433,8 @@ def not_ready_error(view: TableView) -> TableNotReady:
 def load_table_data(sm: SM, table_id: str, *, cache: TableCaches | None = None) -> ReadyTable:
     """Return a ready table and its decoded data (cached: ready tables never change).
 
-    ``cache`` defaults to the caches attached to ``sm``.
+    ``cache`` is the application's; without it the transitional registry
+    (:func:`app.services.table_cache.caches_of`).
 
     Raises
     ------

@@ -3,17 +3,20 @@
 The maths (box shapes, plans, nested curves) is :mod:`app.domain.nested`; this module turns a
 function and the settings into the specs of a ladder's tables (:func:`ladder_specs`), requests
 them (:func:`request_ladder`), describes a ladder (:func:`describe_ladder`) and loads it once
-every level is ready (:func:`ready_ladder`), with the spec regions' geometry
-(:func:`region_ln_volume_fraction`, :func:`kept_provenance`). Plans and table ids are kept in
-the application's :class:`app.services.table_cache.LadderCaches` (``cache=``, else the one
-attached to the settings object).
+every level is ready (:func:`ready_ladder`) or into its nested ``v1`` curve
+(:func:`ladder_curve`, through :func:`app.services.ladder_levels.nested_curve_for`), with the
+spec regions' geometry (:func:`region_ln_volume_fraction`, :func:`kept_provenance`). Plans and
+table ids are kept in the application's :class:`app.services.table_cache.LadderCaches`, ready
+tables in its :class:`app.services.table_cache.TableCaches` (``ladder_cache=`` / ``cache=``;
+without them the transitional registry of :mod:`app.services.table_cache`).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -21,15 +24,18 @@ import numpy as np
 
 from app.config import Settings
 from app.domain import nested
+from app.domain.curves import V1Curve
 from app.domain.functions import BenchmarkFunction, get_function
 from app.domain.tablebuild import oriented_geometry, region_intersected
-from app.errors import InvalidInput, NotFound, TableNotReady
+from app.errors import InvalidInput, NotFound, TableNotBuilt, TableNotReady
 from app.services._table_requests import (
     ReadyTable,
     TableView,
     build_clock,
     cached_ready_table,
     load_table_data,
+    recently_missing,
+    remember_missing,
     request_spec,
 )
 from app.services._table_specs import (
@@ -43,12 +49,16 @@ from app.services._table_specs import (
 )
 from app.services.errors import domain_errors_as_problems
 from app.services.eta import build_eta
+from app.services.functions import find_function
+from app.services.ladder_levels import nested_curve_for, region_ln_volume_fraction
 from app.services.table_cache import LadderCaches, TableCaches, ladder_caches_of
 
 __all__ = [
+    "LadderCurve",
     "LadderPlanned",
     "describe_ladder",
     "kept_provenance",
+    "ladder_curve",
     "ladder_degree",
     "ladder_plan",
     "ladder_shape_of",
@@ -288,24 +298,6 @@ def kept_provenance(n_box: int, n_kept: int) -> dict[str, Any]:
     }
 
 
-def region_ln_volume_fraction(fn: BenchmarkFunction, region: Mapping[str, Any]) -> float:
-    """``ln(Leb(region)/Leb(Ω))`` of a spec region: a box, the domain or an oriented box.
-
-    For an intersected region (``B ∩ Ω``) this is the box ``B``'s (capped at 0); the share of
-    ``B`` inside ``Ω`` is measured by its table (:func:`kept_provenance`).
-    """
-    if region.get("kind") == "domain":  # also a user table's, whose domain is not known
-        return 0.0
-    if region.get("kind") == "oriented":
-        _, axes, half = oriented_geometry(region)
-        ln_det = float(np.linalg.slogdet(axes)[1])
-        ln = float(np.sum(np.log(2.0 * half)) + ln_det - np.sum(np.log(fn.upper - fn.lower)))
-        return min(ln, 0.0)
-    return nested.ln_volume_fraction(
-        fn.lower, fn.upper, np.asarray(region["lower"]), np.asarray(region["upper"])
-    )
-
-
 def ladder_table_ids(
     settings: Settings,
     function_id: str,
@@ -504,10 +496,116 @@ def ready_ladder(
     for table_id in ids:
         cached = cached_ready_table(sm, table_id, cache=cache)
         if cached is not None:
-            out.append(ReadyTable(*cached))
+            out.append(cached)
             continue
         try:
             out.append(load_table_data(sm, table_id, cache=cache))
         except (NotFound, TableNotReady):
             return None
     return out
+
+
+class LadderCurve(NamedTuple):
+    """A function's nested curve with the tables it was made from (:func:`ladder_curve`).
+
+    Attributes
+    ----------
+    curve : V1Curve
+        ``v1`` on the domain (:func:`app.domain.nested.nested_curve`).
+    views : list of TableView
+        The ladder's tables, level 0 first (for provenance).
+    """
+
+    curve: V1Curve
+    views: list[TableView]
+
+
+def ladder_curve(
+    sm: SM,
+    settings: Settings,
+    function_id: str,
+    *,
+    log2n: int | None = None,
+    seed: int = 0,
+    tail: str = "auto",
+    k_anchor: int = 100,
+    confidence: float = 0.95,
+    cache: TableCaches | None = None,
+    ladder_cache: LadderCaches | None = None,
+) -> LadderCurve:
+    """The nested ``v1`` curve of a function from its stored ladder; never queues.
+
+    Parameters
+    ----------
+    sm, settings
+        Database and configuration (``nested_factor``, ``nested_levels``,
+        ``nested_min_log10_volume``: they decide the ladder's boxes, so its table ids).
+    function_id : str
+    log2n, seed
+        As in :func:`ladder_specs`.
+    tail, k_anchor, confidence
+        As in :func:`app.services.ladder_levels.nested_curve_for`.
+    cache, ladder_cache : optional
+        As in :func:`ready_ladder` (a level found missing is remembered in ``cache``).
+
+    Returns
+    -------
+    LadderCurve
+        ``(curve, views)``: the curve and the ladder's tables, level 0 first.
+
+    Raises
+    ------
+    app.errors.NotFound
+        Unknown function.
+    app.errors.InvalidInput
+        No ``x*``/``f*``, an atom, bad options.
+    app.errors.TableNotBuilt
+        A level's table does not exist (409; ``extra.table_request`` is the ladder request).
+    app.errors.TableNotReady
+        A level is building, merging or failed (409 with its ``Location`` and progress).
+    app.errors.NotApplicable
+        As in :func:`app.services.ladder_levels.nested_curve_for`.
+    """
+    fn = find_function(function_id)
+    ids = ladder_table_ids(settings, fn.id, log2n=log2n, seed=seed, cache=ladder_cache)
+    ladder: list[ReadyTable] = []
+    for level, table_id in enumerate(ids):
+        ready = cached_ready_table(sm, table_id, cache=cache)
+        if ready is None:
+            ready = _load_level(sm, fn, table_id, level, log2n=log2n, seed=seed, cache=cache)
+        ladder.append(ready)
+    curve = nested_curve_for(fn, ladder, tail=tail, k_anchor=k_anchor, confidence=confidence)
+    return LadderCurve(curve, [view for view, _ in ladder])
+
+
+def _load_level(
+    sm: SM,
+    fn: BenchmarkFunction,
+    table_id: str,
+    level: int,
+    *,
+    log2n: int | None,
+    seed: int,
+    cache: TableCaches | None,
+) -> ReadyTable:
+    """Level ``level`` of ``fn``'s ladder, loaded; its absence or build as the ladder's 409."""
+    request: dict[str, object] = {"function_id": fn.id, "ladder": True, "seed": seed}
+    if log2n is not None:
+        request["log2n"] = log2n
+    try:
+        if recently_missing(sm, table_id, cache=cache):
+            raise NotFound(f"table {table_id} does not exist", field="table_id")
+        return load_table_data(sm, table_id, cache=cache)
+    except NotFound:
+        remember_missing(sm, table_id, cache=cache)
+        raise TableNotBuilt(
+            f"level {level} (table {table_id}) of the nested-region ladder of {fn.id} is not "
+            f"built: request the ladder with POST /v1/tables {json.dumps(request)}",
+            field="function_id",
+            extra={"table_id": table_id, "level": level, "table_request": request},
+        ) from None
+    except TableNotReady as exc:
+        exc.field = "function_id"
+        exc.detail = f"level {level} of the nested-region ladder of {fn.id}: {exc.detail}"
+        exc.extra["level"] = level
+        raise

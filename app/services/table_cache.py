@@ -4,11 +4,29 @@ A ready table never changes, so its decoded data and everything derived from it 
 a table found missing is taken to stay missing for a few seconds; a ladder's plan and table ids
 depend only on the function and the settings. The application creates one :class:`TableCaches`
 and one :class:`LadderCaches` in its lifespan (``app.state.table_caches``,
-``app.state.ladder_caches``), a worker process with its sessionmaker (``workers.app``), and
-hands them to the services: explicitly (``cache=``), or found by :func:`caches_of` (keyed by
-the sessionmaker) and :func:`ladder_caches_of` (keyed by the settings object), which create
-and attach a fresh one the first time they see an object. So two applications (two
-sessionmakers, as in the tests) never share an entry.
+``app.state.ladder_caches``; the routers get them with ``app.api.deps.TableCachesDep`` and
+``LadderCachesDep``), a worker process with its sessionmaker (``workers.app.worker_caches``),
+and passes them down to the services explicitly (``cache=`` for table caches,
+``ladder_cache=`` for ladder caches; ``cache=`` of the ladder functions that take only
+ladder caches). So two applications (two sessionmakers, as in the tests) never share an entry.
+
+Transitional registry
+---------------------
+:func:`caches_of` (keyed by the sessionmaker) and :func:`ladder_caches_of` (keyed by the
+settings object), with :func:`attach` / :func:`attach_ladders` (the lifespan and the worker
+attach theirs), are only the fallback of a service called without caches (``cache=None``),
+which finds its application's through them (a fresh one is attached to an object seen for
+the first time). The callers that still rely on it, to be changed to pass caches (then the
+registry, ``attach*`` and every ``| None = None`` default can go):
+
+* ``app/services/leaderboards.py`` (``load_table_data``, ``rank_values_warned``) and
+  ``app/services/comparisons.py`` (``rank_values_warned``), with their routers;
+* ``app/services/region_scans.py`` (``load_table_data``, ``request_table``);
+* ``app/services/result_sets.py`` (``request_table``, ``ladder_table_ids``,
+  ``request_ladder``; ``on_table_ready``, called by ``workers.tasks.after_table_ready`` and
+  ``workers.inline.InlineDispatcher``, which would pass ``worker_caches()`` /
+  ``app.state``'s);
+* ``app/cli.py`` (``request_table``), ``bench/*.py`` and tests calling the services directly.
 """
 
 from __future__ import annotations
@@ -203,6 +221,30 @@ class LadderCaches:
         self.ids.clear()
 
 
+@dataclass(frozen=True)
+class AppCaches:
+    """An application's (or worker process's) caches, made together.
+
+    Attributes
+    ----------
+    tables : TableCaches
+    ladders : LadderCaches
+    """
+
+    tables: TableCaches
+    ladders: LadderCaches
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> AppCaches:
+        """Both caches, sized by ``settings``."""
+        return cls(TableCaches.from_settings(settings), LadderCaches.from_settings(settings))
+
+    def clear(self) -> None:
+        """Forget everything."""
+        self.tables.clear()
+        self.ladders.clear()
+
+
 class _Registry(Generic[V]):
     """Values attached to objects by identity, dropped when the object is collected.
 
@@ -232,23 +274,30 @@ _BY_SETTINGS: _Registry[LadderCaches] = _Registry()
 
 
 def attach(sm: SM, caches: TableCaches) -> TableCaches:
-    """Make ``caches`` the table caches of ``sm`` (the app's or worker's sessionmaker)."""
+    """Make ``caches`` the table caches of ``sm`` (the app's or worker's sessionmaker).
+
+    Transitional (see the module docstring): for callers that do not pass caches yet.
+    """
     return _BY_SESSIONMAKER.attach(sm, caches)
 
 
 def attach_ladders(settings: Settings, caches: LadderCaches) -> LadderCaches:
-    """Make ``caches`` the ladder caches of this ``settings`` object."""
+    """Make ``caches`` the ladder caches of this ``settings`` object (transitional)."""
     return _BY_SETTINGS.attach(settings, caches)
 
 
 def caches_of(sm: SM) -> TableCaches:
     """The table caches attached to ``sm``; a fresh one (default sizes) attached if none is.
 
-    Held as long as ``sm`` lives: the caches go with their sessionmaker.
+    Held as long as ``sm`` lives: the caches go with their sessionmaker. Transitional: the
+    fallback of services called without ``cache=`` (see the module docstring).
     """
     return _BY_SESSIONMAKER.get_or_attach(sm, TableCaches.from_settings)
 
 
 def ladder_caches_of(settings: Settings) -> LadderCaches:
-    """The ladder caches attached to this ``settings`` object; a fresh one if none is."""
+    """The ladder caches attached to this ``settings`` object; a fresh one if none is.
+
+    Transitional: the fallback of services called without ladder caches.
+    """
     return _BY_SETTINGS.get_or_attach(settings, lambda: LadderCaches.from_settings(settings))

@@ -5,7 +5,7 @@ What ``GET /v1/tables/{id}/curve.json`` (and ``.csv``) publishes is the stored r
 the table's region context (:func:`app.services.regions.rank_context`, as ``POST
 /v1/absolute-ranks`` with ``table_id`` uses it) and :func:`app.domain.absrank.table_curve` with the
 rank request's default tail options. A ladder's combined curve comes from
-:func:`app.services.nested.ladder_curve` (as ``regions="nested"`` ranks with it): piecewise its
+:func:`app.services.ladders.ladder_curve` (as ``regions="nested"`` ranks with it): piecewise its
 serving levels' curves, each scaled by its volume fraction. Ready tables never change, so
 each answer is cached per table (or ladder) and content hash.
 """
@@ -42,12 +42,12 @@ from app.schemas.table_curves import (
     TailOptions,
     UpperTailRead,
 )
-from app.services import nested, plots, tables, user_tables
+from app.services import ladders, plots, tables, user_tables
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
 from app.services.provenance import provenance
 from app.services.regions import rank_context
-from app.services.table_cache import caches_of
+from app.services.table_cache import LadderCaches, TableCaches
 
 SM = sessionmaker[Session]
 LN10 = math.log(10.0)
@@ -89,13 +89,13 @@ class Answer(NamedTuple, Generic[S, T]):
     body: T
 
 
-def _kept(sm: SM, key: tuple[Any, ...], make: Callable[[], T]) -> T:
+def _kept(cache: TableCaches, key: tuple[Any, ...], make: Callable[[], T]) -> T:
     """``make()``, kept in the application's cache of derived answers (keyed by content).
 
     The cache (``TableCaches.published``) holds answers of several types; the key's first
     item names the kind, so what is kept under ``key`` is what ``make`` returns.
     """
-    return cast(T, caches_of(sm).published.get_or_make(key, make))
+    return cast(T, cache.published.get_or_make(key, make))
 
 
 def etag_matches(if_none_match: str | None, etag: str) -> bool:
@@ -145,7 +145,7 @@ class Published:
         return quoted(self.view.data_sha256)
 
 
-def published_table(sm: SM, table_id: str) -> Published:
+def published_table(sm: SM, table_id: str, *, cache: TableCaches) -> Published:
     """A ready table and its default curve.
 
     Raises
@@ -157,7 +157,7 @@ def published_table(sm: SM, table_id: str) -> Published:
     app.errors.NotApplicable
         The table contradicts the function's registered ``f*``/``f_max``.
     """
-    view, data = tables.load_table_data(sm, table_id)
+    view, data = tables.load_table_data(sm, table_id, cache=cache)
 
     def make() -> Published:
         fn = user_tables.function_of(view)
@@ -175,7 +175,7 @@ def published_table(sm: SM, table_id: str) -> Published:
             )
         return Published(view, data, fn, curve)
 
-    return _kept(sm, ("published", view.id, view.data_sha256), make)
+    return _kept(cache, ("published", view.id, view.data_sha256), make)
 
 
 def _obtained(low: LowerTail, warnings: Sequence[object]) -> str:
@@ -229,9 +229,9 @@ def _region_fraction(fn: BenchmarkFunction, region: dict[str, Any]) -> float:
         return tables.region_ln_volume_fraction(fn, region) / LN10
 
 
-def table_curve(sm: SM, table_id: str) -> Answer[Published, TableCurveRead]:
+def table_curve(sm: SM, table_id: str, *, cache: TableCaches) -> Answer[Published, TableCurveRead]:
     """The published curve of a ready table (the body of ``curve.json``)."""
-    pub = published_table(sm, table_id)
+    pub = published_table(sm, table_id, cache=cache)
 
     def make() -> TableCurveRead:
         view, model, curve = pub.view, pub.model, pub.curve
@@ -270,13 +270,13 @@ def table_curve(sm: SM, table_id: str) -> Answer[Published, TableCurveRead]:
             ),
         )
 
-    return Answer(pub, _kept(sm, ("curve", pub.view.id, pub.view.data_sha256), make))
+    return Answer(pub, _kept(cache, ("curve", pub.view.id, pub.view.data_sha256), make))
 
 
-def table_curve_json(sm: SM, table_id: str) -> Answer[Published, bytes]:
+def table_curve_json(sm: SM, table_id: str, *, cache: TableCaches) -> Answer[Published, bytes]:
     """``curve.json`` as bytes (cached: a 16384-knot curve is serialized once)."""
-    pub, read = table_curve(sm, table_id)
-    body = _kept(sm, ("json", pub.view.id, pub.view.data_sha256), read.model_dump_json)
+    pub, read = table_curve(sm, table_id, cache=cache)
+    body = _kept(cache, ("json", pub.view.id, pub.view.data_sha256), read.model_dump_json)
     return Answer(pub, body.encode())
 
 
@@ -309,9 +309,9 @@ def _rows(values: np.ndarray, counts: np.ndarray, prefix: str = "") -> list[str]
     return [f"{prefix}{v!r},{c}" for v, c in zip(values.tolist(), counts.tolist(), strict=True)]
 
 
-def table_curve_csv(sm: SM, table_id: str) -> Answer[Published, bytes]:
+def table_curve_csv(sm: SM, table_id: str, *, cache: TableCaches) -> Answer[Published, bytes]:
     """``curve.csv``: ``# key: value`` lines (every field but the knots), then ``value,count``."""
-    pub, read = table_curve(sm, table_id)
+    pub, read = table_curve(sm, table_id, cache=cache)
 
     def make() -> bytes:
         fields = _as_json(read, {"knots"})
@@ -320,10 +320,12 @@ def table_curve_csv(sm: SM, table_id: str) -> Answer[Published, bytes]:
         lines += ["value,count", *_rows(model.values, model.counts)]
         return ("\n".join(lines) + "\n").encode()
 
-    return Answer(pub, _kept(sm, ("csv", pub.view.id, pub.view.data_sha256), make))
+    return Answer(pub, _kept(cache, ("csv", pub.view.id, pub.view.data_sha256), make))
 
 
-def table_quantiles(sm: SM, table_id: str, v: Sequence[float]) -> Answer[Published, QuantileList]:
+def table_quantiles(
+    sm: SM, table_id: str, v: Sequence[float], *, cache: TableCaches
+) -> Answer[Published, QuantileList]:
     """``q(v) = inf{t : v1(t) >= v}`` of the published curve at each level.
 
     Raises
@@ -338,7 +340,7 @@ def table_quantiles(sm: SM, table_id: str, v: Sequence[float]) -> Answer[Publish
     bad = [i for i, x in enumerate(v) if not (math.isfinite(x) and 0.0 < x <= 1.0)]
     if bad:
         raise InvalidInput(f"v.{bad[0]}: every v must be in (0, 1], got {v[bad[0]]!r}", field="v")
-    pub = published_table(sm, table_id)
+    pub = published_table(sm, table_id, cache=cache)
     with domain_errors_as_problems("v"):
         q = quantiles.table_quantiles(pub.model, np.asarray(v, dtype=np.float64))
     items = [
@@ -356,9 +358,11 @@ def table_quantiles(sm: SM, table_id: str, v: Sequence[float]) -> Answer[Publish
     )
 
 
-def table_plot(sm: SM, table_id: str, fmt: str, dpi: int = DEFAULT_DPI) -> Answer[Published, bytes]:
+def table_plot(
+    sm: SM, table_id: str, fmt: str, dpi: int = DEFAULT_DPI, *, cache: TableCaches
+) -> Answer[Published, bytes]:
     """``log10 v1`` against ``t − f*`` (:func:`app.services.plots.v1_plot`), cached."""
-    pub = published_table(sm, table_id)
+    pub = published_table(sm, table_id, cache=cache)
 
     def make() -> bytes:
         series = [plots.Series(pub.curve, pub.model, -math.inf, math.inf, 0.0, "table")]
@@ -366,7 +370,7 @@ def table_plot(sm: SM, table_id: str, fmt: str, dpi: int = DEFAULT_DPI) -> Answe
         return plots.v1_plot(series, f_opt=pub.model.lower.f_opt, title=title, fmt=fmt, dpi=dpi)
 
     key = ("plot", pub.view.id, pub.view.data_sha256, fmt, dpi)
-    return Answer(pub, _kept(sm, key, make))
+    return Answer(pub, _kept(cache, key, make))
 
 
 # ---------------------------------------------------------------------------- ladders
@@ -393,7 +397,14 @@ class PublishedLadder:
 
 
 def published_ladder(
-    sm: SM, settings: Settings, function_id: str, *, log2n: int | None = None, seed: int = 0
+    sm: SM,
+    settings: Settings,
+    function_id: str,
+    *,
+    log2n: int | None = None,
+    seed: int = 0,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> PublishedLadder:
     """The ladder of ``function_id`` and its combined curve; never queues.
 
@@ -406,10 +417,10 @@ def published_ladder(
     """
     fn = find_function(function_id)
     with domain_errors_as_problems():
-        ids = tables.ladder_table_ids(settings, fn.id, log2n=log2n, seed=seed)
+        ids = tables.ladder_table_ids(settings, fn.id, log2n=log2n, seed=seed, cache=ladder_cache)
 
     def make() -> PublishedLadder:
-        curve, views = nested.ladder_curve(
+        curve, views = ladders.ladder_curve(
             sm,
             settings,
             fn.id,
@@ -418,14 +429,16 @@ def published_ladder(
             tail=OPTIONS.tail,
             k_anchor=OPTIONS.k_anchor,
             confidence=OPTIONS.confidence,
+            cache=cache,
+            ladder_cache=ladder_cache,
         )
         return PublishedLadder(fn, views, curve)
 
-    ready = [tables.cached_ready_table(sm, i) for i in ids]
+    ready = [tables.cached_ready_table(sm, i, cache=cache) for i in ids]
     if any(r is None for r in ready):
         return make()  # raises the 409 of the first level not ready, or loads them
-    key = ("ladder", *(r[0].data_sha256 for r in ready if r is not None))
-    return _kept(sm, key, make)
+    key = ("ladder", *(r.view.data_sha256 for r in ready if r is not None))
+    return _kept(cache, key, make)
 
 
 def _trim(values: np.ndarray, t_from: float, t_below: float) -> slice:
@@ -440,10 +453,25 @@ def _finite(x: float) -> float | None:
 
 
 def ladder_curve(
-    sm: SM, settings: Settings, function_id: str, *, log2n: int | None = None, seed: int = 0
+    sm: SM,
+    settings: Settings,
+    function_id: str,
+    *,
+    log2n: int | None = None,
+    seed: int = 0,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> Answer[PublishedLadder, LadderCurveRead]:
     """The published combined curve of a ready ladder (the body of the ladder's ``curve.json``)."""
-    lad = published_ladder(sm, settings, function_id, log2n=log2n, seed=seed)
+    lad = published_ladder(
+        sm,
+        settings,
+        function_id,
+        log2n=log2n,
+        seed=seed,
+        cache=cache,
+        ladder_cache=ladder_cache,
+    )
 
     def make() -> LadderCurveRead:
         infos: Any = info_json(lad.curve.info)["levels"]
@@ -500,24 +528,54 @@ def ladder_curve(
             ),
         )
 
-    return Answer(lad, _kept(sm, ("ladder-curve", lad.digest, log2n, seed), make))
+    return Answer(lad, _kept(cache, ("ladder-curve", lad.digest, log2n, seed), make))
 
 
 def ladder_curve_json(
-    sm: SM, settings: Settings, function_id: str, *, log2n: int | None = None, seed: int = 0
+    sm: SM,
+    settings: Settings,
+    function_id: str,
+    *,
+    log2n: int | None = None,
+    seed: int = 0,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> Answer[PublishedLadder, bytes]:
     """The ladder's ``curve.json`` as bytes."""
-    lad, read = ladder_curve(sm, settings, function_id, log2n=log2n, seed=seed)
-    body = _kept(sm, ("ladder-json", lad.digest, log2n, seed), read.model_dump_json)
+    lad, read = ladder_curve(
+        sm,
+        settings,
+        function_id,
+        log2n=log2n,
+        seed=seed,
+        cache=cache,
+        ladder_cache=ladder_cache,
+    )
+    body = _kept(cache, ("ladder-json", lad.digest, log2n, seed), read.model_dump_json)
     return Answer(lad, body.encode())
 
 
 def ladder_curve_csv(
-    sm: SM, settings: Settings, function_id: str, *, log2n: int | None = None, seed: int = 0
+    sm: SM,
+    settings: Settings,
+    function_id: str,
+    *,
+    log2n: int | None = None,
+    seed: int = 0,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> Answer[PublishedLadder, bytes]:
     """The ladder's ``curve.csv``: ``# key: value`` lines (``pieces.<i>.<field>`` per piece),
     then ``piece,value,count`` rows (each piece's knots)."""
-    lad, read = ladder_curve(sm, settings, function_id, log2n=log2n, seed=seed)
+    lad, read = ladder_curve(
+        sm,
+        settings,
+        function_id,
+        log2n=log2n,
+        seed=seed,
+        cache=cache,
+        ladder_cache=ladder_cache,
+    )
 
     def make() -> bytes:
         fields = list(_scalars("", _as_json(read, {"pieces"})))
@@ -528,7 +586,7 @@ def ladder_curve_csv(
         title = f"absrank ladder curve, format {CURVE_FORMAT_VERSION}"
         return ("\n".join(_header(title, fields) + rows) + "\n").encode()
 
-    return Answer(lad, _kept(sm, ("ladder-csv", lad.digest, log2n, seed), make))
+    return Answer(lad, _kept(cache, ("ladder-csv", lad.digest, log2n, seed), make))
 
 
 def ladder_plot(
@@ -540,9 +598,19 @@ def ladder_plot(
     *,
     log2n: int | None = None,
     seed: int = 0,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> Answer[PublishedLadder, bytes]:
     """The combined curve, coloured by serving level, with the thresholds marked."""
-    lad = published_ladder(sm, settings, function_id, log2n=log2n, seed=seed)
+    lad = published_ladder(
+        sm,
+        settings,
+        function_id,
+        log2n=log2n,
+        seed=seed,
+        cache=cache,
+        ladder_cache=ladder_cache,
+    )
 
     def make() -> bytes:
         series = [
@@ -561,7 +629,7 @@ def ladder_plot(
         )
         return plots.v1_plot(series, f_opt=lad.fn.f_opt, title=title, fmt=fmt, dpi=dpi)
 
-    return Answer(lad, _kept(sm, ("ladder-plot", lad.digest, log2n, seed, fmt, dpi), make))
+    return Answer(lad, _kept(cache, ("ladder-plot", lad.digest, log2n, seed, fmt, dpi), make))
 
 
 #: Ids quoted in the documented examples (the docs test provokes them under its settings).

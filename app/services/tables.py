@@ -63,9 +63,11 @@ from app.services._table_specs import (
 )
 from app.services.ladders import (
     LADDER_SETTINGS,
+    LadderCurve,
     LadderPlanned,
     describe_ladder,
     kept_provenance,
+    ladder_curve,
     ladder_degree,
     ladder_plan,
     ladder_shape_of,
@@ -116,6 +118,7 @@ __all__ = [
     "Combined",
     "Dispatcher",
     "LadderCaches",
+    "LadderCurve",
     "LadderPlanned",
     "ReadyTable",
     "Redispatched",
@@ -134,6 +137,7 @@ __all__ = [
     "describe_ladder",
     "get_table",
     "kept_provenance",
+    "ladder_curve",
     "ladder_degree",
     "ladder_plan",
     "ladder_shape_of",

@@ -19,8 +19,7 @@ from app.domain import absrank, nested
 from app.domain.functions import get_function
 from app.errors import InvalidInput, TableNotBuilt, TableNotReady
 from app.main import create_app
-from app.services import ladders
-from app.services import nested as nested_service
+from app.services import ladder_levels, ladders
 from app.services import tables as table_service
 from app.services.provenance import canonical_sha256
 from tests.api.conftest import InlineDispatcher, api_settings
@@ -240,14 +239,14 @@ def test_nested_curve_from_the_stored_ladder(
     sm = dispatcher._sm()
     assert table_service.ready_ladder(sm, settings, "classic/sphere/d2", log2n=10) is None
     with pytest.raises(TableNotBuilt) as missing:
-        nested_service.ladder_curve(sm, settings, "classic/sphere/d2", log2n=10)
+        ladders.ladder_curve(sm, settings, "classic/sphere/d2", log2n=10)
     assert missing.value.extra["table_request"]["ladder"] is True
     assert client.post("/v1/tables", json=LADDER).status_code == 200
     ready = table_service.ready_ladder(sm, settings, "classic/sphere/d2", log2n=10)
     assert ready is not None
     assert len(ready) == LEVELS + 1
     assert table_service.cached_ready_table(sm, ready[-1][0].id) is not None
-    curve, views = nested_service.ladder_curve(sm, settings, "classic/sphere/d2", log2n=10)
+    curve, views = ladders.ladder_curve(sm, settings, "classic/sphere/d2", log2n=10)
     assert [v.id for v in views] == [v.id for v, _ in ready]
     assert curve.info["method"] == "nested"
     assert [lv["table_id"] for lv in curve.info["levels"]] == [v.id for v in views]
@@ -258,7 +257,7 @@ def test_nested_curve_from_the_stored_ladder(
     exact = np.log10(math.pi * t / 10.24**2)
     np.testing.assert_allclose(res.log10_v, exact, atol=0.15)
     assert all(m.startswith("nested-") for m in res.method)
-    again = nested_service.nested_curve_for(get_function("classic/sphere/d2"), ready)
+    again = ladder_levels.nested_curve_for(get_function("classic/sphere/d2"), ready)
     assert again.evaluate(t)[0].tobytes() == curve.evaluate(t)[0].tobytes()
 
 
@@ -268,7 +267,7 @@ def test_a_building_level_is_409_with_its_location(
     dispatcher.hold = True
     body = client.post("/v1/tables", json=LADDER).json()
     with pytest.raises(TableNotReady) as building:
-        nested_service.ladder_curve(dispatcher._sm(), settings, "classic/sphere/d2", log2n=10)
+        ladders.ladder_curve(dispatcher._sm(), settings, "classic/sphere/d2", log2n=10)
     assert building.value.field == "function_id"
     assert building.value.extra["level"] == 0
     assert building.value.headers["Location"] == body["levels"][0]["location"]

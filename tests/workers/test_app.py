@@ -55,6 +55,20 @@ def test_configure_and_reset(settings: Settings):
     assert worker_app.worker_settings() is not settings
 
 
+def test_a_worker_makes_its_caches_with_its_sessionmaker(settings: Settings):
+    from app.services import table_cache
+
+    worker_app.configure(settings=settings)
+    try:
+        caches = worker_app.worker_caches()
+        assert worker_app.worker_caches() is caches
+        # attached for the services' callers that do not pass caches yet (transitional)
+        assert table_cache.caches_of(worker_app.get_sessionmaker()) is caches.tables
+        assert table_cache.ladder_caches_of(settings) is caches.ladders
+    finally:
+        worker_app.reset()
+
+
 def test_worker_sqlite_connections_are_wal_with_synchronous_normal(settings: Settings):
     worker_app.configure(settings=settings)
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 from scipy import stats
@@ -101,9 +102,26 @@ def _clipping(points: np.ndarray, ctx: RankContext) -> dict[str, object]:
     }
 
 
-def _hill(
-    low: np.ndarray, y_k: float, f_opt: float, alpha: float
-) -> tuple[float, float, float, float]:
+class _HillBeta(NamedTuple):
+    """A Hill-type estimate of ``β`` (:func:`_hill`).
+
+    Attributes
+    ----------
+    beta : float
+        ``β̂ = (k − 1)/Σ_i log((y_k − f*)/(y_i − f*))``.
+    se : float
+        ``β̂/sqrt(k − 1)``.
+    lo, hi : float
+        The exact ``1 − alpha`` interval from ``2β·Σ ~ χ²(2(k − 1))``.
+    """
+
+    beta: float
+    se: float
+    lo: float
+    hi: float
+
+
+def _hill(low: np.ndarray, y_k: float, f_opt: float, alpha: float) -> _HillBeta:
     """Hill-type estimate of β from ``log(y_i − f*)``, ``i < k`` [3]: ``(β̂, se, lo, hi)``.
 
     ``1/β̂ = mean_i log((y_k − f*)/(y_i − f*))``; under ``v1 = C(t − f*)^β`` the ``k − 1`` terms are
@@ -119,7 +137,7 @@ def _hill(
     beta = low.size / total
     lo = float(stats.chi2.ppf(alpha / 2.0, dof)) / (2.0 * total)
     hi = float(stats.chi2.ppf(1.0 - alpha / 2.0, dof)) / (2.0 * total)
-    return beta, beta / math.sqrt(low.size), lo, hi
+    return _HillBeta(beta, beta / math.sqrt(low.size), lo, hi)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from app.config import Settings
 from app.schemas.ranks import RankRequest
 from app.services.provenance import provenance
 from app.services.ranks._runs import AGGREGATE_VALUE, rank_runs
-from app.services.ranks._sources import ladder_applies, resolve
+from app.services.ranks._sources import RankStore, ladder_applies, resolve
 from app.services.ranks._values import check_limits, numerical, rank_value_list
 from app.services.ranks._warnings import (
     GAP_RESOLUTION,
@@ -23,9 +23,11 @@ from app.services.ranks._warnings import (
     PROVISIONAL,
     PROVISIONAL_NEEDS_KEY,
     RankWarning,
+    WarnedRanks,
     ladder_hint,
 )
 from app.services.regions import rank_context
+from app.services.table_cache import LadderCaches, TableCaches
 
 __all__ = [
     "AGGREGATE_VALUE",
@@ -34,6 +36,7 @@ __all__ = [
     "PROVISIONAL",
     "PROVISIONAL_NEEDS_KEY",
     "RankWarning",
+    "WarnedRanks",
     "ladder_applies",
     "numerical",
     "rank_values",
@@ -48,6 +51,8 @@ def rank_values(
     req: RankRequest,
     *,
     may_queue_builds: bool | None = None,
+    cache: TableCaches | None = None,
+    ladder_cache: LadderCaches | None = None,
 ) -> dict[str, Any]:
     """Turn metric values into absolute ranks ``v`` (Jing & Liu, SPEC §3).
 
@@ -67,6 +72,9 @@ def rank_values(
     may_queue_builds : bool, optional
         Whether a missing default table may be queued (the caller holds a valid API key, or
         the deployment has none). Default: only when ``settings.api_keys`` is empty.
+    cache, ladder_cache : TableCaches, LadderCaches, optional
+        The application's caches (``app.state``); without them the transitional registry of
+        :mod:`app.services.table_cache`.
 
     Returns
     -------
@@ -89,8 +97,15 @@ def rank_values(
         The requested tail or aggregate does not apply (e.g. a power tail on a clipped
         sublevel set, a mean or an even median without a known f*).
     """
-    body, _ = rank_values_warned(sm, settings, dispatcher, req, may_queue_builds=may_queue_builds)
-    return body
+    return rank_values_warned(
+        sm,
+        settings,
+        dispatcher,
+        req,
+        may_queue_builds=may_queue_builds,
+        cache=cache,
+        ladder_cache=ladder_cache,
+    ).body
 
 
 def rank_values_warned(
@@ -100,13 +115,16 @@ def rank_values_warned(
     req: RankRequest,
     *,
     may_queue_builds: bool | None = None,
-) -> tuple[dict[str, Any], list[RankWarning]]:
+    cache: TableCaches | None = None,
+    ladder_cache: LadderCaches | None = None,
+) -> WarnedRanks:
     """:func:`rank_values`, with its warnings as :class:`RankWarning` (``body["warnings"]``
     holds their messages)."""
     check_limits(req, settings)
     if may_queue_builds is None:
         may_queue_builds = not settings.api_keys
-    fn, source = resolve(sm, settings, dispatcher, req, may_queue_builds=may_queue_builds)
+    store = RankStore(sm, settings, dispatcher, cache, ladder_cache)
+    fn, source = resolve(store, req, may_queue_builds=may_queue_builds)
     ctx = rank_context(fn, source.lower, source.upper, whole_domain=source.whole_domain)
     if req.runs_by_algorithm is not None:
         body, warnings = rank_runs(fn, source, ctx, req, req.runs_by_algorithm)
@@ -131,7 +149,7 @@ def rank_values_warned(
         table=source.description.get("table_id"),
         data_sha256=source.description.get("data_sha256"),
     )
-    return body, warnings
+    return WarnedRanks(body, warnings)
 
 
 def _request_payload(req: RankRequest) -> dict[str, Any]:

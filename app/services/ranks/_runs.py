@@ -20,6 +20,7 @@ from app.services.ranks._sources import Source, value_offset
 from app.services.ranks._values import numerical, provisional, rank_items, request_curve
 from app.services.ranks._warnings import (
     RankWarning,
+    WarnedRanks,
     anchor_warnings,
     listed,
     resolution_warnings,
@@ -111,7 +112,7 @@ def rank_runs(
     ctx: absrank.RankContext,
     req: RankRequest,
     runs_by_algorithm: dict[str, list[float]],
-) -> tuple[dict[str, Any], list[RankWarning]]:
+) -> WarnedRanks:
     """``runs_by_algorithm``: each algorithm's aggregate, and each run alone."""
     offset = value_offset(fn, req)
     names = list(runs_by_algorithm)
@@ -148,7 +149,7 @@ def rank_runs(
         if text not in (said.message for said in warnings):
             warnings.append(RankWarning(text, code=w.code))
     tail = single.tail.curve_json()
-    return {
+    body: dict[str, Any] = {
         "function_id": fn.id,
         "source": source.description,
         "budget": req.budget,
@@ -157,13 +158,15 @@ def rank_runs(
         "results": [],
         "algorithms": algorithms,
         "tail": tail,
-    }, (
+    }
+    return WarnedRanks(
+        body,
         warnings
         + anchor_warnings(req, single.tail)
         + runs_below_minimum_warnings(
             fn, runs_by_algorithm, offset, errors=req.values_are == "error"
         )
-        + resolution_warnings(req, fn, [v for runs in runs_by_algorithm.values() for v in runs])
+        + resolution_warnings(req, fn, [v for runs in runs_by_algorithm.values() for v in runs]),
     )
 
 

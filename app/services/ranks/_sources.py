@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
@@ -20,9 +20,35 @@ from app.errors import (
     TableNotReady,
 )
 from app.schemas.ranks import Awaited, RankRequest
-from app.services import nested, tables, user_tables
+from app.services import ladders, tables, user_tables
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
+from app.services.table_cache import LadderCaches, TableCaches
+
+
+@dataclass(frozen=True)
+class RankStore:
+    """Where a rank request's tables are, and what may queue them.
+
+    Attributes
+    ----------
+    sm : sessionmaker
+        The database.
+    settings : Settings
+    dispatcher : object
+        Receives ``enqueue_chunk``/``enqueue_merge`` for tables this request queues.
+    cache : TableCaches or None
+        The application's table caches (``app.state.table_caches``); ``None`` only for callers
+        that do not pass them yet (the transitional registry of :mod:`app.services.table_cache`).
+    ladder_cache : LadderCaches or None
+        The application's ladder caches, likewise.
+    """
+
+    sm: sessionmaker[Session]
+    settings: Settings
+    dispatcher: Any
+    cache: TableCaches | None = None
+    ladder_cache: LadderCaches | None = None
 
 
 @dataclass(frozen=True)
@@ -64,28 +90,41 @@ def _table_source(view: tables.TableView, data: absrank.TableData) -> Source:
     )
 
 
-def resolve(
-    sm: sessionmaker[Session],
-    settings: Settings,
-    dispatcher: Any,
-    req: RankRequest,
-    *,
-    may_queue_builds: bool,
-) -> tuple[BenchmarkFunction, Source]:
+class Resolved(NamedTuple):
+    """The function a rank request names and where its ranks come from (:func:`resolve`).
+
+    Attributes
+    ----------
+    fn : BenchmarkFunction
+        The registered function, a user table's or an inline sample's.
+    source : Source
+    """
+
+    fn: BenchmarkFunction
+    source: Source
+
+
+def resolve(store: RankStore, req: RankRequest, *, may_queue_builds: bool) -> Resolved:
+    """The function and source of ``req``: its sample, table, exact form, ladder or the default
+    table (queued when missing and ``may_queue_builds``)."""
+    settings = store.settings
     if req.sample is not None:
-        return _sample_source(settings, req)
+        return Resolved(*_sample_source(settings, req))
     if req.table_id is not None:
-        view, data = tables.load_table_data(sm, req.table_id)
-        return user_tables.function_of(view), _table_source(view, data)
+        view, data = tables.load_table_data(store.sm, req.table_id, cache=store.cache)
+        return Resolved(user_tables.function_of(view), _table_source(view, data))
     assert req.function_id is not None
     fn = find_function(req.function_id)
     if req.use_analytic and fn.analytic is not None:
-        return fn, Source(
-            kind="analytic",
-            whole_domain=True,
-            lower=fn.lower,
-            upper=fn.upper,
-            description={"kind": "analytic", "form": fn.analytic, "region": "domain"},
+        return Resolved(
+            fn,
+            Source(
+                kind="analytic",
+                whole_domain=True,
+                lower=fn.lower,
+                upper=fn.upper,
+                description={"kind": "analytic", "form": fn.analytic, "region": "domain"},
+            ),
         )
     if req.regions == "nested" and not ladder_applies(fn):
         raise InvalidInput(
@@ -94,15 +133,13 @@ def resolve(
             field="regions",
         )
     if req.regions != "domain" and ladder_applies(fn):
-        nested = _nested_source(sm, settings, dispatcher, req, fn, may_queue=may_queue_builds)
+        nested = _nested_source(store, req, fn, may_queue=may_queue_builds)
         if nested is not None:
-            return fn, nested
-    source = _default_table_source(sm, settings, dispatcher, fn, may_queue=may_queue_builds)
+            return Resolved(fn, nested)
+    source = _default_table_source(store, fn, may_queue=may_queue_builds)
     if req.regions == "auto" and ladder_applies(fn):
-        source = _ladder_for_deep_values(
-            sm, settings, dispatcher, req, fn, source, may_queue=may_queue_builds
-        )
-    return fn, source
+        source = _ladder_for_deep_values(store, req, fn, source, may_queue=may_queue_builds)
+    return Resolved(fn, source)
 
 
 def _sample_source(settings: Settings, req: RankRequest) -> tuple[BenchmarkFunction, Source]:
@@ -133,13 +170,7 @@ def ladder_applies(fn: BenchmarkFunction) -> bool:
 
 
 def _nested_source(
-    sm: sessionmaker[Session],
-    settings: Settings,
-    dispatcher: Any,
-    req: RankRequest,
-    fn: BenchmarkFunction,
-    *,
-    may_queue: bool,
+    store: RankStore, req: RankRequest, fn: BenchmarkFunction, *, may_queue: bool
 ) -> Source | None:
     """The ladder's curve; ``None`` (use the domain table) when ``auto`` finds it not ready.
 
@@ -149,8 +180,8 @@ def _nested_source(
         ``regions='nested'`` and the ladder is missing (and may not be queued) or building.
     """
 
-    def load() -> tuple[absrank.V1Curve, list[tables.TableView]]:
-        return _load_ladder(sm, settings, req, fn)
+    def load() -> ladders.LadderCurve:
+        return _load_ladder(store, req, fn)
 
     try:
         curve, views = load()
@@ -166,27 +197,44 @@ def _nested_source(
         if not (isinstance(exc, TableNotBuilt) and may_queue):
             raise
         with domain_errors_as_problems():
-            tables.request_ladder(sm, settings, dispatcher, fn.id)
+            _request_ladder(store, fn)
         try:  # an inline dispatcher (tests, tiny ladders) may have built it already
             curve, views = load()
         except (TableNotBuilt, TableNotReady) as again:
             again.field = "regions"
             raise
-    return _ladder_source(settings, fn, curve, views)
+    return _ladder_source(store, fn, curve, views)
 
 
-def _load_ladder(
-    sm: sessionmaker[Session], settings: Settings, req: RankRequest, fn: BenchmarkFunction
-) -> tuple[absrank.V1Curve, list[tables.TableView]]:
-    """The ladder's curve and tables; never queues (:func:`app.services.nested.ladder_curve`)."""
+def _request_ladder(store: RankStore, fn: BenchmarkFunction) -> None:
+    """Queue the missing tables of ``fn``'s ladder (:func:`app.services.ladders.request_ladder`)."""
+    ladders.request_ladder(
+        store.sm,
+        store.settings,
+        store.dispatcher,
+        fn.id,
+        cache=store.cache,
+        ladder_cache=store.ladder_cache,
+    )
+
+
+def _load_ladder(store: RankStore, req: RankRequest, fn: BenchmarkFunction) -> ladders.LadderCurve:
+    """The ladder's curve and tables; never queues (:func:`app.services.ladders.ladder_curve`)."""
     with domain_errors_as_problems():
-        return nested.ladder_curve(
-            sm, settings, fn.id, tail=req.tail, k_anchor=req.tail_k, confidence=req.confidence
+        return ladders.ladder_curve(
+            store.sm,
+            store.settings,
+            fn.id,
+            tail=req.tail,
+            k_anchor=req.tail_k,
+            confidence=req.confidence,
+            cache=store.cache,
+            ladder_cache=store.ladder_cache,
         )
 
 
 def _ladder_source(
-    settings: Settings,
+    store: RankStore,
     fn: BenchmarkFunction,
     curve: absrank.V1Curve,
     views: list[tables.TableView],
@@ -198,7 +246,7 @@ def _ladder_source(
         upper=fn.upper,
         description={
             "kind": "nested",
-            "ladder": tables.describe_ladder(settings, views),
+            "ladder": ladders.describe_ladder(store.settings, views, cache=store.ladder_cache),
             "table_ids": [v.id for v in views],
             "data_sha256": [v.data_sha256 for v in views],
             "relative_to": "domain",
@@ -223,9 +271,7 @@ def deep_values(fn: BenchmarkFunction, req: RankRequest, y1: float) -> np.ndarra
 
 
 def _ladder_for_deep_values(
-    sm: sessionmaker[Session],
-    settings: Settings,
-    dispatcher: Any,
+    store: RankStore,
     req: RankRequest,
     fn: BenchmarkFunction,
     table: Source,
@@ -243,21 +289,21 @@ def _ladder_for_deep_values(
     try:
         if may_queue:
             with domain_errors_as_problems():
-                tables.request_ladder(sm, settings, dispatcher, fn.id)
-        curve, views = _load_ladder(sm, settings, req, fn)
+                _request_ladder(store, fn)
+        curve, views = _load_ladder(store, req, fn)
     except (InvalidInput, NotApplicable):  # no ladder can be laid out for this function
         return table
     except (TableNotBuilt, TableNotReady) as exc:
         return replace(
             table,
-            awaiting=_awaited_ladder(settings, fn, exc, may_queue=may_queue),
+            awaiting=_awaited_ladder(store, fn, exc, may_queue=may_queue),
             provisional_below=y1,
         )
-    return _ladder_source(settings, fn, curve, views)
+    return _ladder_source(store, fn, curve, views)
 
 
 def _awaited_ladder(
-    settings: Settings, fn: BenchmarkFunction, exc: AppError, *, may_queue: bool
+    store: RankStore, fn: BenchmarkFunction, exc: AppError, *, may_queue: bool
 ) -> Awaited:
     """The ladder a provisional answer waits for, from the problem that its level raised."""
     request = {"function_id": fn.id, "ladder": True}
@@ -280,35 +326,32 @@ def _awaited_ladder(
         kind="ladder",
         status=status,
         table_id=exc.extra.get("table_id"),
-        table_ids=tables.ladder_table_ids(settings, fn.id),
+        table_ids=ladders.ladder_table_ids(store.settings, fn.id, cache=store.ladder_cache),
         location=exc.extra.get("location"),
         table_request=request if status in ("not-built", "failed") else None,
         detail=detail,
     )
 
 
-def _default_table_source(
-    sm: sessionmaker[Session],
-    settings: Settings,
-    dispatcher: Any,
-    fn: BenchmarkFunction,
-    *,
-    may_queue: bool,
-) -> Source:
+def _default_table_source(store: RankStore, fn: BenchmarkFunction, *, may_queue: bool) -> Source:
     """The default full-domain table (queued when missing and allowed; 409 while it builds)."""
+    sm, settings, cache = store.sm, store.settings, store.cache
     default_id = tables.table_id_for(
         tables.spec_hash(tables.table_spec(settings, function_id=fn.id))
     )
-    ready = tables.cached_ready_table(sm, default_id)
+    ready = tables.cached_ready_table(sm, default_id, cache=cache)
     if ready is not None:  # the hot path: no SQL
         return _table_source(*ready)
     if may_queue:
         with domain_errors_as_problems():
-            view, _ = tables.request_table(sm, settings, dispatcher, function_id=fn.id)
+            view, _ = tables.request_table(
+                sm, settings, store.dispatcher, function_id=fn.id, cache=cache
+            )
     else:
         view = _existing_default_table(sm, settings, fn)
     try:
-        view, data = tables.load_table_data(sm, view.id)  # re-read: a worker may have finished
+        # re-read: a worker may have finished
+        view, data = tables.load_table_data(sm, view.id, cache=cache)
     except TableNotReady as exc:  # 409 + Location while it builds
         raise _naming_function_id(exc, fn, may_queue_builds=may_queue) from None
     return _table_source(view, data)

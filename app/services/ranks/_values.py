@@ -19,6 +19,7 @@ from app.services.errors import domain_errors_as_problems
 from app.services.ranks._sources import Source, above_minimum, metric_values, value_offset
 from app.services.ranks._warnings import (
     RankWarning,
+    WarnedRanks,
     anchor_warnings,
     below_minimum_warnings,
     resolution_warnings,
@@ -142,7 +143,7 @@ def check_limits(req: RankRequest, settings: Settings) -> None:
 
 def rank_value_list(
     fn: BenchmarkFunction, source: Source, ctx: absrank.RankContext, req: RankRequest
-) -> tuple[dict[str, Any], list[RankWarning]]:
+) -> WarnedRanks:
     """``values``: every value is one aggregate of ``req.runs`` runs."""
     assert req.values is not None
     t = metric_values(fn, req)
@@ -159,7 +160,7 @@ def rank_value_list(
             order=req.order,
             values_are=req.values_are,
         )
-    return {
+    body: dict[str, Any] = {
         "function_id": fn.id,
         "source": source.description,
         "budget": req.budget,
@@ -170,11 +171,13 @@ def rank_value_list(
         ),
         "algorithms": None,
         "tail": res.tail.as_json(),
-    }, (
+    }
+    return WarnedRanks(
+        body,
         [RankWarning.of(w) for w in res.warnings]
         + anchor_warnings(req, res.tail)
         + below_minimum_warnings(req, fn, t)
-        + resolution_warnings(req, fn, req.values)
+        + resolution_warnings(req, fn, req.values),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -299,3 +300,19 @@ def runs_below_minimum_warnings(
             data={"count": count, "algorithms": tuple(names), "f_opt": fn.f_opt},
         )
     ]
+
+
+class WarnedRanks(NamedTuple):
+    """A rank answer with its warnings (:func:`app.services.ranks.rank_values_warned`).
+
+    Attributes
+    ----------
+    body : dict
+        The body of :class:`app.schemas.ranks.RankResponse`
+        (:func:`app.services.ranks.rank_values`).
+    warnings : list of RankWarning
+        Its warnings, coded (``body["warnings"]`` holds their messages).
+    """
+
+    body: dict[str, Any]
+    warnings: list[RankWarning]

@@ -100,8 +100,7 @@ def _f3_reference(fn, t: float, points: int = 2**16) -> float:
 
 
 def test_service_ladder_of_cec2005_f3_has_intersected_levels_and_ranks_a_shallow_value() -> None:
-    from app.services import nested as nested_service
-    from app.services import tables
+    from app.services import ladder_levels, tables
 
     fid = "cec2005/f3/d10"
     fn = get_function(fid)
@@ -120,7 +119,7 @@ def test_service_ladder_of_cec2005_f3_has_intersected_levels_and_ranks_a_shallow
             assert tables.compute_table_data(spec, chunk_size=2**12) == blob
         view = _view(spec, blob)
         ladder.append((view, data))
-    curve = nested_service.nested_curve_for(fn, ladder)
+    curve = ladder_levels.nested_curve_for(fn, ladder)
     y1 = float(ladder[0][1].values[0])
     t = fn.f_opt + 1e-2 * (y1 - fn.f_opt)
     ln_v, lo, hi, _ = curve.evaluate(np.array([t]))
@@ -136,7 +135,7 @@ def test_service_ladder_of_cec2005_f3_has_intersected_levels_and_ranks_a_shallow
     )
     assert served["region"]["intersect"] == "domain"
     kept = served["region"]["kept"]
-    level = nested_service.ladder_levels(fn, ladder)[served["level"]]
+    level = ladder_levels.ladder_levels(fn, ladder)[served["level"]]
     own = absrank.table_curve(*level.local(fn.x_opt), tail="auto", confidence=0.975)
     _, own_lo, own_hi, _ = own.evaluate(np.array([t]))
     m, n = kept["n_kept"], kept["n_box"]

@@ -7,12 +7,13 @@ import time
 import weakref
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import sessionmaker
 
 from app.config import Settings
 from app.main import create_app
-from app.services import table_cache
+from app.services import _table_requests, ladders, table_cache
 from app.services.table_cache import ExpiringKeys, LadderCaches, LRUCache, TableCaches
 from tests.api.conftest import api_settings
 
@@ -98,3 +99,42 @@ def test_two_apps_never_share_caches(tmp_path: Path) -> None:
             seen.append(state.table_caches)
     assert seen[0] is not seen[1]
     assert not seen[1].missing.has("t-one")
+
+
+def test_the_routers_pass_the_apps_caches_not_the_registry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ranks, tables and ladders get their caches from ``app.state`` (never ``caches_of``)."""
+    from tests.support import migrate
+    from workers.inline import InlineDispatcher
+
+    def refuse(owner: object) -> None:
+        raise AssertionError("a router's service looked its caches up in the registry")
+
+    settings = api_settings(tmp_path, nested_levels=2)
+    migrate(settings.database_url)
+    dispatcher = InlineDispatcher(settings)
+    app = create_app(settings, dispatcher=dispatcher)
+    dispatcher.app = app  # type: ignore[assignment]  # FastAPI has the state the dispatcher reads
+    fid = "classic/sphere/d2"
+    with TestClient(app) as client:
+        monkeypatch.setattr(table_cache, "caches_of", refuse)
+        monkeypatch.setattr(table_cache, "ladder_caches_of", refuse)
+        monkeypatch.setattr(_table_requests, "caches_of", refuse)
+        monkeypatch.setattr(ladders, "ladder_caches_of", refuse)
+        ladder = client.post("/v1/tables", json={"function_id": fid, "ladder": True})
+        assert ladder.status_code == 200
+        for regions in ("nested", "auto", "domain"):
+            # sphere has an exact v1: use_analytic=false ranks from its tables
+            body: dict[str, object] = {"function_id": fid, "values": [1e-9, 0.1]}
+            body |= {"regions": regions, "use_analytic": False}
+            assert client.post("/v1/absolute-ranks", json=body).status_code == 200
+        table_id = ladder.json()["levels"][1]["id"]
+        for path in (
+            f"/v1/ladders/{fid}/curve.json",
+            f"/v1/ladders/{fid}/curve.csv",
+            f"/v1/tables/{table_id}/curve.json",
+            f"/v1/tables/{table_id}/quantiles?v=0.5",
+        ):
+            assert client.get(path).status_code == 200, path
+        assert app.state.table_caches.ready.get(table_id) is not None
