@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from app.config import Settings
-from app.domain import delta_regions as regionscan  # renamed from app.domain.regionscan
+from app.domain import delta_regions
 from app.errors import InvalidInput
 from app.schemas.spread import RankSpreadRead, RankSpreadRequest
 from app.services.errors import domain_errors_as_problems
@@ -19,7 +19,7 @@ DEFINITION = (
 
 
 def rank_spread(settings: Settings, req: RankSpreadRequest) -> RankSpreadRead:
-    """The spread ``e`` of the ranks sent (:func:`app.domain.regionscan.geometric_mean_difference`).
+    """The spread ``e`` of the ranks sent (``delta_regions.geometric_mean_difference``).
 
     Raises
     ------
@@ -37,7 +37,7 @@ def rank_spread(settings: Settings, req: RankSpreadRequest) -> RankSpreadRead:
     else:
         log10_v = np.array([-math.inf if x is None else x for x in sent], dtype=np.float64)
     with domain_errors_as_problems(field):
-        s = regionscan.geometric_mean_difference(log10_v)
+        s = delta_regions.geometric_mean_difference(log10_v)
     return RankSpreadRead(
         definition=DEFINITION,
         computable=s.computable,

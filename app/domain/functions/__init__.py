@@ -1,6 +1,7 @@
 """Benchmark-function registry: pure, vectorised ``f(X: (n, d)) -> (n,)`` by id.
 
-Importing this package registers every suite (``classic``, ``bbob``).
+Importing this package registers every suite (``classic``, ``bbob``, ``cec2005``, ``cec2017``,
+``cec2020``, ``cec2022``).
 
 Examples
 --------
