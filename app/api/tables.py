@@ -290,7 +290,11 @@ CACHE_HEADERS: dict[str, Any] = {
 NOT_MODIFIED: Responses = {304: {"description": "If-None-Match names the ETag: nothing changed"}}
 IfNoneMatch = Annotated[
     str | None,
-    Header(description="an ETag from an earlier answer: 304 if it still holds", examples=['"…"']),
+    Header(
+        description="an ETag from an earlier answer: 304 if it still holds",
+        # ASCII (a header value): the data_sha256 of an earlier answer, quoted
+        examples=['"3f1c0d9a8b7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0"'],
+    ),
 ]
 DpiQuery = Annotated[
     int,
