@@ -65,6 +65,7 @@ def default_table_ids() -> list[str]:
 def queue_defaults() -> None:
     """Queue the default tables (idempotent: existing tables are left as they are)."""
     from app.db import make_engine, make_sessionmaker
+    from app.services.table_cache import TableCaches
     from app.services.tables import request_table
     from workers.app import get_dispatcher
 
@@ -72,11 +73,12 @@ def queue_defaults() -> None:
     settings.ensure_dirs()
     engine = make_engine(settings.database_url)
     sm = make_sessionmaker(engine)
+    caches = TableCaches.from_settings(settings)  # this command's own
     created = 0
     dispatcher = get_dispatcher()
     try:
         for fid in default_table_ids():
-            _, new = request_table(sm, settings, dispatcher, function_id=fid)
+            _, new = request_table(sm, settings, dispatcher, function_id=fid, cache=caches)
             created += int(new)
     finally:
         engine.dispose()
@@ -89,13 +91,21 @@ def seed_archive() -> None:
     three scipy optimizers (idempotent: sets already archived are left as they are)."""
     from app.db import make_engine, make_sessionmaker
     from app.services.archive_seed import seed_archive as seed
+    from app.services.table_cache import AppCaches
     from workers.app import get_dispatcher
 
     settings = get_settings()
     settings.ensure_dirs()
     engine = make_engine(settings.database_url)
+    caches = AppCaches.from_settings(settings)  # this command's own
     try:
-        report = seed(make_sessionmaker(engine), settings, get_dispatcher())
+        report = seed(
+            make_sessionmaker(engine),
+            settings,
+            get_dispatcher(),
+            cache=caches.tables,
+            ladder_cache=caches.ladders,
+        )
     finally:
         engine.dispose()
     typer.echo(

@@ -208,11 +208,10 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         app.state.engine = engine
         app.state.sessionmaker = make_sessionmaker(engine)
         # this app's caches (ready tables, missing ids, derived answers; ladder plans and ids),
-        # passed by the routers to the services (app.api.deps.TableCachesDep, LadderCachesDep);
-        # attached for the callers that do not pass them yet (table_cache's registry)
+        # passed by the routers to the services (app.api.deps.TableCachesDep, LadderCachesDep)
         caches = table_cache.AppCaches.from_settings(settings)
-        app.state.table_caches = table_cache.attach(app.state.sessionmaker, caches.tables)
-        app.state.ladder_caches = table_cache.attach_ladders(settings, caches.ladders)
+        app.state.table_caches = caches.tables
+        app.state.ladder_caches = caches.ladders
         loop_task: asyncio.Task[None] | None = None
         if dispatcher is None:
             from workers.app import get_dispatcher

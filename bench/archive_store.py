@@ -32,6 +32,7 @@ from app.db import make_engine, make_sessionmaker, session_scope
 from app.models.result_sets import ResultRun, ResultSet, TrajectoryPoint
 from app.schemas.result_sets import ResultSetMetadata
 from app.services import result_sets
+from app.services.table_cache import AppCaches
 from tests.support import migrate, pg_admin_url, pg_databases
 
 FUNCTIONS = [f"bbob/f{i}/i1/d10" for i in range(1, 25)]
@@ -96,6 +97,7 @@ def archive_store(url: str, data: bytes, repeat: int) -> tuple[list[float], list
     settings = Settings(environment="bench", database_url=url, queue_url="memory://")
     engine = make_engine(url)
     sm = make_sessionmaker(engine)
+    caches = AppCaches.from_settings(settings)
     totals, queues = [], []
     queue = result_sets.queue_builds
     spent: list[float] = []
@@ -111,7 +113,15 @@ def archive_store(url: str, data: bytes, repeat: int) -> tuple[list[float], list
         for i in range(repeat):
             meta = ResultSetMetadata(name=f"bench-{i}-{os.getpid()}", values_are="f")
             t0 = time.perf_counter()
-            stored = result_sets.create_from_csv(sm, settings, Nowhere(), meta, data)
+            stored = result_sets.create_from_csv(
+                sm,
+                settings,
+                Nowhere(),
+                meta,
+                data,
+                cache=caches.tables,
+                ladder_cache=caches.ladders,
+            )
             totals.append(time.perf_counter() - t0)
             queues.append(spent.pop())
             assert stored.created

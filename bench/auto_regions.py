@@ -201,7 +201,9 @@ def _y1(client: Any, source: dict[str, Any]) -> float:
 
     if source.get("kind") != "table":
         return -math.inf
-    _, data = tables.load_table_data(client.app.state.sessionmaker, source["table_id"])
+    _, data = tables.load_table_data(
+        client.app.state.sessionmaker, source["table_id"], cache=client.app.state.table_caches
+    )
     return float(data.values[0])
 
 

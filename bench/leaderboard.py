@@ -115,6 +115,7 @@ def _profile(sm: object, settings: object) -> None:
     import pstats
 
     from app.services import suite_leaderboards
+    from app.services.table_cache import LadderCaches, TableCaches
 
     prof = cProfile.Profile()
     prof.enable()
@@ -127,6 +128,8 @@ def _profile(sm: object, settings: object) -> None:
         budget=None,
         aggregate="median",  # type: ignore[arg-type]
         may_queue_builds=False,
+        cache=TableCaches.from_settings(settings),
+        ladder_cache=LadderCaches.from_settings(settings),
     )
     prof.disable()
     pstats.Stats(prof).sort_stats("tottime").print_stats(25)
@@ -203,7 +206,9 @@ def main() -> None:
                 continue
             spec = tables.table_spec(uncached_settings, function_id=fid)
             table_id = tables.table_id_for(tables.spec_hash(spec))
-            knots[fid] = np.asarray(tables.load_table_data(sm, table_id)[1].values)
+            knots[fid] = np.asarray(
+                tables.load_table_data(sm, table_id, cache=app.state.table_caches)[1].values
+            )
     client, app = app_client(cached_settings)
     with client:
         assert client.get(url_q).json() == body  # fills the cache: the same answer

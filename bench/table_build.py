@@ -181,10 +181,17 @@ def build(q: Queue, fid: int, log2n: int, seed: int, workers: int, log: Any) -> 
     from app.models.tables import TableChunk
     from app.repositories.tables import as_utc as utc
     from app.services import tables as svc
+    from app.services.table_cache import TableCaches
 
     t0 = time.perf_counter()
     view, created = svc.request_table(
-        q.sm, q.settings, q.dispatcher, function_id=fid_id(fid), log2n=log2n, seed=seed
+        q.sm,
+        q.settings,
+        q.dispatcher,
+        function_id=fid_id(fid),
+        log2n=log2n,
+        seed=seed,
+        cache=TableCaches.from_settings(q.settings),
     )
     if not created:
         raise RuntimeError(f"table {view.id} existed already: use a fresh seed")
@@ -384,6 +391,7 @@ class _NoDispatch:
 def profile(fid: int, log2n: int, top: int = 18) -> None:
     """cProfile of the worker's code path in-process: ``run_chunk`` for every chunk + merge."""
     from app.services import tables as svc
+    from app.services.table_cache import TableCaches
 
     print(
         f"\nprofile: in-process run_chunk x {2**log2n // CHUNK} + merge, {fid_id(fid)}, "
@@ -396,9 +404,22 @@ def profile(fid: int, log2n: int, top: int = 18) -> None:
         engine = make_engine(settings.database_url)
         sm = make_sessionmaker(engine)
         try:
-            svc.request_table(sm, settings, _NoDispatch(), function_id=fid_id(fid), log2n=12)
+            svc.request_table(
+                sm,
+                settings,
+                _NoDispatch(),
+                function_id=fid_id(fid),
+                log2n=12,
+                cache=TableCaches.from_settings(settings),
+            )
             view, _ = svc.request_table(
-                sm, settings, _NoDispatch(), function_id=fid_id(fid), log2n=log2n, seed=7
+                sm,
+                settings,
+                _NoDispatch(),
+                function_id=fid_id(fid),
+                log2n=log2n,
+                seed=7,
+                cache=TableCaches.from_settings(settings),
             )
             prof = cProfile.Profile()
             t0 = time.perf_counter()

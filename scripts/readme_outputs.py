@@ -202,6 +202,8 @@ def coco_archive() -> str:
                 state.dispatcher,
                 meta,
                 "".join(kept).encode(),
+                cache=state.table_caches,
+                ladder_cache=state.ladder_caches,
             )
         functions = ",".join(map(str, COCO_ARCHIVE_FUNCTIONS))
         out = Path(tmp) / "nm-archive"

@@ -90,6 +90,7 @@ def configure(
     *,
     settings: Settings | None = None,
     sessionmaker: sessionmaker[Session] | None = None,
+    caches: table_cache.AppCaches | None = None,
 ) -> None:
     """Override what the tasks use in this process (tests, an embedded worker).
 
@@ -100,10 +101,14 @@ def configure(
     sessionmaker : sessionmaker, optional
         Default: a sessionmaker on a new engine for ``settings.database_url``, created on first
         use in each process.
+    caches : AppCaches, optional
+        The caches the tasks use (an embedded worker may share an app's). Default: the
+        process's own, made with its sessionmaker (:func:`worker_caches`).
     """
     reset()
     _runtime.settings = settings
     _runtime.sessionmaker = sessionmaker
+    _runtime.caches = caches
     _runtime.pid = os.getpid() if sessionmaker is not None else None
 
 
@@ -136,29 +141,21 @@ def get_sessionmaker() -> sessionmaker[Session]:
         engine = make_engine(settings.database_url)
         _runtime.engine = engine
         _runtime.sessionmaker = make_sessionmaker(engine)
-        # the worker's own caches (a forked child starts empty, as its engine does); attached
-        # for the services' callers that do not pass them yet (table_cache's registry)
-        caches = table_cache.AppCaches.from_settings(settings)
-        table_cache.attach(_runtime.sessionmaker, caches.tables)
-        table_cache.attach_ladders(settings, caches.ladders)
-        _runtime.caches = caches
+        if _runtime.caches is None or _runtime.pid is not None:
+            # the worker's own caches (a forked child starts empty, as its engine does)
+            _runtime.caches = table_cache.AppCaches.from_settings(settings)
         _runtime.pid = pid
         _runtime.owned = True
     return _runtime.sessionmaker
 
 
 def worker_caches() -> table_cache.AppCaches:
-    """This process's table and ladder caches, made with its sessionmaker.
-
-    With a sessionmaker given to :func:`configure` (an embedded worker sharing an app's
-    database), the caches that app attached to it (transitional registry of
-    :mod:`app.services.table_cache`).
-    """
-    sm = get_sessionmaker()
-    if _runtime.caches is not None:
-        return _runtime.caches
-    settings = worker_settings()
-    return table_cache.AppCaches(table_cache.caches_of(sm), table_cache.ladder_caches_of(settings))
+    """This process's table and ladder caches, made with its sessionmaker (sized by
+    :func:`worker_settings`), or those given to :func:`configure`."""
+    get_sessionmaker()  # a forked child makes its own engine and caches first
+    if _runtime.caches is None:  # a sessionmaker given to configure, without caches
+        _runtime.caches = table_cache.AppCaches.from_settings(worker_settings())
+    return _runtime.caches
 
 
 def run_consumer(workers: int = 1, *, periodic: bool = True, **options: Any) -> None:

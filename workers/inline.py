@@ -7,7 +7,7 @@ nothing (tables stay ``building``), to look at a build in progress.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -50,14 +50,31 @@ class InlineDispatcher:
         if not self.hold:
             outcome = table_service.run_chunk(self._sm(), self.settings, table_id, index)
             if outcome == "merged":
-                result_sets.on_table_ready(self._sm(), self.settings, self, table_id)
+                self._after_ready(table_id)
 
     def enqueue_merge(self, table_id: str) -> None:
         """Merge ``table_id`` now (unless held)."""
         if not self.hold and table_service.merge(self._sm(), self.settings, table_id):
-            result_sets.on_table_ready(self._sm(), self.settings, self, table_id)
+            self._after_ready(table_id)
 
-    def _sm(self) -> sessionmaker[Session]:
+    def _after_ready(self, table_id: str) -> None:
+        """:func:`app.services.result_sets.on_table_ready` with the app's caches."""
+        state = self._state()
+        result_sets.on_table_ready(
+            state.sessionmaker,
+            self.settings,
+            self,
+            table_id,
+            cache=state.table_caches,
+            ladder_cache=state.ladder_caches,
+        )
+
+    def _state(self) -> Any:
+        """The app's ``state`` (its sessionmaker and caches, made by its lifespan)."""
         if self.app is None:
             raise RuntimeError("InlineDispatcher.app is not set")
-        return self.app.state.sessionmaker  # type: ignore[attr-defined, no-any-return]  # app is typed as object here; FastAPI state is untyped
+        return self.app.state  # FastAPI's state is untyped
+
+    def _sm(self) -> sessionmaker[Session]:
+        sm: sessionmaker[Session] = self._state().sessionmaker
+        return sm

@@ -14,7 +14,7 @@ from huey import Huey, crontab
 
 from app.services import result_sets
 from app.services import tables as table_service
-from workers.app import get_dispatcher, get_sessionmaker, huey, worker_settings
+from workers.app import get_dispatcher, get_sessionmaker, huey, worker_caches, worker_settings
 
 logger = logging.getLogger(__name__)
 
@@ -38,9 +38,13 @@ def _merge_table(table_id: str) -> bool:
 def after_table_ready(sm: Any, settings: Any, dispatcher: Any, table_id: str) -> None:
     """What follows a table becoming ready: the ladder archived values need
     (:func:`app.services.result_sets.on_table_ready`). A failure here is logged, never the
-    task's: the table is ready either way, and storing or ranking a set can queue it later."""
+    task's: the table is ready either way, and storing or ranking a set can queue it later.
+    The worker's own caches are used (:func:`workers.app.worker_caches`)."""
     try:
-        result_sets.on_table_ready(sm, settings, dispatcher, table_id)
+        caches = worker_caches()
+        result_sets.on_table_ready(
+            sm, settings, dispatcher, table_id, cache=caches.tables, ladder_cache=caches.ladders
+        )
     except Exception:
         logger.exception("after table %s became ready", table_id)
 

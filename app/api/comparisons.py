@@ -15,9 +15,11 @@ from app.api.deps import (
     JSON_TYPES,
     ContentTypes,
     DispatcherDep,
+    LadderCachesDep,
     MayQueueBuildsDep,
     SessionmakerDep,
     SettingsDep,
+    TableCachesDep,
     stored_id_path,
 )
 from app.api.responses import model_response
@@ -251,6 +253,8 @@ async def create_comparison(
     settings: SettingsDep,
     dispatcher: DispatcherDep,
     may_queue_builds: MayQueueBuildsDep,
+    cache: TableCachesDep,
+    ladder_cache: LadderCachesDep,
 ) -> Response:
     """Compare algorithms over problems: relative and absolute ranks, post-hoc, NIIA report."""
     view = view_of(request)
@@ -264,6 +268,8 @@ async def create_comparison(
             body,
             may_queue_builds=may_queue_builds,
             view=view,
+            cache=cache,
+            ladder_cache=ladder_cache,
         )
     return model_response(
         ComparisonRead,

@@ -6,7 +6,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from app.api.deps import DispatcherDep, MayQueueBuildsDep, SessionmakerDep, SettingsDep
+from app.api.deps import (
+    DispatcherDep,
+    LadderCachesDep,
+    MayQueueBuildsDep,
+    SessionmakerDep,
+    SettingsDep,
+    TableCachesDep,
+)
 from app.errors import InvalidInput
 from app.schemas.common import WRONG_KEY, invalid, problem_responses, unknown_function
 from app.schemas.leaderboards import (
@@ -53,6 +60,8 @@ def suite_leaderboard(
     settings: SettingsDep,
     dispatcher: DispatcherDep,
     may_queue_builds: MayQueueBuildsDep,
+    cache: TableCachesDep,
+    ladder_cache: LadderCachesDep,
     suite: Annotated[
         str,
         Query(
@@ -114,6 +123,8 @@ def suite_leaderboard(
         posthoc=posthoc,
         alpha=alpha,
         may_queue_builds=may_queue_builds,
+        cache=cache,
+        ladder_cache=ladder_cache,
         instances=instances,
         functions=functions,
     )
@@ -138,6 +149,8 @@ def function_leaderboard(
     settings: SettingsDep,
     dispatcher: DispatcherDep,
     may_queue_builds: MayQueueBuildsDep,
+    cache: TableCachesDep,
+    ladder_cache: LadderCachesDep,
     budget: BudgetQuery = None,
     aggregate: AggregateQuery = "median",
     alpha: AlphaQuery = 0.05,
@@ -152,4 +165,6 @@ def function_leaderboard(
         aggregate=aggregate,
         alpha=alpha,
         may_queue_builds=may_queue_builds,
+        cache=cache,
+        ladder_cache=ladder_cache,
     )

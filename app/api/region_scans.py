@@ -12,6 +12,7 @@ from app.api.deps import (
     JsonBody,
     SessionmakerDep,
     SettingsDep,
+    TableCachesDep,
     stored_id_path,
 )
 from app.api.responses import model_response
@@ -74,10 +75,14 @@ def _json(body: dict[str, Any], status_code: int = 200) -> Response:
     summary="Scan box half-widths δ for the region that spreads ranks best",
 )
 def create_scan(
-    body: RegionScanCreate, sm: SessionmakerDep, settings: SettingsDep, dispatcher: DispatcherDep
+    body: RegionScanCreate,
+    sm: SessionmakerDep,
+    settings: SettingsDep,
+    dispatcher: DispatcherDep,
+    cache: TableCachesDep,
 ) -> Response:
     """Scan box half-widths δ with cheap tables and choose the δ that spreads the ranks best."""
-    out = service.create(sm, settings, dispatcher, body)
+    out = service.create(sm, settings, dispatcher, body, cache=cache)
     return _json(out, 200 if out["status"] == "ready" else 202)
 
 
@@ -87,6 +92,8 @@ def create_scan(
     summary="Show a region scan: progress, then e per δ and the choice",
     responses=problem_responses(unknown_id("scan_id", "region scan", "r4f1c0d9a8b7e6f5a4b3c2d1")),
 )
-def get_scan(scan_id: ScanIdPath, sm: SessionmakerDep, settings: SettingsDep) -> Response:
+def get_scan(
+    scan_id: ScanIdPath, sm: SessionmakerDep, settings: SettingsDep, cache: TableCachesDep
+) -> Response:
     """Show a region scan: progress and ETA while it builds, then ranks, e per δ and the choice."""
-    return _json(service.get(sm, settings, scan_id))
+    return _json(service.get(sm, settings, scan_id, cache=cache))

@@ -16,9 +16,11 @@ from app.api.deps import (
     ApiKeyDep,
     ContentTypes,
     DispatcherDep,
+    LadderCachesDep,
     OffsetQuery,
     SessionmakerDep,
     SettingsDep,
+    TableCachesDep,
     stored_id_path,
 )
 from app.api.tables import CSV_TYPE as CSV_BODY_TYPE
@@ -233,7 +235,12 @@ else:
     summary="Archive one algorithm's results (JSON, long CSV or a COCO/IOH/nevergrad file)",
 )
 async def create_result_set(
-    request: Request, sm: SessionmakerDep, settings: SettingsDep, dispatcher: DispatcherDep
+    request: Request,
+    sm: SessionmakerDep,
+    settings: SettingsDep,
+    dispatcher: DispatcherDep,
+    cache: TableCachesDep,
+    ladder_cache: LadderCachesDep,
 ) -> Response:
     """Archive one algorithm's results; the same content again answers the existing set."""
     media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
@@ -248,12 +255,21 @@ async def create_result_set(
             fmt=fmt,
             filename=filename,
             data=data,
+            cache=cache,
+            ladder_cache=ladder_cache,
         )
     elif media_type == CSV_TYPE:
         meta = _csv_metadata(request)
         raw = await request.body()
         stored = await run_in_threadpool(
-            service.create_from_csv, sm, settings, dispatcher, meta, raw
+            service.create_from_csv,
+            sm,
+            settings,
+            dispatcher,
+            meta,
+            raw,
+            cache=cache,
+            ladder_cache=ladder_cache,
         )
     else:
         if request.query_params:
@@ -268,7 +284,15 @@ async def create_result_set(
             raise RequestValidationError(
                 [{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors(include_url=False)]
             ) from None
-        stored = await run_in_threadpool(service.create_from_json, sm, settings, dispatcher, body)
+        stored = await run_in_threadpool(
+            service.create_from_json,
+            sm,
+            settings,
+            dispatcher,
+            body,
+            cache=cache,
+            ladder_cache=ladder_cache,
+        )
     return Response(
         stored.read.model_dump_json(),
         status_code=201 if stored.created else 200,

@@ -30,14 +30,20 @@ from app.services.comparison_answers import CellWarning, grouped_warnings
 from app.services.functions import find_function
 from app.services.ranks import numerical, rank_values_warned
 from app.services.serialize import jsonable
+from app.services.table_cache import LadderCaches, TableCaches
 
 
 @dataclass
 class AbsoluteInputs:
+    """What the absolute ranks need: database, configuration, task queue, permission, and the
+    application's table and ladder caches (``app.state``)."""
+
     sm: sessionmaker[Session]
     settings: Settings
     dispatcher: Any
     may_queue_builds: bool
+    cache: TableCaches
+    ladder_cache: LadderCaches
 
 
 @dataclass(frozen=True)
@@ -204,7 +210,13 @@ def _rank_cells(
         )
         try:
             res, warnings = rank_values_warned(
-                ctx.sm, ctx.settings, ctx.dispatcher, req, may_queue_builds=ctx.may_queue_builds
+                ctx.sm,
+                ctx.settings,
+                ctx.dispatcher,
+                req,
+                may_queue_builds=ctx.may_queue_builds,
+                cache=ctx.cache,
+                ladder_cache=ctx.ladder_cache,
             )
         except errors.AppError as exc:
             if exc.field is not None and exc.field.split(".")[0] not in REQUEST_FIELDS:

@@ -36,6 +36,7 @@ from app.services.functions import find_function
 from app.services.provenance import provenance
 from app.services.regions import rank_context
 from app.services.serialize import jsonable
+from app.services.table_cache import TableCaches
 
 # ---------------------------------------------------------------------------------------------
 # progress
@@ -369,8 +370,11 @@ def _below_minimum(
     return [head + "no point of any box reaches them, so their v is 0 on every δ"]
 
 
-def answer(sm: SM, settings: Settings, scan_id: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """The full answer of a scan whose tables are all ready."""
+def answer(
+    sm: SM, settings: Settings, scan_id: str, payload: dict[str, Any], *, cache: TableCaches
+) -> dict[str, Any]:
+    """The full answer of a scan whose tables are all ready (loaded through ``cache``, the
+    application's table caches)."""
     fn = find_function(payload["function_id"])
     names = [a for a, _ in payload["values"]]
     values = [float(v) for _, v in payload["values"]]
@@ -379,7 +383,7 @@ def answer(sm: SM, settings: Settings, scan_id: str, payload: dict[str, Any]) ->
     # errors are ranked as the gaps themselves: f* + e would round them to ulp(f*)/2
     t = sent  # in the units of values_are
     budget = payload["budget"] or 1
-    loaded = [tables.load_table_data(sm, table_id) for table_id in payload["tables"]]
+    loaded = [tables.load_table_data(sm, table_id, cache=cache) for table_id in payload["tables"]]
     views: list[tables.TableView | None] = [view for view, _ in loaded]
     body = building(scan_id, payload, views, settings, "ready")
     log10_e = [

@@ -34,7 +34,7 @@ from app.services._table_specs import (
     utc_now,
 )
 from app.services.eta import BuildClock, build_eta
-from app.services.table_cache import TableCaches, caches_of
+from app.services.table_cache import TableCaches
 
 logger = logging.getLogger(__name__)
 
@@ -218,7 +218,7 @@ def request_table(
     delta: float | Sequence[float] | None = None,
     log2n: int | None = None,
     seed: int = 0,
-    cache: TableCaches | None = None,
+    cache: TableCaches,
 ) -> Requested:
     """Return the table for a spec, creating it and queueing its chunks if it is new.
 
@@ -234,9 +234,9 @@ def request_table(
     function_id, delta, log2n, seed
         See :func:`table_spec`.
 
-    cache : TableCaches, optional
-        The application's (the table is no longer missing there); without it the
-        transitional registry (:func:`app.services.table_cache.caches_of`).
+    cache : TableCaches
+        The application's (``app.state.table_caches``, a worker's): the table is no longer
+        missing there.
 
     Returns
     -------
@@ -258,12 +258,12 @@ def request_spec(
     dispatcher: Dispatcher,
     spec: dict[str, Any],
     *,
-    cache: TableCaches | None = None,
+    cache: TableCaches,
 ) -> Requested:
     """:func:`request_table` for an already validated spec (a ladder level's carries its shape)."""
     digest = spec_hash(spec)
     table_id = table_id_for(digest)
-    (cache or caches_of(sm)).missing.discard(table_id)
+    cache.missing.discard(table_id)
     now = utc_now()
     to_enqueue: list[int] = []
     merge_needed = False
@@ -383,25 +383,22 @@ class ReadyTable(NamedTuple):
     data: absrank.TableData
 
 
-def cached_ready_table(
-    sm: SM, table_id: str, *, cache: TableCaches | None = None
-) -> ReadyTable | None:
+def cached_ready_table(sm: SM, table_id: str, *, cache: TableCaches) -> ReadyTable | None:
     """The ready table ``table_id`` if this application already loaded it (no SQL), else None.
 
-    ``cache`` is the application's (``app.state.table_caches``, a worker's); without it the
-    transitional registry (:func:`app.services.table_cache.caches_of`).
+    ``cache`` is the application's (``app.state.table_caches``, a worker's).
     """
-    return (cache or caches_of(sm)).ready.get(table_id)
+    return cache.ready.get(table_id)
 
 
-def recently_missing(sm: SM, table_id: str, *, cache: TableCaches | None = None) -> bool:
+def recently_missing(sm: SM, table_id: str, *, cache: TableCaches) -> bool:
     """Whether ``table_id`` was found missing less than ``table_missing_ttl_seconds`` ago."""
-    return (cache or caches_of(sm)).missing.has(table_id)
+    return cache.missing.has(table_id)
 
 
-def remember_missing(sm: SM, table_id: str, *, cache: TableCaches | None = None) -> None:
+def remember_missing(sm: SM, table_id: str, *, cache: TableCaches) -> None:
     """Note that ``table_id`` does not exist (saves the SQL of the next few lookups)."""
-    (cache or caches_of(sm)).missing.add(table_id)
+    cache.missing.add(table_id)
 
 
 def not_ready_error(view: TableView) -> TableNotReady:
@@ -430,11 +427,10 @@ def not_ready_error(view: TableView) -> TableNotReady:
     )
 
 
-def load_table_data(sm: SM, table_id: str, *, cache: TableCaches | None = None) -> ReadyTable:
+def load_table_data(sm: SM, table_id: str, *, cache: TableCaches) -> ReadyTable:
     """Return a ready table and its decoded data (cached: ready tables never change).
 
-    ``cache`` is the application's; without it the transitional registry
-    (:func:`app.services.table_cache.caches_of`).
+    ``cache`` is the application's (``app.state.table_caches``, a worker's).
 
     Raises
     ------
@@ -443,8 +439,7 @@ def load_table_data(sm: SM, table_id: str, *, cache: TableCaches | None = None) 
     app.errors.TableNotReady
         The table is building, merging or failed (409, with ``Location`` and progress).
     """
-    caches = cache or caches_of(sm)
-    cached = caches.ready.get(table_id)
+    cached = cache.ready.get(table_id)
     if cached is not None:
         return cached
     with session_scope(sm) as session:
@@ -456,5 +451,5 @@ def load_table_data(sm: SM, table_id: str, *, cache: TableCaches | None = None) 
     assert blob is not None
     data = absrank.decode_table_data(blob)
     ready = ReadyTable(view, data)
-    caches.ready.put(table_id, ready)
+    cache.ready.put(table_id, ready)
     return ready

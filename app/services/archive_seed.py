@@ -32,6 +32,7 @@ from app.errors import InvalidInput
 from app.schemas.result_sets import ResultRunIn, ResultSetCreate, ResultSetMetadata
 from app.services import result_sets
 from app.services.result_sets import SM
+from app.services.table_cache import LadderCaches, TableCaches
 
 CEC_FILE = "cec2005_d10_mean_errors_f15_f17.csv"
 CEC_FUNCTIONS = ("f15", "f16", "f17")
@@ -131,14 +132,24 @@ class SeedReport:
     queued_ladders: int
 
 
-def seed_archive(sm: SM, settings: Settings, dispatcher: Any) -> SeedReport:
-    """Store the seed sets (those already archived are left as they are)."""
+def seed_archive(
+    sm: SM, settings: Settings, dispatcher: Any, *, cache: TableCaches, ladder_cache: LadderCaches
+) -> SeedReport:
+    """Store the seed sets (those already archived are left as they are); ``cache`` and
+    ``ladder_cache`` are the caller's table and ladder caches (for the builds queued)."""
     created: list[str] = []
     existing: list[str] = []
     tables = ladders = 0
-    stored = [result_sets.create_from_json(sm, settings, dispatcher, body) for body in cec_sets()]
+    stored = [
+        result_sets.create_from_json(
+            sm, settings, dispatcher, body, cache=cache, ladder_cache=ladder_cache
+        )
+        for body in cec_sets()
+    ]
     stored += [
-        result_sets.create_from_csv(sm, settings, dispatcher, meta, data)
+        result_sets.create_from_csv(
+            sm, settings, dispatcher, meta, data, cache=cache, ladder_cache=ladder_cache
+        )
         for meta, data in bbob_sets()
     ]
     for s in stored:

@@ -45,6 +45,7 @@ from app.services.provenance import canonical_sha256, provenance
 from app.services.serialize import jsonable
 from app.services.stattests import named_bradley_terry, named_posthoc, value_based
 from app.services.stored import Stored
+from app.services.table_cache import LadderCaches, TableCaches
 
 __all__ = [
     "ABSOLUTE_ADJUSTMENT",
@@ -416,11 +417,14 @@ def create_comparison(
     *,
     may_queue_builds: bool,
     view: str = "full",
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> Stored:
     """Analyse a results table and store the answer under an id.
 
     ``view`` (``full`` or ``summary``, :func:`summary`) shapes the answer only: the stored
-    comparison and its id are the same for both.
+    comparison and its id are the same for both. ``cache`` and ``ladder_cache`` are the
+    application's table and ladder caches (``app.state``), for the absolute ranks.
 
     Returns
     -------
@@ -445,7 +449,7 @@ def create_comparison(
         stored = ComparisonRepository(session).get(cid)
         if stored is not None and stored.status == "complete":
             return Stored(_read(cid, stored.status, stored.result, view), False)
-    ctx = AbsoluteInputs(sm, settings, dispatcher, may_queue_builds)
+    ctx = AbsoluteInputs(sm, settings, dispatcher, may_queue_builds, cache, ladder_cache)
     result, pending = _analyse(body, rows, field, ctx)
     status = "partial" if pending else "complete"
     result["provenance"] = provenance(

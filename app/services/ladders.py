@@ -7,8 +7,8 @@ every level is ready (:func:`ready_ladder`) or into its nested ``v1`` curve
 (:func:`ladder_curve`, through :func:`app.services.ladder_levels.nested_curve_for`), with the
 spec regions' geometry (:func:`region_ln_volume_fraction`, :func:`kept_provenance`). Plans and
 table ids are kept in the application's :class:`app.services.table_cache.LadderCaches`, ready
-tables in its :class:`app.services.table_cache.TableCaches` (``ladder_cache=`` / ``cache=``;
-without them the transitional registry of :mod:`app.services.table_cache`).
+tables in its :class:`app.services.table_cache.TableCaches` (``ladder_cache=`` / ``cache=``,
+passed by every caller).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from app.services.errors import domain_errors_as_problems
 from app.services.eta import build_eta
 from app.services.functions import find_function
 from app.services.ladder_levels import nested_curve_for, region_ln_volume_fraction
-from app.services.table_cache import LadderCaches, TableCaches, ladder_caches_of
+from app.services.table_cache import LadderCaches, TableCaches
 
 __all__ = [
     "LadderCurve",
@@ -149,9 +149,7 @@ class LadderPlanned(NamedTuple):
     plan: nested.LadderPlan
 
 
-def ladder_plan(
-    settings: Settings, function_id: str, *, cache: LadderCaches | None = None
-) -> LadderPlanned:
+def ladder_plan(settings: Settings, function_id: str, *, cache: LadderCaches) -> LadderPlanned:
     """The function, box shape and boxes of its ladder under ``settings``.
 
     Parameters
@@ -160,8 +158,8 @@ def ladder_plan(
         ``nested_factor``, ``nested_levels`` (the cap) and ``nested_min_log10_volume``.
     function_id : str
         A registered function with known ``x*`` and ``f*`` and no atom at ``f*``.
-    cache : LadderCaches, optional
-        Where the plan is kept; default: the caches attached to ``settings``.
+    cache : LadderCaches
+        Where the plan is kept (the application's ``app.state.ladder_caches``, a worker's).
 
     Returns
     -------
@@ -187,7 +185,7 @@ def ladder_plan(
         int(settings.nested_levels),
         float(settings.nested_min_log10_volume),
     )
-    plans = (cache or ladder_caches_of(settings)).plans
+    plans = cache.plans
     plan = plans.get_or_make(key, lambda: _plan(*key))
     return LadderPlanned(fn, shape, plan)
 
@@ -198,7 +196,7 @@ def ladder_specs(
     *,
     log2n: int | None = None,
     seed: int = 0,
-    cache: LadderCaches | None = None,
+    cache: LadderCaches,
 ) -> list[dict[str, Any]]:
     """Validate a ladder request and return the specs of its tables.
 
@@ -213,7 +211,7 @@ def ladder_specs(
         ``N = 2^log2n`` samples per level; default ``settings.table_default_log2n``.
     seed : int, default 0
         Sobol seed of every level.
-    cache : LadderCaches, optional
+    cache : LadderCaches
         As in :func:`ladder_plan`.
 
     Returns
@@ -304,16 +302,15 @@ def ladder_table_ids(
     *,
     log2n: int | None = None,
     seed: int = 0,
-    cache: LadderCaches | None = None,
+    cache: LadderCaches,
 ) -> list[str]:
     """Return the table ids of a ladder, level 0 first (see :func:`ladder_specs`).
 
-    Kept per function and the settings that decide the specs (in ``cache``, default the caches
-    attached to ``settings``): ``regions='auto'`` asks for them on every rank request, and
-    hashing some twenty specs costs milliseconds.
+    Kept per function and the settings that decide the specs (in ``cache``, the application's
+    ladder caches): ``regions='auto'`` asks for them on every rank request, and hashing some
+    twenty specs costs milliseconds.
     """
-    caches = cache or ladder_caches_of(settings)
-    _, shape, _ = ladder_plan(settings, function_id, cache=caches)  # validates; kept
+    _, shape, _ = ladder_plan(settings, function_id, cache=cache)  # validates; kept
     key = (
         function_id,
         shape,
@@ -323,10 +320,10 @@ def ladder_table_ids(
     )
 
     def make() -> tuple[str, ...]:
-        specs = ladder_specs(settings, function_id, log2n=log2n, seed=seed, cache=caches)
+        specs = ladder_specs(settings, function_id, log2n=log2n, seed=seed, cache=cache)
         return tuple(table_id_for(spec_hash(spec)) for spec in specs)
 
-    return list(caches.ids.get_or_make(key, make))
+    return list(cache.ids.get_or_make(key, make))
 
 
 LADDER_SETTINGS = (
@@ -349,8 +346,8 @@ def request_ladder(
     *,
     log2n: int | None = None,
     seed: int = 0,
-    cache: TableCaches | None = None,
-    ladder_cache: LadderCaches | None = None,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> list[TableView]:
     """Return the tables of a ladder of nested regions, queueing the missing ones.
 
@@ -364,7 +361,7 @@ def request_ladder(
         As in :func:`app.services.tables.request_table`.
     function_id, log2n, seed
         As in :func:`ladder_specs`.
-    ladder_cache : LadderCaches, optional
+    ladder_cache : LadderCaches
         As ``cache`` in :func:`ladder_plan`.
 
     Returns
@@ -386,7 +383,7 @@ def describe_ladder(
     views: Sequence[TableView],
     *,
     now: datetime | None = None,
-    cache: LadderCaches | None = None,
+    cache: LadderCaches,
 ) -> dict[str, Any]:
     """Return the status, progress, shape and levels of a ladder (the body of ``LadderRead``).
 
@@ -463,8 +460,8 @@ def ready_ladder(
     *,
     log2n: int | None = None,
     seed: int = 0,
-    cache: TableCaches | None = None,
-    ladder_cache: LadderCaches | None = None,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> list[ReadyTable] | None:
     """Return every level's view and data when the whole ladder is ready, else ``None``.
 
@@ -477,9 +474,8 @@ def ready_ladder(
         Database and configuration.
     function_id, log2n, seed
         As in :func:`ladder_specs`.
-    cache, ladder_cache : optional
-        Table caches (default: those attached to ``sm``) and ladder caches (default: those
-        attached to ``settings``).
+    cache, ladder_cache : TableCaches, LadderCaches
+        The application's table and ladder caches (``app.state``, a worker's).
 
     Returns
     -------
@@ -530,8 +526,8 @@ def ladder_curve(
     tail: str = "auto",
     k_anchor: int = 100,
     confidence: float = 0.95,
-    cache: TableCaches | None = None,
-    ladder_cache: LadderCaches | None = None,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> LadderCurve:
     """The nested ``v1`` curve of a function from its stored ladder; never queues.
 
@@ -545,7 +541,7 @@ def ladder_curve(
         As in :func:`ladder_specs`.
     tail, k_anchor, confidence
         As in :func:`app.services.ladder_levels.nested_curve_for`.
-    cache, ladder_cache : optional
+    cache, ladder_cache : TableCaches, LadderCaches
         As in :func:`ready_ladder` (a level found missing is remembered in ``cache``).
 
     Returns
@@ -586,7 +582,7 @@ def _load_level(
     *,
     log2n: int | None,
     seed: int,
-    cache: TableCaches | None,
+    cache: TableCaches,
 ) -> ReadyTable:
     """Level ``level`` of ``fn``'s ladder, loaded; its absence or build as the ladder's 409."""
     request: dict[str, object] = {"function_id": fn.id, "ladder": True, "seed": seed}

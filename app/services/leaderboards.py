@@ -51,6 +51,7 @@ from app.services.leaderboard_inputs import (
 )
 from app.services.provenance import provenance
 from app.services.ranks import LADDER_HINT, ladder_applies, numerical, rank_values_warned
+from app.services.table_cache import LadderCaches, TableCaches
 
 
 @dataclass
@@ -67,12 +68,15 @@ class Board:
 
 @dataclass(frozen=True)
 class RankInputs:
-    """What ranking needs beyond the sets: database, configuration, task queue, permission."""
+    """What ranking needs beyond the sets: database, configuration, task queue, permission,
+    and the application's table and ladder caches (``app.state``)."""
 
     sm: sessionmaker[Session]
     settings: Settings
     dispatcher: Any
     may_queue_builds: bool
+    cache: TableCaches
+    ladder_cache: LadderCaches
 
 
 # ---------------------------------------------------------------------------------------------
@@ -155,6 +159,8 @@ def _rank_group(
         ctx.dispatcher,
         req,
         may_queue_builds=ctx.may_queue_builds if regions == "domain" else False,
+        cache=ctx.cache,
+        ladder_cache=ctx.ladder_cache,
     )
 
     def named(i: int) -> str:
@@ -173,7 +179,7 @@ def _lowest_sample(ctx: RankInputs, source: dict[str, Any]) -> float | None:
     """``y_1`` of a whole-domain table source (values below it use a tail model)."""
     if source["kind"] != "table" or source.get("relative_to") != "domain":
         return None
-    _, data = tables.load_table_data(ctx.sm, source["table_id"])
+    _, data = tables.load_table_data(ctx.sm, source["table_id"], cache=ctx.cache)
     return float(data.values[0])
 
 
@@ -476,6 +482,8 @@ def function_leaderboard(
     aggregate: str,
     alpha: float = 0.05,
     may_queue_builds: bool,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> LeaderboardRead:
     """Rank every archived, not superseded set with runs on ``function_id``.
 
@@ -502,7 +510,7 @@ def function_leaderboard(
     ids = sorted({sid for _, sid in archive.runs})
     check_cost(len(ids), aggregate, [len(archive.runs[(fn.id, i)].runs) for i in ids], settings)
     names = labels(list(archive.sets.values()))
-    ctx = RankInputs(sm, settings, dispatcher, may_queue_builds)
+    ctx = RankInputs(sm, settings, dispatcher, may_queue_builds, cache, ladder_cache)
     board = build_board(ctx, fn, archive, ids, names, budget=budget, aggregate=aggregate)
     answer = LeaderboardRead(
         function_id=fn.id,

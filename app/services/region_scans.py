@@ -46,6 +46,7 @@ from app.services._region_scan_common import (
 from app.services.errors import domain_errors_as_problems
 from app.services.functions import find_function
 from app.services.provenance import canonical_sha256
+from app.services.table_cache import TableCaches
 
 __all__ = [
     "DEFAULT_FOLLOW_UP_LOG2N",
@@ -238,7 +239,7 @@ def _plan(settings: Settings, body: RegionScanCreate) -> _Plan:
 # use cases
 
 
-def _refresh(sm: SM, settings: Settings, scan_id: str) -> dict[str, Any]:
+def _refresh(sm: SM, settings: Settings, scan_id: str, cache: TableCaches) -> dict[str, Any]:
     """The scan as it is now: stored answer, computed answer, or progress."""
     with session_scope(sm) as session:
         scan = RegionScanRepository(session).get(scan_id)
@@ -249,7 +250,7 @@ def _refresh(sm: SM, settings: Settings, scan_id: str) -> dict[str, Any]:
         payload = dict(scan.request)
     views = table_views(sm, payload["tables"])
     if all(v is not None and v.ready for v in views):
-        result = answer(sm, settings, scan_id, payload)
+        result = answer(sm, settings, scan_id, payload, cache=cache)
         with session_scope(sm) as session:
             repo = RegionScanRepository(session)
             repo.finish(scan_id, result)
@@ -269,7 +270,9 @@ def _refresh(sm: SM, settings: Settings, scan_id: str) -> dict[str, Any]:
     return building(scan_id, payload, views, settings, status)
 
 
-def create(sm: SM, settings: Settings, dispatcher: Any, body: RegionScanCreate) -> dict[str, Any]:
+def create(
+    sm: SM, settings: Settings, dispatcher: Any, body: RegionScanCreate, *, cache: TableCaches
+) -> dict[str, Any]:
     """Queue one cheap table per δ and store the scan; identical requests share one scan.
 
     Parameters
@@ -277,6 +280,8 @@ def create(sm: SM, settings: Settings, dispatcher: Any, body: RegionScanCreate) 
     sm, settings, dispatcher
         Database, configuration and task queue (the caller may queue builds).
     body : RegionScanCreate
+    cache : TableCaches
+        The application's table caches (``app.state.table_caches``).
 
     Returns
     -------
@@ -311,6 +316,7 @@ def create(sm: SM, settings: Settings, dispatcher: Any, body: RegionScanCreate) 
                 delta=delta,
                 log2n=payload["log2n"],
                 seed=payload["seed"],
+                cache=cache,
             )
         assert view.id == table_id
     with session_scope(sm) as session:
@@ -321,15 +327,17 @@ def create(sm: SM, settings: Settings, dispatcher: Any, body: RegionScanCreate) 
             request=payload,
             table_ids=list(payload["tables"]),
         )
-    return _refresh(sm, settings, plan.scan_id)
+    return _refresh(sm, settings, plan.scan_id, cache)
 
 
-def get(sm: SM, settings: Settings, scan_id: str) -> dict[str, Any]:
+def get(sm: SM, settings: Settings, scan_id: str, *, cache: TableCaches) -> dict[str, Any]:
     """A scan: progress while its tables build, then (computed once, stored) the answer.
+
+    ``cache`` is the application's table caches (``app.state.table_caches``).
 
     Raises
     ------
     app.errors.NotFound
         No scan has this id.
     """
-    return _refresh(sm, settings, scan_id)
+    return _refresh(sm, settings, scan_id, cache)

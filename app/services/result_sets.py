@@ -53,6 +53,7 @@ from app.services import tables
 from app.services.errors import domain_errors_as_problems
 from app.services.provenance import provenance
 from app.services.ranks import ladder_applies
+from app.services.table_cache import AppCaches, LadderCaches, TableCaches
 
 SM = sessionmaker[Session]
 
@@ -124,16 +125,44 @@ def _json_runs(body: ResultSetCreate) -> list[RunResult]:
     return runs
 
 
-def create_from_json(sm: SM, settings: Settings, dispatcher: Any, body: ResultSetCreate) -> Stored:
-    """Store the set of a JSON body (fields ``results.{i}.…`` name a faulty run)."""
+def create_from_json(
+    sm: SM,
+    settings: Settings,
+    dispatcher: Any,
+    body: ResultSetCreate,
+    *,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
+) -> Stored:
+    """Store the set of a JSON body (fields ``results.{i}.…`` name a faulty run).
+
+    ``cache`` and ``ladder_cache`` are the application's table and ladder caches
+    (``app.state``), for the builds queued (as in every ``create_*`` here)."""
     runs = _json_runs(body)
     _check_size(runs, settings, "results")
     meta = ResultSetMetadata.model_validate(body.model_dump(include=set(METADATA_FIELDS)))
-    return _store(sm, settings, dispatcher, meta, runs, (), "json", lambda i, a: f"results.{i}.{a}")
+    return _store(
+        sm,
+        settings,
+        dispatcher,
+        meta,
+        runs,
+        (),
+        "json",
+        lambda i, a: f"results.{i}.{a}",
+        AppCaches(cache, ladder_cache),
+    )
 
 
 def create_from_csv(
-    sm: SM, settings: Settings, dispatcher: Any, meta: ResultSetMetadata, data: bytes
+    sm: SM,
+    settings: Settings,
+    dispatcher: Any,
+    meta: ResultSetMetadata,
+    data: bytes,
+    *,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> Stored:
     """Store the set of a ``text/csv`` body (its faults name ``body`` and the line)."""
     with domain_errors_as_problems("body"):
@@ -148,7 +177,16 @@ def create_from_csv(
             if exc.field == "file":
                 exc.field = "body"
             raise
-    return _store_imported(sm, settings, dispatcher, meta, imported, "csv", field="body")
+    return _store_imported(
+        sm,
+        settings,
+        dispatcher,
+        meta,
+        imported,
+        "csv",
+        field="body",
+        caches=AppCaches(cache, ladder_cache),
+    )
 
 
 def create_from_upload(
@@ -160,6 +198,8 @@ def create_from_upload(
     fmt: str,
     filename: str,
     data: bytes,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> Stored:
     """Store the set of a ``multipart/form-data`` upload read by the importer of ``fmt``.
 
@@ -187,7 +227,16 @@ def create_from_upload(
     full = ResultSetMetadata.model_validate(
         meta.model_dump() | {"name": name[:200], "values_are": imported.values_are}
     )
-    return _store_imported(sm, settings, dispatcher, full, imported, fmt, field="file")
+    return _store_imported(
+        sm,
+        settings,
+        dispatcher,
+        full,
+        imported,
+        fmt,
+        field="file",
+        caches=AppCaches(cache, ladder_cache),
+    )
 
 
 def _store_imported(
@@ -199,11 +248,14 @@ def _store_imported(
     source_format: str,
     *,
     field: str,
+    caches: AppCaches,
 ) -> Stored:
     runs = list(imported.runs)
     _check_size(runs, settings, field)
     notes = tuple(NoteRead(code=n.code, message=n.message, file=n.file) for n in imported.notes)
-    return _store(sm, settings, dispatcher, meta, runs, notes, source_format, lambda i, a: field)
+    return _store(
+        sm, settings, dispatcher, meta, runs, notes, source_format, lambda i, a: field, caches
+    )
 
 
 # ---------------------------------------------------------------------------- checks
@@ -295,6 +347,7 @@ def _store(
     notes: Sequence[NoteRead],
     source_format: str,
     locate: Locate,
+    caches: AppCaches,
 ) -> Stored:
     """Check, hash and store a set in one transaction; queue what its ranks need."""
     functions = _check_runs(runs, meta, locate)
@@ -323,7 +376,16 @@ def _store(
     read = get_result_set(sm, set_id)
     if not created:  # its builds were queued when it was stored
         return Stored(read, created)
-    queued = queue_builds(sm, settings, dispatcher, runs, functions, meta)
+    queued = queue_builds(
+        sm,
+        settings,
+        dispatcher,
+        runs,
+        functions,
+        meta,
+        cache=caches.tables,
+        ladder_cache=caches.ladders,
+    )
     return Stored(read.model_copy(update={"queued": queued}), created)
 
 
@@ -387,6 +449,9 @@ def queue_builds(
     runs: Sequence[RunResult],
     functions: dict[str, BenchmarkFunction],
     meta: ResultSetMetadata,
+    *,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> Queued:
     """Queue the default table of each function that lacks one, and the ladders values need.
 
@@ -395,7 +460,8 @@ def queue_builds(
     set's values (as ``f``) lies below the domain table's smallest sample ``y_1`` — there the
     domain table only bounds the rank. A domain table still building is decided when it is
     ready (:func:`on_table_ready`). Idempotent: what exists is
-    left as it is and not listed.
+    left as it is and not listed. ``cache`` and ``ladder_cache`` are the application's (or the
+    worker's) table and ladder caches.
     """
     lowest: dict[str, float] = {}
     for r in runs:
@@ -403,25 +469,42 @@ def queue_builds(
     queued = Queued()
     for fid in sorted(functions):
         fn = functions[fid]
-        table = _default_table(sm, settings, dispatcher, fn, queued)
+        table = _default_table(sm, settings, dispatcher, fn, queued, cache)
         if not ladder_applies(fn) or fn.analytic is not None:
             continue  # no ladder, or an exact v1 that ranks use instead of one
         offset = fn.f_opt if meta.values_are == "error" and fn.f_opt is not None else 0.0
         if table is None or table.status != "ready" or table.summary is None:
             continue  # decided when the table is ready (on_table_ready, run by the worker)
         if lowest[fid] + offset < float(table.summary["y_1"]):
-            _ladder(sm, settings, dispatcher, fid, "below-samples", queued)
+            _ladder(
+                sm,
+                settings,
+                dispatcher,
+                fid,
+                "below-samples",
+                queued,
+                AppCaches(cache, ladder_cache),
+            )
     return queued
 
 
-def on_table_ready(sm: SM, settings: Settings, dispatcher: Any, table_id: str) -> bool:
+def on_table_ready(
+    sm: SM,
+    settings: Settings,
+    dispatcher: Any,
+    table_id: str,
+    *,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
+) -> bool:
     """After a table became ready: queue its function's ladder if archived values need it.
 
     Storing a set decides for the tables that are ready then; for a default domain table that
     was still building, the worker that finishes it calls this. Only the default domain table
     of a function where a ladder applies and no exact v1 serves counts; the ladder is queued
     when some archived run's value (as ``f``) lies below the table's smallest sample.
-    Idempotent. Returns whether a ladder was requested.
+    Idempotent. Returns whether a ladder was requested. ``cache`` and ``ladder_cache`` are
+    the worker's (:func:`workers.app.worker_caches`) or the application's (``app.state``).
     """
     view = tables.get_table(sm, table_id)
     default_id = tables.table_id_for(
@@ -439,7 +522,15 @@ def on_table_ready(sm: SM, settings: Settings, dispatcher: Any, table_id: str) -
     if not any(v < float(view.summary["y_1"]) for v in as_f):
         return False
     queued = Queued()
-    _ladder(sm, settings, dispatcher, fn.id, "below-samples", queued)
+    _ladder(
+        sm,
+        settings,
+        dispatcher,
+        fn.id,
+        "below-samples",
+        queued,
+        AppCaches(cache, ladder_cache),
+    )
     return bool(queued.ladders)
 
 
@@ -455,14 +546,19 @@ def _existing_tables(sm: SM, table_ids: Sequence[str]) -> dict[str, Table]:
 
 
 def _default_table(
-    sm: SM, settings: Settings, dispatcher: Any, fn: BenchmarkFunction, queued: Queued
+    sm: SM,
+    settings: Settings,
+    dispatcher: Any,
+    fn: BenchmarkFunction,
+    queued: Queued,
+    cache: TableCaches,
 ) -> Table | None:
     """The default domain table of ``fn``, requested (and listed in ``queued``) if missing."""
     table_id = tables.table_id_for(tables.spec_hash(tables.table_spec(settings, function_id=fn.id)))
     table = _existing_tables(sm, [table_id]).get(table_id)
     if table is not None:
         return table
-    view, created = tables.request_table(sm, settings, dispatcher, function_id=fn.id)
+    view, created = tables.request_table(sm, settings, dispatcher, function_id=fn.id, cache=cache)
     if created:
         queued.tables.append(
             QueuedTable(
@@ -473,16 +569,24 @@ def _default_table(
 
 
 def _ladder(
-    sm: SM, settings: Settings, dispatcher: Any, fid: str, reason: str, queued: Queued
+    sm: SM,
+    settings: Settings,
+    dispatcher: Any,
+    fid: str,
+    reason: str,
+    queued: Queued,
+    caches: AppCaches,
 ) -> None:
     """Request the ladder of ``fid`` when one of its tables is missing; list it in ``queued``."""
     try:
-        ids = tables.ladder_table_ids(settings, fid)
+        ids = tables.ladder_table_ids(settings, fid, cache=caches.ladders)
     except (InvalidInput, NotApplicable, UnknownFunction):  # no ladder can be laid out here
         return
     if len(_existing_tables(sm, ids)) == len(ids):
         return
-    views = tables.request_ladder(sm, settings, dispatcher, fid)
+    views = tables.request_ladder(
+        sm, settings, dispatcher, fid, cache=caches.tables, ladder_cache=caches.ladders
+    )
     queued.ladders.append(
         QueuedLadder(
             function_id=fid,

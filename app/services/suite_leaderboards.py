@@ -30,6 +30,7 @@ from app.services.leaderboards import Board, RankInputs, build_board, check_cost
 from app.services.provenance import provenance
 from app.services.serialize import jsonable
 from app.services.stattests import named_posthoc, value_based
+from app.services.table_cache import LadderCaches, TableCaches
 
 
 def _family(
@@ -142,6 +143,8 @@ def suite_leaderboard(
     may_queue_builds: bool,
     instances: str = "1",
     functions: str | None = None,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> SuiteLeaderboardRead:
     """Mean log10 v per set over a suite's functions at ``dim``, coverage, Friedman family.
 
@@ -175,7 +178,7 @@ def suite_leaderboard(
             by_function[fid].append(sid)
     check_cost(len(archive.sets), aggregate, [len(g.runs) for g in archive.runs.values()], settings)
     names = labels(list(archive.sets.values()))
-    ctx = RankInputs(sm, settings, dispatcher, may_queue_builds)
+    ctx = RankInputs(sm, settings, dispatcher, may_queue_builds, cache, ladder_cache)
     boards = [
         build_board(
             ctx,

@@ -8,38 +8,22 @@ and one :class:`LadderCaches` in its lifespan (``app.state.table_caches``,
 ``LadderCachesDep``), a worker process with its sessionmaker (``workers.app.worker_caches``),
 and passes them down to the services explicitly (``cache=`` for table caches,
 ``ladder_cache=`` for ladder caches; ``cache=`` of the ladder functions that take only
-ladder caches). So two applications (two sessionmakers, as in the tests) never share an entry.
-
-Transitional registry
----------------------
-:func:`caches_of` (keyed by the sessionmaker) and :func:`ladder_caches_of` (keyed by the
-settings object), with :func:`attach` / :func:`attach_ladders` (the lifespan and the worker
-attach theirs), are only the fallback of a service called without caches (``cache=None``),
-which finds its application's through them (a fresh one is attached to an object seen for
-the first time). The callers that still rely on it, to be changed to pass caches (then the
-registry, ``attach*`` and every ``| None = None`` default can go):
-
-* ``app/services/leaderboards.py`` (``load_table_data``, ``rank_values_warned``) and
-  ``app/services/comparisons.py`` (``rank_values_warned``), with their routers;
-* ``app/services/region_scans.py`` (``load_table_data``, ``request_table``);
-* ``app/services/result_sets.py`` (``request_table``, ``ladder_table_ids``,
-  ``request_ladder``; ``on_table_ready``, called by ``workers.tasks.after_table_ready`` and
-  ``workers.inline.InlineDispatcher``, which would pass ``worker_caches()`` /
-  ``app.state``'s);
-* ``app/cli.py`` (``request_table``), ``bench/*.py`` and tests calling the services directly.
+ladder caches). Every service that reads or keeps tables or ladders takes them as a required
+argument; a command-line run or a bench script makes its own
+(``AppCaches.from_settings(settings)``). Nothing is kept at module level, so two applications
+(two sessionmakers, as in the tests) never share an entry. The sizes are settings
+(``table_ready_cache_size``, ``table_missing_ttl_seconds``, ``table_missing_cache_size``,
+``table_publish_cache_size``, ``ladder_plan_cache_size``, ``ladder_ids_cache_size``).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
-
-from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 
@@ -49,9 +33,6 @@ if TYPE_CHECKING:
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
-
-SM = sessionmaker[Session]
-
 
 class LRUCache(Generic[K, V]):
     """A thread-safe least-recently-used map of at most ``maxsize`` entries (0 keeps none).
@@ -144,7 +125,7 @@ class ExpiringKeys(Generic[K]):
 
 
 def _default(name: str) -> Any:
-    """The default of a :class:`Settings` field (for caches of objects no app registered)."""
+    """The default of a :class:`Settings` field (for caches made without settings)."""
     return Settings.model_fields[name].default
 
 
@@ -243,61 +224,3 @@ class AppCaches:
         """Forget everything."""
         self.tables.clear()
         self.ladders.clear()
-
-
-class _Registry(Generic[V]):
-    """Values attached to objects by identity, dropped when the object is collected.
-
-    Keyed by ``id`` with a :func:`weakref.finalize` (settings objects are unhashable).
-    """
-
-    def __init__(self) -> None:
-        self._items: dict[int, V] = {}
-        self._lock = threading.Lock()
-
-    def attach(self, owner: object, value: V) -> V:
-        key = id(owner)
-        with self._lock:
-            if key not in self._items:
-                weakref.finalize(owner, self._items.pop, key, None)
-            self._items[key] = value
-        return value
-
-    def get_or_attach(self, owner: object, make: Callable[[], V]) -> V:
-        with self._lock:
-            value = self._items.get(id(owner))
-        return value if value is not None else self.attach(owner, make())
-
-
-_BY_SESSIONMAKER: _Registry[TableCaches] = _Registry()
-_BY_SETTINGS: _Registry[LadderCaches] = _Registry()
-
-
-def attach(sm: SM, caches: TableCaches) -> TableCaches:
-    """Make ``caches`` the table caches of ``sm`` (the app's or worker's sessionmaker).
-
-    Transitional (see the module docstring): for callers that do not pass caches yet.
-    """
-    return _BY_SESSIONMAKER.attach(sm, caches)
-
-
-def attach_ladders(settings: Settings, caches: LadderCaches) -> LadderCaches:
-    """Make ``caches`` the ladder caches of this ``settings`` object (transitional)."""
-    return _BY_SETTINGS.attach(settings, caches)
-
-
-def caches_of(sm: SM) -> TableCaches:
-    """The table caches attached to ``sm``; a fresh one (default sizes) attached if none is.
-
-    Held as long as ``sm`` lives: the caches go with their sessionmaker. Transitional: the
-    fallback of services called without ``cache=`` (see the module docstring).
-    """
-    return _BY_SESSIONMAKER.get_or_attach(sm, TableCaches.from_settings)
-
-
-def ladder_caches_of(settings: Settings) -> LadderCaches:
-    """The ladder caches attached to this ``settings`` object; a fresh one if none is.
-
-    Transitional: the fallback of services called without ladder caches.
-    """
-    return _BY_SETTINGS.get_or_attach(settings, lambda: LadderCaches.from_settings(settings))

@@ -22,6 +22,7 @@ from app.main import create_app
 from app.services import ladder_levels, ladders
 from app.services import tables as table_service
 from app.services.provenance import canonical_sha256
+from app.services.table_cache import LadderCaches
 from tests.api.conftest import InlineDispatcher, api_settings
 from tests.support import migrate
 
@@ -108,13 +109,17 @@ def test_level_zero_is_the_default_table(client: TestClient, settings: Settings)
     ladder = client.post("/v1/tables", json={"function_id": "classic/sphere/d2", "ladder": True})
     assert ladder.status_code == 200
     assert ladder.json()["levels"][0]["id"] == plain["id"]
-    ids = table_service.ladder_table_ids(settings, "classic/sphere/d2")
+    ids = table_service.ladder_table_ids(
+        settings, "classic/sphere/d2", cache=LadderCaches.from_settings(settings)
+    )
     assert ids == [lv["id"] for lv in ladder.json()["levels"]]
 
 
 def test_sphere_d10_ladder_is_cubic_down_to_the_volume_target(tmp_path: Path) -> None:
     settings = api_settings(tmp_path, nested_levels=64, nested_min_log10_volume=-30.0)
-    specs = table_service.ladder_specs(settings, "classic/sphere/d10", log2n=8)
+    specs = table_service.ladder_specs(
+        settings, "classic/sphere/d10", log2n=8, cache=LadderCaches.from_settings(settings)
+    )
     # 3 decades per level in 10-D at factor 2: level 10 is the first at <= 1e-30
     assert len(specs) == 11
     for j, spec in enumerate(specs[1:], start=1):
@@ -122,7 +127,9 @@ def test_sphere_d10_ladder_is_cubic_down_to_the_volume_target(tmp_path: Path) ->
         assert region["delta"] == [5.12 / 2**j] * 10
         assert region["ladder"]["shape"]["half_widths"] == [1.0] * 10
         assert region["ladder"]["sigma"] == 5.12 / 2**j
-    _, shape, plan = table_service.ladder_plan(settings, "classic/sphere/d10")
+    _, shape, plan = table_service.ladder_plan(
+        settings, "classic/sphere/d10", cache=LadderCaches.from_settings(settings)
+    )
     assert shape.is_cube
     assert plan.stop == "volume"
     assert plan.log10_volume_fraction == pytest.approx(-100 * math.log10(2.0))
@@ -182,12 +189,16 @@ def test_shaped_ladder_on_the_ellipsoid(tmp_path: Path) -> None:
 
 def test_the_shape_enters_every_level_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     settings = api_settings(tmp_path, nested_levels=3)
-    ids = table_service.ladder_table_ids(settings, ELLIPSOID, log2n=8)
+    ids = table_service.ladder_table_ids(
+        settings, ELLIPSOID, log2n=8, cache=LadderCaches.from_settings(settings)
+    )
     fn = get_function(ELLIPSOID)
     fitted = table_service.ladder_shape_of(fn)
     other = dataclasses.replace(fitted, fit_residual=0.5)  # same half-widths, another fit
     monkeypatch.setattr(ladders, "ladder_shape_of", lambda _fn: other)
-    changed = table_service.ladder_table_ids(settings, ELLIPSOID, log2n=8)
+    changed = table_service.ladder_table_ids(
+        settings, ELLIPSOID, log2n=8, cache=LadderCaches.from_settings(settings)
+    )
     assert changed[0] == ids[0]  # the domain table has no shape
     assert all(a != b for a, b in zip(ids[1:], changed[1:], strict=True))
 
@@ -221,10 +232,14 @@ def test_failed_fit_falls_back_to_cubes_and_says_why(
     flat = dataclasses.replace(fn, kernel=lambda X: np.maximum(np.abs(X[:, 0]) - 1.0, 0.0))
     monkeypatch.setattr(ladders, "get_function", lambda _id: flat)
     settings = api_settings(tmp_path, nested_levels=2)
-    _, shape, plan = table_service.ladder_plan(settings, "classic/sphere/d2")
+    _, shape, plan = table_service.ladder_plan(
+        settings, "classic/sphere/d2", cache=LadderCaches.from_settings(settings)
+    )
     assert shape.is_cube
     assert "plateau" in (shape.fallback or "")
-    specs = table_service.ladder_specs(settings, "classic/sphere/d2", log2n=8)
+    specs = table_service.ladder_specs(
+        settings, "classic/sphere/d2", log2n=8, cache=LadderCaches.from_settings(settings)
+    )
     assert specs[1]["region"]["ladder"]["shape"]["fallback"] == shape.fallback
     assert specs[1]["region"]["delta"] == [2.56, 2.56]
     assert len(plan.boxes) == 3
@@ -237,16 +252,50 @@ def test_nested_curve_from_the_stored_ladder(
     client: TestClient, settings: Settings, dispatcher: InlineDispatcher
 ) -> None:
     sm = dispatcher._sm()
-    assert table_service.ready_ladder(sm, settings, "classic/sphere/d2", log2n=10) is None
+    state = client.app.state
+    assert (
+        table_service.ready_ladder(
+            sm,
+            settings,
+            "classic/sphere/d2",
+            log2n=10,
+            cache=state.table_caches,
+            ladder_cache=state.ladder_caches,
+        )
+        is None
+    )
     with pytest.raises(TableNotBuilt) as missing:
-        ladders.ladder_curve(sm, settings, "classic/sphere/d2", log2n=10)
+        ladders.ladder_curve(
+            sm,
+            settings,
+            "classic/sphere/d2",
+            log2n=10,
+            cache=state.table_caches,
+            ladder_cache=state.ladder_caches,
+        )
     assert missing.value.extra["table_request"]["ladder"] is True
     assert client.post("/v1/tables", json=LADDER).status_code == 200
-    ready = table_service.ready_ladder(sm, settings, "classic/sphere/d2", log2n=10)
+    ready = table_service.ready_ladder(
+        sm,
+        settings,
+        "classic/sphere/d2",
+        log2n=10,
+        cache=state.table_caches,
+        ladder_cache=state.ladder_caches,
+    )
     assert ready is not None
     assert len(ready) == LEVELS + 1
-    assert table_service.cached_ready_table(sm, ready[-1][0].id) is not None
-    curve, views = ladders.ladder_curve(sm, settings, "classic/sphere/d2", log2n=10)
+    assert (
+        table_service.cached_ready_table(sm, ready[-1][0].id, cache=state.table_caches) is not None
+    )
+    curve, views = ladders.ladder_curve(
+        sm,
+        settings,
+        "classic/sphere/d2",
+        log2n=10,
+        cache=state.table_caches,
+        ladder_cache=state.ladder_caches,
+    )
     assert [v.id for v in views] == [v.id for v, _ in ready]
     assert curve.info["method"] == "nested"
     assert [lv["table_id"] for lv in curve.info["levels"]] == [v.id for v in views]
@@ -266,8 +315,16 @@ def test_a_building_level_is_409_with_its_location(
 ) -> None:
     dispatcher.hold = True
     body = client.post("/v1/tables", json=LADDER).json()
+    state = client.app.state
     with pytest.raises(TableNotReady) as building:
-        ladders.ladder_curve(dispatcher._sm(), settings, "classic/sphere/d2", log2n=10)
+        ladders.ladder_curve(
+            dispatcher._sm(),
+            settings,
+            "classic/sphere/d2",
+            log2n=10,
+            cache=state.table_caches,
+            ladder_cache=state.ladder_caches,
+        )
     assert building.value.field == "function_id"
     assert building.value.extra["level"] == 0
     assert building.value.headers["Location"] == body["levels"][0]["location"]
@@ -298,14 +355,18 @@ def test_function_without_minimiser_is_refused(
     blind = dataclasses.replace(get_function("classic/sphere/d2"), x_opt=None)
     monkeypatch.setattr(ladders, "get_function", lambda _id: blind)
     with pytest.raises(InvalidInput) as info:
-        table_service.ladder_specs(settings, "classic/sphere/d2")
+        table_service.ladder_specs(
+            settings, "classic/sphere/d2", cache=LadderCaches.from_settings(settings)
+        )
     assert info.value.field == "function_id"
     assert "x*" in info.value.detail
 
 
 def test_ladder_specs_follow_the_settings(tmp_path: Path) -> None:
     settings = api_settings(tmp_path, nested_levels=4, nested_factor=4.0)
-    specs = table_service.ladder_specs(settings, "bbob/f1/i1/d2", log2n=8, seed=5)
+    specs = table_service.ladder_specs(
+        settings, "bbob/f1/i1/d2", log2n=8, seed=5, cache=LadderCaches.from_settings(settings)
+    )
     fn = get_function("bbob/f1/i1/d2")
     assert fn.x_opt is not None
     delta0 = float(np.max(np.maximum(fn.x_opt - fn.lower, fn.upper - fn.x_opt)))
@@ -321,8 +382,20 @@ def test_ladder_specs_follow_the_settings(tmp_path: Path) -> None:
     assert {s["seed"] for s in specs} == {5}
     # a volume target stops the ladder early: level 3 is at 10^-3.4 (clipped by Ω)
     early = api_settings(tmp_path, nested_levels=9, nested_factor=4.0, nested_min_log10_volume=-2.5)
-    assert len(table_service.ladder_specs(early, "bbob/f1/i1/d2", log2n=8)) == 4
-    assert table_service.ladder_plan(early, "bbob/f1/i1/d2")[2].stop == "volume"
+    assert (
+        len(
+            table_service.ladder_specs(
+                early, "bbob/f1/i1/d2", log2n=8, cache=LadderCaches.from_settings(early)
+            )
+        )
+        == 4
+    )
+    assert (
+        table_service.ladder_plan(early, "bbob/f1/i1/d2", cache=LadderCaches.from_settings(early))[
+            2
+        ].stop
+        == "volume"
+    )
 
 
 @pytest.mark.parametrize(
@@ -449,7 +522,8 @@ def test_table_spec_names_the_bad_coordinate(settings: Settings, delta: list, fi
 
 
 def test_service_plan_is_the_domain_plan(settings: Settings) -> None:
-    fn, shape, plan = table_service.ladder_plan(settings, ELLIPSOID)
+    caches = LadderCaches.from_settings(settings)
+    fn, shape, plan = table_service.ladder_plan(settings, ELLIPSOID, cache=caches)
     want_shape = nested.ladder_shape(fn.evaluate, fn.x_opt, fn.f_opt, fn.lower, fn.upper)
     assert shape.describe() == want_shape.describe()
     want = nested.plan_ladder(
@@ -462,7 +536,7 @@ def test_service_plan_is_the_domain_plan(settings: Settings) -> None:
         shape=np.asarray(want_shape),
     )
     assert [b.lower.tobytes() for b in plan.boxes] == [b.lower.tobytes() for b in want.boxes]
-    assert table_service.ladder_plan(settings, ELLIPSOID)[2] is plan  # cached
+    assert table_service.ladder_plan(settings, ELLIPSOID, cache=caches)[2] is plan  # cached
 
 
 def test_ladder_boxes_are_region_boxes(settings: Settings) -> None:

@@ -33,7 +33,10 @@ def _rank(client: TestClient, **payload: object) -> dict:
 def test_values_at_samples_follow_eq28(client: TestClient) -> None:
     """v at a sample value is #{y <= t}/(N+1) (Jing & Liu Eq. 28), checked on the stored table."""
     table = client.post("/v1/tables", json={"function_id": "classic/rastrigin/d2"}).json()
-    view, data = table_service.load_table_data(client.app.state.sessionmaker, table["id"])
+    state = client.app.state
+    view, data = table_service.load_table_data(
+        state.sessionmaker, table["id"], cache=state.table_caches
+    )
     ys = data.low_values[[0, 10, 100, 300]]
     body = _rank(client, table_id=table["id"], values=ys.tolist(), tail="linear")
     n = view.n

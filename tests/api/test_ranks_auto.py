@@ -15,6 +15,7 @@ from app.config import Settings
 from app.main import create_app
 from app.schemas.ranks import RankResponse
 from app.services import tables
+from app.services.table_cache import LadderCaches
 from tests.api.conftest import InlineDispatcher, api_settings
 from tests.support import migrate
 
@@ -42,7 +43,8 @@ def _ranks(client: TestClient, **body: Any) -> dict[str, Any]:
 
 def _y1(settings: Settings, client: TestClient) -> float:
     default = tables.table_id_for(tables.spec_hash(tables.table_spec(settings, function_id=FN)))
-    _, data = tables.load_table_data(client.app.state.sessionmaker, default)  # type: ignore[attr-defined]
+    state = client.app.state  # type: ignore[attr-defined]
+    _, data = tables.load_table_data(state.sessionmaker, default, cache=state.table_caches)
     return float(data.values[0])
 
 
@@ -71,7 +73,7 @@ def test_values_within_the_samples_queue_nothing_and_answer_as_the_domain_table(
     assert {k: v for k, v in out.items() if k != "provenance"} == {
         k: v for k, v in domain.items() if k != "provenance"
     }
-    ladder = tables.ladder_table_ids(settings, FN)
+    ladder = tables.ladder_table_ids(settings, FN, cache=LadderCaches.from_settings(settings))
     assert not {tid for tid, _ in dispatcher.chunks} & set(ladder[1:])
 
 
@@ -84,7 +86,7 @@ def test_deep_values_are_provisional_while_the_queued_ladder_builds_then_final(
     dispatcher.hold = True  # queue, do not build: a worker would take its time
     dispatcher.chunks = []
     out = _ranks(client)
-    ladder = tables.ladder_table_ids(settings, FN)
+    ladder = tables.ladder_table_ids(settings, FN, cache=LadderCaches.from_settings(settings))
     queued = {tid for tid, _ in dispatcher.chunks}
     assert queued == set(ladder[1:])  # every level below the domain, queued by this request
     assert out["source"]["kind"] == "table"
@@ -128,7 +130,9 @@ def test_an_inline_dispatcher_builds_the_ladder_in_the_request(
     assert out["source"]["kind"] == "nested"
     assert "awaiting" not in out
     assert out["results"][0]["method"].startswith("nested-")
-    assert {tid for tid, _ in dispatcher.chunks} >= set(tables.ladder_table_ids(settings, FN))
+    assert {tid for tid, _ in dispatcher.chunks} >= set(
+        tables.ladder_table_ids(settings, FN, cache=LadderCaches.from_settings(settings))
+    )
     assert out["results"] == _ranks(client, regions="nested")["results"]
 
 
@@ -181,7 +185,9 @@ def test_anonymous_callers_on_a_keyed_deployment_queue_nothing_and_are_told_how(
     assert awaiting["status"] == "not-built"
     assert awaiting["location"] is None
     assert awaiting["table_request"] == {"function_id": FN, "ladder": True}
-    assert awaiting["table_ids"] == tables.ladder_table_ids(settings, FN)
+    assert awaiting["table_ids"] == tables.ladder_table_ids(
+        settings, FN, cache=LadderCaches.from_settings(settings)
+    )
     (said,) = [w for w in out["warnings"] if "provisional" in w]
     assert "API key" in said
     assert '"ladder": true' in said
@@ -219,7 +225,9 @@ def test_a_comparison_stays_partial_while_a_cell_is_provisional_then_completes(
     (pending,) = out["absolute"]["pending"]
     assert pending["problem"] == FN
     assert pending["kind"] == "ladder"
-    assert pending["table_ids"] == tables.ladder_table_ids(settings, FN)
+    assert pending["table_ids"] == tables.ladder_table_ids(
+        settings, FN, cache=LadderCaches.from_settings(settings)
+    )
     assert pending["table_status"] == "building"
     assert pending["location"].startswith("/v1/tables/t")
     _release(dispatcher)
@@ -238,5 +246,7 @@ def test_a_comparison_within_the_samples_completes_without_ladders(
     out = client.post("/v1/comparisons", json=body).json()
     assert out["status"] == "complete"
     assert {t["kind"] for t in out["absolute"]["tables"].values()} == {"table"}
-    ladder = set(tables.ladder_table_ids(settings, FN)[1:])
+    ladder = set(
+        tables.ladder_table_ids(settings, FN, cache=LadderCaches.from_settings(settings))[1:]
+    )
     assert not {tid for tid, _ in dispatcher.chunks} & ladder

@@ -22,6 +22,7 @@ from app.config import Settings
 from app.db import make_engine, make_sessionmaker
 from app.repositories.tables import TableRepository
 from app.services import tables as svc
+from app.services.table_cache import TableCaches
 from tests.support import migrate, process_group
 from workers.app import make_huey
 from workers.tasks import HueyDispatcher
@@ -87,7 +88,12 @@ def test_two_workers_share_postgres_and_redis(
             for log in logs:
                 _wait_started(log, deadline)
             view, created = svc.request_table(
-                sm, settings, HueyDispatcher(queue), function_id="bbob/f15/i1/d10", log2n=20
+                sm,
+                settings,
+                HueyDispatcher(queue),
+                function_id="bbob/f15/i1/d10",
+                log2n=20,
+                cache=TableCaches.from_settings(settings),
             )
             assert created
             assert view.n_chunks == 64

@@ -19,10 +19,17 @@ from app.repositories import result_sets as repo_module
 from app.repositories.result_sets import NewRun, PointRow, ResultSetRepository
 from app.schemas.result_sets import ResultSetCreate
 from app.services import result_sets as service
+from app.services.table_cache import AppCaches
 from tests.archive_support import store_set
 from workers.inline import InlineDispatcher
 
 pytestmark = pytest.mark.db
+
+
+def _caches(settings: Settings) -> dict[str, Any]:
+    """Fresh table and ladder caches for a service called directly (no app)."""
+    caches = AppCaches.from_settings(settings)
+    return {"cache": caches.tables, "ladder_cache": caches.ladders}
 
 
 @pytest.fixture
@@ -111,8 +118,9 @@ def test_the_service_stores_nothing_when_a_write_fails_midway(
             ],
         }
     )
+    settings = Settings(environment="test")
     with pytest.raises(RuntimeError, match="disk full"):
-        service.create_from_json(sm, Settings(environment="test"), None, body)
+        service.create_from_json(sm, settings, None, body, **_caches(settings))
     assert counts(sm) == (0, 0, 0)
 
 
@@ -176,14 +184,14 @@ def test_a_concurrent_store_of_the_same_content_answers_that_set(
     settings = Settings(environment="test", table_default_log2n=12)
     held = InlineDispatcher(settings)
     held.hold = True
-    first = service.create_from_json(sm, settings, held, body)
+    first = service.create_from_json(sm, settings, held, body, **_caches(settings))
     assert first.created
     real = ResultSetRepository.by_content
     calls = iter([None])
     monkeypatch.setattr(
         ResultSetRepository, "by_content", lambda self, sha: next(calls, real(self, sha))
     )
-    again = service.create_from_json(sm, settings, held, body)
+    again = service.create_from_json(sm, settings, held, body, **_caches(settings))
     assert (again.created, again.read.id) == (False, first.read.id)
     assert counts(sm) == (1, 1, 0)
 

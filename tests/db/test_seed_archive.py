@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import delete
@@ -17,6 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.models.result_sets import ResultSet
 from app.services import archive_seed, result_sets
+from app.services.table_cache import AppCaches
 from workers.inline import InlineDispatcher
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +29,12 @@ import bbob_demo  # noqa: E402
 import generate_bbob_seed  # noqa: E402
 
 pytestmark = pytest.mark.db
+
+
+def _caches(settings: Settings) -> dict[str, Any]:
+    """Fresh table and ladder caches for a service called directly (no app)."""
+    caches = AppCaches.from_settings(settings)
+    return {"cache": caches.tables, "ladder_cache": caches.ladders}
 
 
 @pytest.fixture
@@ -46,10 +54,10 @@ SETTINGS = Settings(environment="test", table_default_log2n=12, queue_url="memor
 
 
 def test_seeding_stores_14_sets_once(sm: sessionmaker[Session], clean: None) -> None:
-    first = archive_seed.seed_archive(sm, SETTINGS, held(SETTINGS))
+    first = archive_seed.seed_archive(sm, SETTINGS, held(SETTINGS), **_caches(SETTINGS))
     assert (len(first.created), len(first.existing)) == (14, 0)
     assert first.queued_tables == 3 + 24  # cec2005 f15-f17 and bbob f1-f24, d = 10
-    again = archive_seed.seed_archive(sm, SETTINGS, held(SETTINGS))
+    again = archive_seed.seed_archive(sm, SETTINGS, held(SETTINGS), **_caches(SETTINGS))
     assert (again.created, sorted(again.existing)) == ((), sorted(first.created))
     assert (again.queued_tables, again.queued_ladders) == (0, 0)
     listed = result_sets.list_result_sets(
@@ -70,7 +78,7 @@ def test_seeding_stores_14_sets_once(sm: sessionmaker[Session], clean: None) -> 
 
 
 def test_seeded_values_are_the_published_ones(sm: sessionmaker[Session], clean: None) -> None:
-    archive_seed.seed_archive(sm, SETTINGS, held(SETTINGS))
+    archive_seed.seed_archive(sm, SETTINGS, held(SETTINGS), **_caches(SETTINGS))
     (dms,) = result_sets.list_result_sets(
         sm, suite=None, function_id=None, algorithm="DMS-L-PSO", limit=5, offset=0
     ).items

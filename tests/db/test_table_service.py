@@ -13,6 +13,7 @@ from app.config import Settings
 from app.db import session_scope
 from app.repositories import TableRepository
 from app.services import tables as svc
+from app.services.table_cache import TableCaches
 
 pytestmark = pytest.mark.db
 
@@ -49,7 +50,9 @@ def settings(tmp_path: Path) -> Settings:
 
 def test_build_recover_and_read(sm: SM, settings: Settings) -> None:
     rec = Recorder()
-    view, created = svc.request_table(sm, settings, rec, function_id=FUNCTION)
+    view, created = svc.request_table(
+        sm, settings, rec, function_id=FUNCTION, cache=TableCaches.from_settings(settings)
+    )
     assert created
     assert view.n_chunks == 8
     lost = rec.chunks.pop()
@@ -60,7 +63,7 @@ def test_build_recover_and_read(sm: SM, settings: Settings) -> None:
     assert svc.redispatch(sm, settings, again, now=later)["chunks_lost"] == 1
     assert again.chunks == [lost]
     assert svc.run_chunk(sm, settings, *lost) == "merged"
-    ready, data = svc.load_table_data(sm, view.id)
+    ready, data = svc.load_table_data(sm, view.id, cache=TableCaches.from_settings(settings))
     assert ready.status == "ready"
     assert data.n == 4096
     with session_scope(sm) as s:
@@ -73,7 +76,9 @@ def test_build_recover_and_read(sm: SM, settings: Settings) -> None:
 
 def test_concurrent_mergers_merge_once(sm: SM, settings: Settings) -> None:
     rec = Recorder()
-    view, _ = svc.request_table(sm, settings, rec, function_id=FUNCTION, log2n=11)
+    view, _ = svc.request_table(
+        sm, settings, rec, function_id=FUNCTION, log2n=11, cache=TableCaches.from_settings(settings)
+    )
     with session_scope(sm) as s:
         repo = TableRepository(s)
         for index in range(view.n_chunks):
@@ -98,7 +103,14 @@ def test_concurrent_requests_create_one_table(sm: SM, settings: Settings) -> Non
     rec = Recorder()
 
     def request(_: int) -> tuple[str, bool]:
-        view, created = svc.request_table(sm, settings, rec, function_id=FUNCTION, seed=7)
+        view, created = svc.request_table(
+            sm,
+            settings,
+            rec,
+            function_id=FUNCTION,
+            seed=7,
+            cache=TableCaches.from_settings(settings),
+        )
         return view.id, created
 
     with ThreadPoolExecutor(max_workers=4) as pool:

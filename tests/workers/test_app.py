@@ -62,9 +62,14 @@ def test_a_worker_makes_its_caches_with_its_sessionmaker(settings: Settings):
     try:
         caches = worker_app.worker_caches()
         assert worker_app.worker_caches() is caches
-        # attached for the services' callers that do not pass caches yet (transitional)
-        assert table_cache.caches_of(worker_app.get_sessionmaker()) is caches.tables
-        assert table_cache.ladder_caches_of(settings) is caches.ladders
+        assert caches.tables.ready.maxsize == settings.table_ready_cache_size
+        assert caches.ladders.ids.maxsize == settings.ladder_ids_cache_size
+    finally:
+        worker_app.reset()
+    given = table_cache.AppCaches.from_settings(settings)
+    worker_app.configure(settings=settings, caches=given)
+    try:
+        assert worker_app.worker_caches() is given  # an embedded worker may share an app's
     finally:
         worker_app.reset()
 

@@ -21,6 +21,7 @@ from app.config import Settings
 from app.db import make_engine, make_sessionmaker, session_scope
 from app.repositories import TableRepository
 from app.services import tables as svc
+from app.services.table_cache import TableCaches
 from tests.support import process_group, stop_group
 from workers.app import make_huey
 from workers.tasks import HueyDispatcher
@@ -118,7 +119,7 @@ def _check_final(sm: sessionmaker[Session], table_id: str) -> None:
     assert (progress.done, progress.total) == (view.n_chunks, view.n_chunks)
     # every chunk counted exactly once: identical to one chunk of size N built in-process
     assert blob == svc.compute_table_data(view.spec)
-    _, data = svc.load_table_data(sm, table_id)
+    _, data = svc.load_table_data(sm, table_id, cache=TableCaches.from_settings(None))
     assert data.n == view.n
 
 
@@ -130,7 +131,12 @@ def test_kill_9_mid_build_delays_but_never_loses_or_duplicates(
 ) -> None:
     sm, settings, log = queue_sm, queue_settings, tmp_path / "consumer.log"
     view, created = svc.request_table(
-        sm, settings, queue_dispatcher, function_id=FUNCTION, log2n=15
+        sm,
+        settings,
+        queue_dispatcher,
+        function_id=FUNCTION,
+        log2n=15,
+        cache=TableCaches.from_settings(settings),
     )
     assert created
     assert view.n_chunks == 32
@@ -166,7 +172,14 @@ def test_lost_message_is_recovered_by_a_real_consumer(
             queue_dispatcher.enqueue_merge(table_id)
 
     sm, settings, log = queue_sm, queue_settings, tmp_path / "consumer.log"
-    view, _ = svc.request_table(sm, settings, DropOne(), function_id=FUNCTION, log2n=13)
+    view, _ = svc.request_table(
+        sm,
+        settings,
+        DropOne(),
+        function_id=FUNCTION,
+        log2n=13,
+        cache=TableCaches.from_settings(settings),
+    )
     with _consumer(settings, log):
         # let the consumer finish every delivered chunk first: on a loaded machine its start-up
         # can outlast the 2 s lease, and an early re-dispatch would count those chunks as lost too
@@ -198,7 +211,14 @@ def test_duplicate_messages_change_nothing(
             queue_dispatcher.enqueue_merge(table_id)
 
     sm, settings, log = queue_sm, queue_settings, tmp_path / "consumer.log"
-    view, _ = svc.request_table(sm, settings, Twice(), function_id=FUNCTION, log2n=13)
+    view, _ = svc.request_table(
+        sm,
+        settings,
+        Twice(),
+        function_id=FUNCTION,
+        log2n=13,
+        cache=TableCaches.from_settings(settings),
+    )
     with _consumer(settings, log):
         _wait_ready(sm, settings, queue_dispatcher, view.id, log)
         ready = svc.get_table(sm, view.id)

@@ -48,8 +48,12 @@ def test_noisy_chunks_are_the_same_for_every_chunk_size() -> None:
 def test_oriented_ladder_levels_sample_their_own_box() -> None:
     """A level along the fitted form's axes samples that box, not its bounding box."""
     from app.config import Settings
+    from app.services.table_cache import LadderCaches
 
-    specs = tables.ladder_specs(Settings(), "bbob/f22/i1/d10")
+    settings = Settings()
+    specs = tables.ladder_specs(
+        settings, "bbob/f22/i1/d10", cache=LadderCaches.from_settings(settings)
+    )
     oriented = [s for s in specs if s["region"]["kind"] == "oriented"]
     assert oriented, "f22's rotated minimum gets oriented levels"
     spec = oriented[-1]

@@ -20,6 +20,7 @@ from app.models import Table, TableChunk
 from app.repositories import TableRepository
 from app.services import table_build
 from app.services import tables as svc
+from app.services.table_cache import TableCaches
 from workers.tasks import HueyDispatcher
 
 SM = sessionmaker[Session]
@@ -101,13 +102,17 @@ def test_unknown_function_is_not_found(settings: Settings):
 
 
 def test_request_twice_returns_the_same_table(sm: SM, settings: Settings, recorder: Any):
-    view, created = svc.request_table(sm, settings, recorder, function_id=FUNCTION)
+    view, created = svc.request_table(
+        sm, settings, recorder, function_id=FUNCTION, cache=TableCaches.from_settings(settings)
+    )
     assert created
     assert view.status == "building"
     assert (view.n, view.chunk_size, view.n_chunks) == (4096, 1024, 4)
     assert view.location == f"/v1/tables/{view.id}"
     assert recorder.chunks == [(view.id, i) for i in range(4)]
-    again, created_again = svc.request_table(sm, settings, recorder, function_id=FUNCTION)
+    again, created_again = svc.request_table(
+        sm, settings, recorder, function_id=FUNCTION, cache=TableCaches.from_settings(settings)
+    )
     assert not created_again
     assert again.id == view.id
     assert len(recorder.chunks) == 4  # nothing re-enqueued
@@ -123,10 +128,12 @@ def test_request_twice_returns_the_same_table(sm: SM, settings: Settings, record
 
 
 def test_not_ready_is_a_409_with_location_and_progress(sm: SM, settings: Settings, recorder: Any):
-    view, _ = svc.request_table(sm, settings, recorder, function_id=FUNCTION)
+    view, _ = svc.request_table(
+        sm, settings, recorder, function_id=FUNCTION, cache=TableCaches.from_settings(settings)
+    )
     svc.run_chunk(sm, settings, view.id, 0)
     with pytest.raises(TableNotReady) as info:
-        svc.load_table_data(sm, view.id)
+        svc.load_table_data(sm, view.id, cache=TableCaches.from_settings(settings))
     err = info.value
     assert err.status == 409
     assert err.headers == {"Location": view.location}
@@ -134,7 +141,7 @@ def test_not_ready_is_a_409_with_location_and_progress(sm: SM, settings: Setting
     assert err.extra["table_status"] == "building"
     assert svc.get_table(sm, view.id).eta_seconds is not None
     with pytest.raises(NotFound):
-        svc.load_table_data(sm, "tdoesnotexist")
+        svc.load_table_data(sm, "tdoesnotexist", cache=TableCaches.from_settings(settings))
 
 
 # ---------------------------------------------------------------- building
@@ -144,7 +151,11 @@ def test_inline_build_equals_one_shot_and_merges_once(
     sm: SM, settings: Settings, inline_huey: Huey
 ):
     view, created = svc.request_table(
-        sm, settings, HueyDispatcher(inline_huey), function_id=FUNCTION
+        sm,
+        settings,
+        HueyDispatcher(inline_huey),
+        function_id=FUNCTION,
+        cache=TableCaches.from_settings(settings),
     )
     assert created
     ready = svc.get_table(sm, view.id)  # memory:// ran every chunk inline
@@ -167,7 +178,7 @@ def test_inline_build_equals_one_shot_and_merges_once(
     assert [(c.status, c.attempts) for c in chunks] == [("done", 1)] * 4
     with session_scope(sm) as s:  # blobs dropped once merged
         assert list(TableRepository(s).iter_chunk_blobs(view.id)) == []
-    _, data = svc.load_table_data(sm, view.id)
+    _, data = svc.load_table_data(sm, view.id, cache=TableCaches.from_settings(settings))
     assert data.n == 4096
     assert absrank.encode_table_data(data) == blob
 
@@ -180,7 +191,9 @@ def test_any_chunking_gives_identical_bytes(settings: Settings):
 
 
 def test_duplicate_chunk_runs_change_nothing(sm: SM, settings: Settings, recorder: Any):
-    view, _ = svc.request_table(sm, settings, recorder, function_id=FUNCTION)
+    view, _ = svc.request_table(
+        sm, settings, recorder, function_id=FUNCTION, cache=TableCaches.from_settings(settings)
+    )
     assert svc.run_chunk(sm, settings, view.id, 0) == "done"
     assert svc.run_chunk(sm, settings, view.id, 0) == "skipped-done"
     assert _run_all(sm, settings, recorder.chunks[1:]) == ["done", "done", "merged"]
@@ -199,7 +212,9 @@ def test_result_of_a_slow_duplicate_is_discarded(
     sm: SM, settings: Settings, recorder: Any, monkeypatch: pytest.MonkeyPatch
 ):
     """Two workers compute the same chunk (lease expired); the second write is a no-op."""
-    view, _ = svc.request_table(sm, settings, recorder, function_id=FUNCTION)
+    view, _ = svc.request_table(
+        sm, settings, recorder, function_id=FUNCTION, cache=TableCaches.from_settings(settings)
+    )
     real = table_build.compute_chunk
 
     def compute_while_someone_else_finishes(spec: Any, index: int, size: int) -> Any:
@@ -215,7 +230,9 @@ def test_result_of_a_slow_duplicate_is_discarded(
 
 
 def test_live_lease_skips_a_duplicate_message(sm: SM, settings: Settings, recorder: Any):
-    view, _ = svc.request_table(sm, settings, recorder, function_id=FUNCTION)
+    view, _ = svc.request_table(
+        sm, settings, recorder, function_id=FUNCTION, cache=TableCaches.from_settings(settings)
+    )
     now = datetime.now(UTC)
     with session_scope(sm) as s:
         assert TableRepository(s).claim_chunk(
@@ -228,7 +245,9 @@ def test_live_lease_skips_a_duplicate_message(sm: SM, settings: Settings, record
 
 
 def test_lost_message_is_recovered_by_redispatch(sm: SM, settings: Settings, recorder: Any):
-    view, _ = svc.request_table(sm, settings, recorder, function_id=FUNCTION)
+    view, _ = svc.request_table(
+        sm, settings, recorder, function_id=FUNCTION, cache=TableCaches.from_settings(settings)
+    )
     lost = recorder.chunks.pop(2)  # this message never reaches a worker
     assert _run_all(sm, settings, recorder.chunks) == ["done"] * 3
     assert svc.get_table(sm, view.id).status == "building"
@@ -252,7 +271,9 @@ def test_lost_message_is_recovered_by_redispatch(sm: SM, settings: Settings, rec
 
 
 def test_expired_lease_is_recovered(sm: SM, settings: Settings, recorder: Any):
-    view, _ = svc.request_table(sm, settings, recorder, function_id=FUNCTION)
+    view, _ = svc.request_table(
+        sm, settings, recorder, function_id=FUNCTION, cache=TableCaches.from_settings(settings)
+    )
     now = datetime.now(UTC)
     with session_scope(sm) as s:  # a worker claimed chunk 1 and was killed
         TableRepository(s).claim_chunk(
@@ -270,7 +291,9 @@ def test_expired_lease_is_recovered(sm: SM, settings: Settings, recorder: Any):
 def test_merge_that_never_ran_is_redispatched(
     sm: SM, settings: Settings, recorder: Any, monkeypatch: pytest.MonkeyPatch
 ):
-    view, _ = svc.request_table(sm, settings, recorder, function_id=FUNCTION)
+    view, _ = svc.request_table(
+        sm, settings, recorder, function_id=FUNCTION, cache=TableCaches.from_settings(settings)
+    )
     monkeypatch.setattr(table_build, "merge", lambda *a, **k: False)  # the completing worker dies
     assert _run_all(sm, settings, recorder.chunks) == ["done"] * 4
     monkeypatch.undo()
@@ -285,7 +308,9 @@ def test_merge_that_never_ran_is_redispatched(
 
 
 def test_merge_with_expired_lease_is_taken_over(sm: SM, settings: Settings, recorder: Any):
-    view, _ = svc.request_table(sm, settings, recorder, function_id=FUNCTION)
+    view, _ = svc.request_table(
+        sm, settings, recorder, function_id=FUNCTION, cache=TableCaches.from_settings(settings)
+    )
     with session_scope(sm) as s:  # every chunk done; the merger claims and dies
         repo = TableRepository(s)
         for index in range(4):
@@ -320,7 +345,9 @@ def test_merge_with_expired_lease_is_taken_over(sm: SM, settings: Settings, reco
 def test_version_mismatch_fails_the_table_then_retry_rebuilds(
     sm: SM, settings: Settings, recorder: Any, monkeypatch: pytest.MonkeyPatch
 ):
-    view, _ = svc.request_table(sm, settings, recorder, function_id=FUNCTION)
+    view, _ = svc.request_table(
+        sm, settings, recorder, function_id=FUNCTION, cache=TableCaches.from_settings(settings)
+    )
     real = svc.spec_versions()
     monkeypatch.setattr(table_build, "spec_versions", lambda: {**real, "scipy": "0.0.1"})
     assert svc.run_chunk(sm, settings, view.id, 0) == "failed"
@@ -330,11 +357,13 @@ def test_version_mismatch_fails_the_table_then_retry_rebuilds(
     assert "scipy" in failed.error
     assert "0.0.1" in failed.error
     with pytest.raises(TableNotReady, match="failed"):
-        svc.load_table_data(sm, view.id)
+        svc.load_table_data(sm, view.id, cache=TableCaches.from_settings(settings))
     assert svc.run_chunk(sm, settings, view.id, 1) == "skipped-failed"
     monkeypatch.undo()
     again = type(recorder)()
-    retried, created = svc.request_table(sm, settings, again, function_id=FUNCTION)
+    retried, created = svc.request_table(
+        sm, settings, again, function_id=FUNCTION, cache=TableCaches.from_settings(settings)
+    )
     assert not created
     assert retried.status == "building"
     assert again.chunks == [(view.id, i) for i in range(4)]
@@ -345,7 +374,9 @@ def test_version_mismatch_fails_the_table_then_retry_rebuilds(
 def test_evaluation_error_fails_the_table(
     sm: SM, settings: Settings, recorder: Any, monkeypatch: pytest.MonkeyPatch
 ):
-    view, _ = svc.request_table(sm, settings, recorder, function_id=FUNCTION)
+    view, _ = svc.request_table(
+        sm, settings, recorder, function_id=FUNCTION, cache=TableCaches.from_settings(settings)
+    )
 
     def boom(*args: Any) -> Any:
         raise FloatingPointError("overflow in f")

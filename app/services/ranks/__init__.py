@@ -51,8 +51,8 @@ def rank_values(
     req: RankRequest,
     *,
     may_queue_builds: bool | None = None,
-    cache: TableCaches | None = None,
-    ladder_cache: LadderCaches | None = None,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> dict[str, Any]:
     """Turn metric values into absolute ranks ``v`` (Jing & Liu, SPEC §3).
 
@@ -72,9 +72,8 @@ def rank_values(
     may_queue_builds : bool, optional
         Whether a missing default table may be queued (the caller holds a valid API key, or
         the deployment has none). Default: only when ``settings.api_keys`` is empty.
-    cache, ladder_cache : TableCaches, LadderCaches, optional
-        The application's caches (``app.state``); without them the transitional registry of
-        :mod:`app.services.table_cache`.
+    cache, ladder_cache : TableCaches, LadderCaches
+        The application's caches (``app.state``, a worker's).
 
     Returns
     -------
@@ -115,8 +114,8 @@ def rank_values_warned(
     req: RankRequest,
     *,
     may_queue_builds: bool | None = None,
-    cache: TableCaches | None = None,
-    ladder_cache: LadderCaches | None = None,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
 ) -> WarnedRanks:
     """:func:`rank_values`, with its warnings as :class:`RankWarning` (``body["warnings"]``
     holds their messages)."""

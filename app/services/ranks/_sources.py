@@ -37,18 +37,17 @@ class RankStore:
     settings : Settings
     dispatcher : object
         Receives ``enqueue_chunk``/``enqueue_merge`` for tables this request queues.
-    cache : TableCaches or None
-        The application's table caches (``app.state.table_caches``); ``None`` only for callers
-        that do not pass them yet (the transitional registry of :mod:`app.services.table_cache`).
-    ladder_cache : LadderCaches or None
+    cache : TableCaches
+        The application's table caches (``app.state.table_caches``, a worker's).
+    ladder_cache : LadderCaches
         The application's ladder caches, likewise.
     """
 
     sm: sessionmaker[Session]
     settings: Settings
     dispatcher: Any
-    cache: TableCaches | None = None
-    ladder_cache: LadderCaches | None = None
+    cache: TableCaches
+    ladder_cache: LadderCaches
 
 
 @dataclass(frozen=True)

@@ -101,11 +101,12 @@ def _f3_reference(fn, t: float, points: int = 2**16) -> float:
 
 def test_service_ladder_of_cec2005_f3_has_intersected_levels_and_ranks_a_shallow_value() -> None:
     from app.services import ladder_levels, tables
+    from app.services.table_cache import LadderCaches
 
     fid = "cec2005/f3/d10"
     fn = get_function(fid)
     settings = Settings()
-    specs = tables.ladder_specs(settings, fid, log2n=14)
+    specs = tables.ladder_specs(settings, fid, log2n=14, cache=LadderCaches.from_settings(settings))
     cut = [j for j, sp in enumerate(specs) if tables.region_intersected(sp["region"])]
     assert cut  # the shallow levels, whose oriented box leaves Ω
     assert cut[0] == 1

@@ -17,6 +17,7 @@ from app.config import Settings
 from app.domain.functions import get_function
 from app.services.leaderboard_inputs import Archive, ArchivedSet, RunGroup, labels
 from app.services.leaderboards import RankInputs, build_board
+from app.services.table_cache import AppCaches
 
 FUNCTIONS = ("bbob/f1/i1/d2", "classic/sphere/d3")
 AGGREGATES = ("best", "median", "worst", "lower-median")
@@ -42,7 +43,9 @@ def _archive(sets: list[tuple[str, list[float], int]]) -> Archive:
 def _boards(sets: list[tuple[str, list[float], int]], aggregate: str) -> dict[str, Any]:
     archive = _archive(sets)
     # exact v1 (sphere): no table is read, so no database is needed
-    ctx = RankInputs(None, Settings(environment="test"), None, False)  # type: ignore[arg-type]
+    settings = Settings(environment="test")
+    caches = AppCaches.from_settings(settings)
+    ctx = RankInputs(None, settings, None, False, caches.tables, caches.ladders)  # type: ignore[arg-type]
     names = labels(list(archive.sets.values()))
     out = {}
     for fid in FUNCTIONS:

@@ -1,20 +1,22 @@
-"""The table caches are objects: sized by settings, owned per sessionmaker / settings object."""
+"""The table caches are objects: sized by settings, owned by each app (``app.state``)."""
 
 from __future__ import annotations
 
-import gc
 import time
-import weakref
 from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy.orm import sessionmaker
 
 from app.config import Settings
 from app.main import create_app
-from app.services import _table_requests, ladders, table_cache
-from app.services.table_cache import ExpiringKeys, LadderCaches, LRUCache, TableCaches
+from app.services import table_cache
+from app.services.table_cache import (
+    AppCaches,
+    ExpiringKeys,
+    LadderCaches,
+    LRUCache,
+    TableCaches,
+)
 from tests.api.conftest import api_settings
 
 
@@ -70,21 +72,16 @@ def test_sizes_come_from_the_settings() -> None:
     assert defaults.ready.maxsize == Settings.model_fields["table_ready_cache_size"].default
 
 
-def test_each_sessionmaker_and_settings_object_has_its_own_caches() -> None:
-    one, two = sessionmaker(), sessionmaker()
-    assert table_cache.caches_of(one) is table_cache.caches_of(one)
-    assert table_cache.caches_of(one) is not table_cache.caches_of(two)
-    table_cache.caches_of(one).missing.add("t0")
-    assert not table_cache.caches_of(two).missing.has("t0")
-    mine = table_cache.attach(two, TableCaches.from_settings(None))
-    assert table_cache.caches_of(two) is mine
-    a, b = Settings(), Settings()
-    assert table_cache.ladder_caches_of(a) is table_cache.ladder_caches_of(a)
-    assert table_cache.ladder_caches_of(a) is not table_cache.ladder_caches_of(b)
-    held = weakref.ref(table_cache.ladder_caches_of(a))
-    del a
-    gc.collect()
-    assert held() is None  # gone with its owner
+def test_caches_made_from_the_same_settings_share_nothing() -> None:
+    settings = Settings()
+    one, two = AppCaches.from_settings(settings), AppCaches.from_settings(settings)
+    assert one.tables is not two.tables
+    assert one.ladders is not two.ladders
+    one.tables.missing.add("t0")
+    one.ladders.ids.put(("f",), ("t0",))
+    assert not two.tables.missing.has("t0")
+    assert two.ladders.ids.get(("f",)) is None
+    assert not hasattr(table_cache, "caches_of")  # no module-level registry to fall back on
 
 
 def test_two_apps_never_share_caches(tmp_path: Path) -> None:
@@ -93,35 +90,34 @@ def test_two_apps_never_share_caches(tmp_path: Path) -> None:
         settings = api_settings(tmp_path / name)
         with TestClient(create_app(settings, dispatcher=object())) as client:
             state = client.app.state  # type: ignore[attr-defined]
-            assert table_cache.caches_of(state.sessionmaker) is state.table_caches
-            assert table_cache.ladder_caches_of(settings) is state.ladder_caches
+            assert isinstance(state.table_caches, TableCaches)
+            assert isinstance(state.ladder_caches, LadderCaches)
+            assert state.table_caches.ready.maxsize == settings.table_ready_cache_size
             state.table_caches.missing.add("t-" + name)
-            seen.append(state.table_caches)
-    assert seen[0] is not seen[1]
-    assert not seen[1].missing.has("t-one")
+            seen.append((state.table_caches, state.ladder_caches))
+    assert seen[0][0] is not seen[1][0]
+    assert seen[0][1] is not seen[1][1]
+    assert not seen[1][0].missing.has("t-one")
 
 
-def test_the_routers_pass_the_apps_caches_not_the_registry(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Ranks, tables and ladders get their caches from ``app.state`` (never ``caches_of``)."""
+def test_the_routers_use_the_apps_caches_and_no_other(tmp_path: Path) -> None:
+    """Ranks, tables and ladders keep what they load in their app's ``app.state`` caches; a
+    second app's caches stay empty."""
     from tests.support import migrate
     from workers.inline import InlineDispatcher
 
-    def refuse(owner: object) -> None:
-        raise AssertionError("a router's service looked its caches up in the registry")
-
-    settings = api_settings(tmp_path, nested_levels=2)
+    settings = api_settings(tmp_path / "one", nested_levels=2)
+    settings.ensure_dirs()
     migrate(settings.database_url)
     dispatcher = InlineDispatcher(settings)
     app = create_app(settings, dispatcher=dispatcher)
     dispatcher.app = app  # type: ignore[assignment]  # FastAPI has the state the dispatcher reads
+    other_settings = api_settings(tmp_path / "two", nested_levels=2)
+    other_settings.ensure_dirs()
+    migrate(other_settings.database_url)
+    other = create_app(other_settings, dispatcher=InlineDispatcher(other_settings))
     fid = "classic/sphere/d2"
-    with TestClient(app) as client:
-        monkeypatch.setattr(table_cache, "caches_of", refuse)
-        monkeypatch.setattr(table_cache, "ladder_caches_of", refuse)
-        monkeypatch.setattr(_table_requests, "caches_of", refuse)
-        monkeypatch.setattr(ladders, "ladder_caches_of", refuse)
+    with TestClient(app) as client, TestClient(other):
         ladder = client.post("/v1/tables", json={"function_id": fid, "ladder": True})
         assert ladder.status_code == 200
         for regions in ("nested", "auto", "domain"):
@@ -137,4 +133,12 @@ def test_the_routers_pass_the_apps_caches_not_the_registry(
             f"/v1/tables/{table_id}/quantiles?v=0.5",
         ):
             assert client.get(path).status_code == 200, path
-        assert app.state.table_caches.ready.get(table_id) is not None
+        mine: AppCaches = AppCaches(app.state.table_caches, app.state.ladder_caches)
+        for level in ladder.json()["levels"]:
+            assert mine.tables.ready.get(level["id"]) is not None
+        assert len(mine.tables.published) > 0
+        assert len(mine.ladders.plans) > 0
+        assert len(mine.ladders.ids) > 0
+        theirs: AppCaches = AppCaches(other.state.table_caches, other.state.ladder_caches)
+        assert len(theirs.tables.ready) == len(theirs.tables.published) == 0
+        assert len(theirs.ladders.plans) == len(theirs.ladders.ids) == 0
