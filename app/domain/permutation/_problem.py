@@ -10,10 +10,13 @@ from numpy.typing import NDArray
 
 from app.domain import notices
 
-#: Largest ``n_A + n_B`` for the exact median count (binomial counts stay finite in float64).
+#: Largest ``n_A + n_B`` for the exact median count (the counts, exact ints, stay below the
+#: float range when the p-value and ``n_extreme`` are reported).
 MEDIAN_EXACT_MAX_N = 1000
-#: Largest number of (A-configuration, B-configuration) pairs the exact median count visits.
-MEDIAN_EXACT_MAX_CONFIGURATIONS = 30_000_000
+#: Largest number of terms of the exact median count's ``O(n^3)`` sums (``median_work``):
+#: 10^7 is about 430 vs 430 (two even groups), a few seconds; every size the configuration-pair
+#: counter before issue 15 accepted (at most 3·10^7 pairs) needs at most 3.9·10^6.
+MEDIAN_EXACT_MAX_WORK = 10_000_000
 #: Default upper bound of ``n_resamples`` (the ``max_resamples`` argument).
 MAX_RESAMPLES = 10_000_000
 #: Hard upper bound of ``exact_max_splits`` (enumeration runs at about 5e7 splits per second).
@@ -51,13 +54,13 @@ class PermutationResult:
     method : str
         ``"exact"`` or ``"monte_carlo"`` (what was run; ``"auto"`` is resolved).
     p_value : float
-        Exact: (number of extreme splits) / ``n_splits`` (for the median, divided by the counted
-        total, so that a p of 1 is exactly 1). Monte Carlo: ``(c + 1)/(N + 1)``. In ``[0, 1]``.
+        Exact: (number of extreme splits) / ``n_splits``, both exact integers, correctly
+        rounded. Monte Carlo: ``(c + 1)/(N + 1)``. In ``[0, 1]``.
     p_value_paper : float or None
         Monte Carlo only: ``c/(N + 1)``, the convention of [1] (may be 0).
     log10_p_value : float
-        ``log10 p_value``, finite: exact integers (mean), float counts (median; both are
-        normal floats) or ``log10((c + 1)/(N + 1))``.
+        ``log10 p_value``, finite: of the ratio of exact integers (exact methods) or
+        ``log10((c + 1)/(N + 1))``.
     log10_p_value_paper : float or None
         Monte Carlo only: ``log10(c/(N + 1))``; ``−inf`` (JSON ``"-Infinity"``) when ``c = 0``,
         where this convention's estimate is exactly 0.
@@ -72,7 +75,7 @@ class PermutationResult:
         ``log10 C(n_A + n_B, n_A)``.
     n_extreme : float
         Extreme splits (a count; exact below ``2^53``): enumerated (mean), sampled (``c``), or
-        counted by configurations in float64 (median).
+        counted exactly by configurations of the middle order statistics (median).
     seed : int or None
         Monte Carlo only: the seed of ``np.random.default_rng``.
     rtol : float

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from app.domain import permutation
 from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.permutation import PermutationResult, permutation_test
-from app.domain.permutation._counts import median_exact_count
+from app.domain.permutation._median import median_exact_count
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 EPS = np.finfo(np.float64).eps
@@ -184,12 +184,14 @@ def test_exact_equals_enumeration_floats(
     assert 0.0 <= r.p_value <= 1.0
 
 
-@pytest.mark.parametrize(("n_a", "n_b"), [(1, 1), (2, 9), (9, 2), (6, 6), (7, 6), (30, 31)])
+@pytest.mark.parametrize(
+    ("n_a", "n_b"), [(1, 1), (2, 9), (9, 2), (6, 6), (7, 6), (30, 31), (1, 40), (64, 100)]
+)
 def test_configuration_counts_sum_to_all_splits(n_a: int, n_b: int) -> None:
     v = np.sort(np.random.default_rng(0).integers(0, 5, n_a + n_b).astype(float))
-    selected, total = median_exact_count(v, n_a, n_b, lambda s: np.ones(s.shape, dtype=bool))
-    assert selected == total
-    assert total == pytest.approx(math.comb(n_a + n_b, n_a), rel=1e-13)
+    for alternative in ALTERNATIVES:
+        every = median_exact_count(v, n_a, n_b, lambda s: np.ones(s.shape, bool), alternative)
+        assert every == math.comb(n_a + n_b, n_a)
 
 
 @pytest.mark.parametrize(("n_a", "n_b"), [(8, 10), (10, 9), (12, 5)])
