@@ -1,12 +1,21 @@
 """Permutation test (SPEC §5, Omran et al.): exact median count and Monte Carlo vs scipy.
 
-(a) Exact median p-value, 50 vs 50 runs (both even: the largest configuration count at this
-    size), timed as the FIRST call in a FRESH process after the imports: each repeat runs in
-    its own child Python process (``--child CASE``) that imports ``app.domain.permutation``,
-    builds the seeded data, then times ``permutation_test(x, y, method="exact")`` once (and a
-    second call, for information). Cases: continuous data (normal, shift 0.3), many ties
-    (integers 0..5), and for orientation 51 vs 51 (odd) and 100 vs 100 (the largest balanced
-    even size inside the exact limit). Goal: <= 0.5 s for the two 50 vs 50 cases.
+(a) Exact median p-value, timed COLD (the first call in a FRESH process after the imports: each
+    repeat runs in its own child Python process, ``--child CASE``, that imports
+    ``app.domain.permutation``, builds the seeded data and times
+    ``permutation_test(x, y, method="exact")`` once) and WARM (a second call in that process).
+    Cases: continuous data (normal, shift 0.3) and many ties (integers 0..5) at 50 vs 50,
+    100 vs 100 and 200 vs 200 (both groups even: the most configurations at each size), and
+    51 vs 51 for orientation. Goals (cold and warm): <= 0.5 s at 50 vs 50, <= 1 s at 100 vs 100,
+    <= 10 s at 200 vs 200. The child of a 50 vs 50 or 100 vs 100 case also times the
+    configuration-pair counter this one replaced (issue 15; kept as the test oracle
+    ``tests/unit/domain/reference_permutation_median.py``) on the same problem, warm, and
+    checks that the counts agree (the old float64 count rounds above 2^53: relative difference
+    <= 1e-12); the ratio old / new warm is printed (the old counter
+    refused 200 vs 200: 4.1·10^8 configuration pairs > 3·10^7).
+(c) Growth: warm time (best of a few calls) of the exact count against the balanced even size
+    n = n_A = n_B, new counter at n = 50..400 and old counter at n = 16..64 in the same process;
+    the exponent is the least-squares slope of log(time) on log(n).
 (b) Monte Carlo, 10^6 random splits, 50 vs 50, mean and median statistic, against
     ``scipy.stats.permutation_test((x, y), stat, permutation_type="independent",
     vectorized=True, n_resamples=10**6, batch=10_000, alternative="greater", rng=...)`` on the
@@ -28,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import subprocess
 import time
 from typing import Any
@@ -35,7 +45,6 @@ from typing import Any
 import _common as c
 import numpy as np
 
-GOAL_EXACT_SECONDS = 0.5
 GOAL_MC_SPEEDUP = 5.0
 MAX_Z = 4.0  # p-values agree when within this many combined standard errors
 CASES: dict[str, tuple[int, int, str]] = {
@@ -43,8 +52,15 @@ CASES: dict[str, tuple[int, int, str]] = {
     "50v50-ties": (50, 50, "ties"),
     "51v51-continuous": (51, 51, "normal"),
     "100v100-continuous": (100, 100, "normal"),
+    "100v100-ties": (100, 100, "ties"),
+    "200v200-continuous": (200, 200, "normal"),
+    "200v200-ties": (200, 200, "ties"),
 }
-GOAL_CASES = ("50v50-continuous", "50v50-ties")
+#: goal (seconds, cold and warm) of each size's cases
+GOALS = {"50v50": 0.5, "100v100": 1.0, "200v200": 10.0}
+OLD_MAX_N = 100  # the old counter is timed up to 100 vs 100 (200 vs 200: refused, minutes)
+GROWTH_NEW = (50, 70, 100, 140, 200, 280, 400)
+GROWTH_OLD = (16, 24, 32, 44, 64)
 
 
 def data(n_a: int, n_b: int, kind: str, seed: int = 20220624) -> tuple[np.ndarray, np.ndarray]:
@@ -55,7 +71,26 @@ def data(n_a: int, n_b: int, kind: str, seed: int = 20220624) -> tuple[np.ndarra
     return rng.normal(size=n_a), rng.normal(0.3, size=n_b)
 
 
+def _goal(case: str) -> float | None:
+    return GOALS.get(case.split("-")[0])
+
+
 # ---------------------------------------------------------------------------- (a) exact, fresh
+
+
+def _old_vs_new(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Seconds of the old configuration-pair counter on this problem, and the relative
+    difference of its (float64) count from the new exact one (0 below 2^53; rounding above)."""
+    from app.domain.permutation import _permutation_test_iv
+    from app.domain.permutation._median import median_exact_count
+    from tests.unit.domain.reference_permutation_median import reference_median_exact_count
+
+    prob = _permutation_test_iv(x, y, "median", "two-sided", "exact", 1e-9)
+    t0 = time.perf_counter()
+    selected, _total = reference_median_exact_count(prob.pooled, prob.n_a, prob.n_b, prob.extreme)
+    seconds = time.perf_counter() - t0
+    new = median_exact_count(prob.pooled, prob.n_a, prob.n_b, prob.extreme, "two-sided")
+    return seconds, abs(int(selected) - new) / new
 
 
 def child(case: str) -> None:
@@ -72,11 +107,14 @@ def child(case: str) -> None:
     t2 = time.perf_counter()
     permutation_test(x, y, method="exact")
     second = time.perf_counter() - t2
-    print(json.dumps({"import": imported, "first": first, "second": second, "p": r.p_value}))
+    out: dict[str, Any] = {"import": imported, "first": first, "second": second, "p": r.p_value}
+    if max(n_a, n_b) <= OLD_MAX_N:
+        out["old"], out["old_rel_diff"] = _old_vs_new(x, y)
+    print(json.dumps(out))
 
 
 def part_a(repeats: int) -> dict[str, Any]:
-    print("(a) exact median p, first call in a fresh process (after imports)")
+    print("(a) exact median p: cold = 1st call in a fresh process (after imports), warm = 2nd")
     out: dict[str, Any] = {}
     for case in CASES:
         runs = []
@@ -87,30 +125,84 @@ def part_a(repeats: int) -> dict[str, Any]:
                 capture_output=True,
                 text=True,
                 check=True,
-                timeout=300,
+                timeout=900,
             )
             runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-        first = [r["first"] for r in runs]
-        row = {
+        first, second = [r["first"] for r in runs], [r["second"] for r in runs]
+        row: dict[str, Any] = {
             "first": first,
-            "second": [r["second"] for r in runs],
+            "second": second,
             "import": [r["import"] for r in runs],
             "p": runs[0]["p"],
             "first_median": c.median(first),
+            "second_median": c.median(second),
+            "loadavg": os.getloadavg(),
         }
-        if case in GOAL_CASES:
-            row["goal_met"] = row["first_median"] <= GOAL_EXACT_SECONDS
-            goal = (
-                f"  first/goal {row['first_median'] / GOAL_EXACT_SECONDS:.2f} "
-                f"{c.verdict(row['goal_met'])}"
-            )
-        else:
-            goal = "  (information)"
-        print(
-            f"  {case:20s} first {c.spread(first)} s, second {c.spread(row['second'])} s, "
-            f"import {c.spread(row['import'])} s, p = {row['p']:.6f}{goal}"
+        line = (
+            f"  {case:20s} cold {c.spread(first)} s, warm {c.spread(second)} s, "
+            f"import {c.spread(row['import'])} s, p = {row['p']:.6g}"
         )
+        if "old" in runs[0]:
+            old = [r["old"] for r in runs]
+            row["old"], row["old_median"] = old, c.median(old)
+            row["old_rel_diff"] = max(r["old_rel_diff"] for r in runs)
+            row["old_equal"] = row["old_rel_diff"] <= 1e-12
+            row["speedup_vs_old"] = row["old_median"] / row["second_median"]
+            line += (
+                f"; old counter {c.spread(old)} s = {row['speedup_vs_old']:.2g}x warm, "
+                f"counts {'agree' if row['old_equal'] else 'DIFFER'} "
+                f"(rel {row['old_rel_diff']:.1e})"
+            )
+        goal = _goal(case)
+        if goal is not None:
+            row["goal_seconds"] = goal
+            row["goal_met"] = max(row["first_median"], row["second_median"]) <= goal
+            line += f"; cold/goal {row['first_median'] / goal:.2f} {c.verdict(row['goal_met'])}"
+        print(f"{line}  (load {row['loadavg'][0]:.2f})")
         out[case] = row
+    return out
+
+
+# ---------------------------------------------------------------------------- (c) growth
+
+
+def _best_seconds(fn: Any, args: tuple[Any, ...], calls: int) -> float:
+    best = math.inf
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        fn(*args)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _exponent(ns: tuple[int, ...], seconds: list[float]) -> float:
+    slope, _ = np.polyfit(np.log(ns), np.log(seconds), 1)
+    return float(slope)
+
+
+def part_c(calls: int) -> dict[str, Any]:
+    from app.domain.permutation import _permutation_test_iv
+    from app.domain.permutation._median import median_exact_count
+    from tests.unit.domain.reference_permutation_median import reference_median_exact_count
+
+    print(f"(c) growth of the warm exact median count with n = n_A = n_B (best of {calls})")
+    out: dict[str, Any] = {}
+    for name, ns in (("new", GROWTH_NEW), ("old", GROWTH_OLD)):
+        seconds = []
+        for n in ns:
+            x, y = data(n, n, "normal")
+            prob = _permutation_test_iv(x, y, "median", "two-sided", "exact", 1e-9)
+            args = (prob.pooled, n, n, prob.extreme)
+            if name == "new":
+                seconds.append(_best_seconds(median_exact_count, (*args, "two-sided"), calls))
+            else:
+                seconds.append(_best_seconds(reference_median_exact_count, args, calls))
+        exponent = _exponent(ns, seconds)
+        out[name] = {"n": list(ns), "seconds": seconds, "exponent": exponent}
+        figures = ", ".join(f"{n}: {t:.3g}" for n, t in zip(ns, seconds, strict=True))
+        print(f"  {name} counter: time ~ n^{exponent:.2f}  ({figures} s)")
+    out["loadavg"] = os.getloadavg()
+    print(f"  (load {out['loadavg'][0]:.2f})")
     return out
 
 
@@ -193,7 +285,12 @@ def goals(results: dict[str, Any]) -> dict[str, bool]:
     """Every goal flag of the parts that ran, in one place (read by ``run_all.py``)."""
     out: dict[str, bool] = {}
     if "a" in results:
-        out["exact_50v50"] = all(results["a"][case]["goal_met"] for case in GOAL_CASES)
+        for size in GOALS:
+            rows = [row for case, row in results["a"].items() if case.startswith(f"{size}-")]
+            out[f"exact_{size}"] = all(row["goal_met"] for row in rows)
+        out["exact_equals_old"] = all(
+            row["old_equal"] for row in results["a"].values() if "old_equal" in row
+        )
     if "b" in results:
         for name, row in results["b"].items():
             out[f"mc_{name}_speedup"] = row["goal_met"]
@@ -208,7 +305,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--quick", action="store_true", help="1 fresh process per case, N = 10^5")
     p.add_argument("--repeats", type=int, default=None, help="repeats (default 3 / 2 full)")
-    p.add_argument("--only", choices=("a", "b"), default=None)
+    p.add_argument("--only", choices=("a", "b", "c"), default=None)
     p.add_argument("--child", choices=tuple(CASES), default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
@@ -219,6 +316,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     t0 = time.perf_counter()
     if args.only in (None, "a"):
         results["a"] = part_a(args.repeats or (1 if args.quick else 3))
+    if args.only in (None, "c"):
+        results["c"] = part_c(2 if args.quick else 3)
     if args.only in (None, "b"):
         n_resamples = 10**5 if args.quick else 10**6
         results["b"] = part_b(n_resamples, args.repeats or (1 if args.quick else 2))
