@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
@@ -32,10 +31,25 @@ class _LogSpaceDistribution(Protocol):
     def logccdf(self, x: float) -> float: ...
 
 
-@lru_cache(maxsize=8)
-def _log_space_family(name: str) -> Callable[..., _LogSpaceDistribution]:
-    """scipy's new-infrastructure distribution class of ``scipy.stats.<name>`` (cached)."""
+def _make_family(name: str) -> Callable[..., _LogSpaceDistribution]:
+    """scipy's new-infrastructure distribution class of ``scipy.stats.<name>``."""
     return stats.make_distribution(getattr(stats, name))  # type: ignore[no-any-return]  # scipy ships no stubs
+
+
+# Built at import, not on the first underflowing p: ``make_distribution`` assembles the class's
+# docstring by parsing scipy's source (``inspect.findsource``), about 0.25 s per family, which
+# the first Friedman call of a process paid (bench/ranktests.py, cold call).
+_FAMILIES: dict[str, Callable[..., _LogSpaceDistribution]] = {
+    name: _make_family(name) for name in ("chi2", "f")
+}
+
+
+def _log_space_family(name: str) -> Callable[..., _LogSpaceDistribution]:
+    """The family of ``scipy.stats.<name>`` (built at import for chi2 and F)."""
+    family = _FAMILIES.get(name)
+    if family is None:
+        family = _FAMILIES[name] = _make_family(name)
+    return family
 
 
 def _log10_sf(name: str, x: float, sf: float, **params: float) -> float:
