@@ -201,10 +201,12 @@ def _cec(mode: str) -> list[Row]:
         mine = {fid: r for fid, r in pairs.items() if fid.startswith(f"{suite}/")}
         worst = min(mine, key=lambda fid: mine[fid]["ratio"])
         ratios = [r["ratio"] for r in mine.values()]
+        lowest = min(r.get("ratio_min", r["ratio"]) for r in mine.values())
         rows.append(
             (
                 f"{suite} kernels (batch) / opfunu (per point), {len(mine)} function-dims",
-                f"min {min(ratios):.1f}x ({worst}), median {c.median(ratios):.1f}x",
+                f"median of interleaved repeats: min {min(ratios):.1f}x ({worst}), median "
+                f"{c.median(ratios):.1f}x; lowest repeat {lowest:.1f}x",
                 ">= 30x",
                 all(r["goal_met"] for r in mine.values()),
             )
