@@ -19,8 +19,8 @@ functions (the last column says whether they agree on the timed points, for info
 CEC2005 entries (``cec2005/f<k>/d<D>`` vs opfunu's ``F<k>2005``, same numbering) are in
 ``CEC2005_PAIRS``. Raw figures go to ``bench/results/cec-<quick|full>.json``. Usage::
 
-    .venv/bin/python bench/cec.py            # full: 5 repeats, 300 opfunu points
-    .venv/bin/python bench/cec.py --quick    # 2 repeats, 100 opfunu points
+    .venv/bin/python bench/cec.py            # full: 9 repeats, 300 opfunu points
+    .venv/bin/python bench/cec.py --quick    # 3 repeats, 100 opfunu points
 """
 
 from __future__ import annotations
@@ -112,22 +112,26 @@ def measure(function_id: str, peer_spec: str, repeats: int, n_peer: int) -> dict
         evaluate = ours.evaluate
     evaluate(x[:10])  # warm up both (first call of each)
     peer.evaluate(x[0])
-    ours_t, peer_t, ratios = [], [], []
+    ours_t, peer_t, ratios, cpu_ratios = [], [], [], []
     peer_values = np.empty(n_peer)
+    clock, cpu = time.perf_counter, time.process_time
     for _ in range(repeats):
         # ours, opfunu, ours: this repeat's ours time is the mean of the two batches around the
         # opfunu run, so a load change during the repeat hits both sides alike
-        t0 = time.perf_counter()
+        t0, c0 = clock(), cpu()
         values = evaluate(x)
-        before = time.perf_counter() - t0
-        t0 = time.perf_counter()
+        before, cpu_before = clock() - t0, cpu() - c0
+        t0, c0 = clock(), cpu()
         for i in range(n_peer):
             peer_values[i] = peer.evaluate(x[i])
-        peer_t.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
+        peer_t.append(clock() - t0)
+        cpu_peer = cpu() - c0
+        t0, c0 = clock(), cpu()
         evaluate(x)
-        ours_t.append((before + time.perf_counter() - t0) / 2)
+        ours_t.append((before + clock() - t0) / 2)
+        cpu_ours = (cpu_before + cpu() - c0) / 2
         ratios.append((N_OURS / ours_t[-1]) / (n_peer / peer_t[-1]))
+        cpu_ratios.append((N_OURS / cpu_ours) / (n_peer / cpu_peer))
     ours_pps = N_OURS / c.median(ours_t)
     peer_pps = n_peer / c.median(peer_t)
     ratio = c.median(ratios)
@@ -145,13 +149,15 @@ def measure(function_id: str, peer_spec: str, repeats: int, n_peer: int) -> dict
         "ratio": ratio,  # their median: the verdict
         "ratio_min": min(ratios),
         "ratio_max": max(ratios),
+        "cpu_ratios": cpu_ratios,  # the same from process CPU time (information)
+        "cpu_ratio": c.median(cpu_ratios),
         "goal_met": ratio >= GOAL_RATIO,
         "opfunu_agrees": agree,
     }
     print(
         f"  {function_id:<17} vs {peer_spec:<16} ours {ours_pps:>12,.0f} pt/s  "
         f"opfunu {peer_pps:>9,.0f} pt/s  ratio {ratio:6.1f}x [{min(ratios):.1f}-"
-        f"{max(ratios):.1f}] {c.verdict(row['goal_met'])}"
+        f"{max(ratios):.1f}] (CPU {row['cpu_ratio']:.1f}x) {c.verdict(row['goal_met'])}"
         f"  (opfunu values {'agree' if agree else 'differ'})"
     )
     return row
@@ -164,12 +170,12 @@ def goals(results: dict[str, Any]) -> dict[str, bool]:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="2 repeats, 100 opfunu points")
-    p.add_argument("--repeats", type=int, default=None, help="repeats (default 5 / 2 quick)")
+    p.add_argument("--quick", action="store_true", help="3 repeats, 100 opfunu points")
+    p.add_argument("--repeats", type=int, default=None, help="repeats (default 9 / 3 quick)")
     p.add_argument("--only", default=None, metavar="SUITE", help="only ids of this suite")
     args = p.parse_args(argv)
     c.exit_on_sigterm()
-    repeats = args.repeats or (2 if args.quick else 5)
+    repeats = args.repeats or (3 if args.quick else 9)
     n_peer = 100 if args.quick else 300
     results: dict[str, Any] = {
         "mode": "quick" if args.quick else "full",
