@@ -27,8 +27,9 @@ from app.services import results_input
 from app.services._comparison_absolute import (
     MIXED_SCALES,
     AbsoluteInputs,
+    AbsoluteTested,
     ProblemRegion,
-    absolute_analyse,
+    absolute_niia,
     absolute_ranks,
     check_given_tables,
 )
@@ -202,10 +203,21 @@ def _relative(
     return out, post
 
 
-def _relative_analyse(
-    body: ComparisonCreate, control: int | None
-) -> Callable[[np.ndarray, list[int]], niia.Analysis]:
-    def analyse(sub: np.ndarray, members: list[int]) -> niia.Analysis:
+def _relative_niia(
+    matrix: np.ndarray, body: ComparisonCreate, control: int | None, post: ranktests.PosthocResult
+) -> tuple[
+    niia.Analysis,
+    Callable[[list[int]], niia.Analysis],
+    Callable[[np.ndarray, np.ndarray], niia.PairAnalyses],
+]:
+    """The NIIA report's analyses of the relative ranks (:func:`app.domain.niia.niia_report`):
+    the full set's (the comparison's own post-hoc ``post``), any subset's (its own post-hoc),
+    and those of pairs alone, all at once (:func:`app.domain.ranktests.posthoc_pairs_alone`)."""
+    k = matrix.shape[1]
+    full = niia.Analysis(np.asarray(post.average_ranks), _significance(post, k))
+
+    def analyse(members: list[int]) -> niia.Analysis:
+        sub = matrix[:, members]
         sub_control = members.index(control) if control in members else None
         if control is not None and sub_control is None:
             avg = rank_rows(sub, rtol=body.rtol).mean(axis=0)
@@ -213,7 +225,21 @@ def _relative_analyse(
         post = _posthoc(sub, body, sub_control)
         return niia.Analysis(np.asarray(post.average_ranks), _significance(post, len(members)))
 
-    return analyse
+    def analyse_pairs(i: np.ndarray, j: np.ndarray) -> niia.PairAnalyses:
+        with request_problems("posthoc"):
+            res = ranktests.posthoc_pairs_alone(
+                matrix,
+                i,
+                j,
+                method=body.posthoc,
+                alpha=body.alpha,
+                control=control,
+                rtol=body.rtol,
+                cd_convention=body.cd_convention,
+            )
+        return niia.PairAnalyses(res.average_i, res.average_j, res.significant)
+
+    return full, analyse, analyse_pairs
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,13 +268,16 @@ def _subsets(
 
 
 def _niia_side(
-    matrix: np.ndarray,
     subsets: list[list[int]],
-    analyse: Callable[[np.ndarray, list[int]], niia.Analysis],
+    analyses: tuple[
+        niia.Analysis,
+        Callable[[list[int]], niia.Analysis],
+        Callable[[np.ndarray, np.ndarray], niia.PairAnalyses],
+    ],
     algorithms: tuple[str, ...],
 ) -> dict[str, Any]:
     with request_problems("niia_subsets"):
-        _, reports = niia.niia_check(matrix, subsets, analyse)
+        _, reports = niia.niia_report(analyses[0], subsets, analyses[1], analyses[2])
     named = [
         {
             "subset": [algorithms[i] for i in r.members],
@@ -273,7 +302,8 @@ def _niia_side(
 
 def _niia(
     matrix: np.ndarray,
-    v: np.ndarray | None,
+    post: ranktests.PosthocResult,
+    tested: AbsoluteTested | None,
     absolute: dict[str, Any],
     body: ComparisonCreate,
     control: int | None,
@@ -288,7 +318,7 @@ def _niia(
             f"{settings.max_niia_default_pairs}; name the subsets to check in niia_subsets",
         }
     subsets = _subsets(body, algorithms, settings)
-    rel = _niia_side(matrix, subsets, _relative_analyse(body, control), algorithms)
+    rel = _niia_side(subsets, _relative_niia(matrix, body, control, post), algorithms)
     out: dict[str, Any] = {
         "status": "complete",
         "subsets": "each pair alone" if body.niia_subsets is None else "as requested",
@@ -298,11 +328,11 @@ def _niia(
         "(after the missing policy), so only the set of algorithms changes",
         "relative": rel,
     }
-    if v is None:
+    if tested is None:
         out["absolute"] = {k: absolute[k] for k in ("status", "reason") if k in absolute}
     else:
         out["absolute"] = _niia_side(
-            v, subsets, absolute_analyse(body, control, settings), algorithms
+            subsets, absolute_niia(tested, body, control, settings), algorithms
         )
     return out
 
@@ -335,7 +365,9 @@ def _analyse(
     control = _control_index(body, table.algorithms)
     relative, post = _relative(matrix, body, control, table.algorithms)
     n_runs = _effective_runs(body, reduced.n_runs[kept], problems, table.algorithms)
-    absolute, v = absolute_ranks(ctx, body, problems, matrix, n_runs, control, table.algorithms)
+    absolute, tested = absolute_ranks(
+        ctx, body, problems, matrix, n_runs, control, table.algorithms
+    )
     cell_warnings = _warnings(body, reduced, report, table.problems)
     if post.low_power is not None:
         cell_warnings.append(CellWarning(post.low_power.message))
@@ -356,7 +388,7 @@ def _analyse(
         "matrix": matrix,
         "relative": relative,
         "absolute": absolute,
-        "niia": _niia(matrix, v, absolute, body, control, table.algorithms, settings),
+        "niia": _niia(matrix, post, tested, absolute, body, control, table.algorithms, settings),
         "warnings": warnings,
     }
     return jsonable(result), [str(p["problem"]) for p in absolute.get("pending", [])]
