@@ -7,6 +7,7 @@ family (:data:`app.services._comparison_common.ABSOLUTE_ADJUSTMENT`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -18,7 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app import errors
 from app.config import Settings
 from app.db import session_scope
-from app.domain import niia, ranktests
+from app.domain import niia, paired, ranktests
 from app.models.tables import Table
 from app.schemas.comparisons import ComparisonCreate
 from app.schemas.ranks import Awaited, RankRequest
@@ -351,16 +352,36 @@ def pair_tests(
         )
 
 
+def result_columns(cls: type, results: Sequence[Any]) -> dict[str, Any]:
+    """The results (frozen dataclasses of type ``cls``) as columns: one list per field, each
+    value as :func:`app.services.serialize.jsonable` gives it."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        values = [getattr(r, f.name) for r in results]
+        kinds = {_kind(x) for x in values}
+        out[f.name] = jsonable(np.asarray(values) if kinds in ({"f"}, {"i"}) else values)
+    return out
+
+
+def _kind(x: object) -> str:
+    if isinstance(x, bool | np.bool_):
+        return "b"
+    if isinstance(x, int | np.integer):
+        return "i"
+    return "f" if isinstance(x, float | np.floating) else "o"
+
+
 def pairwise_absolute(
     v: np.ndarray,
     body: ComparisonCreate,
     control: int | None,
     settings: Settings,
     names: Sequence[str] | None = None,
-) -> tuple[list[dict[str, Any]], np.ndarray, list[PairTests]]:
+) -> tuple[dict[str, Any], np.ndarray, list[PairTests]]:
     """Wilcoxon and sign tests on the absolute ranks of every pair (or every pair with the
     control), adjusted by the post-hoc's family; the significance matrix, and with ``names``
-    the tests themselves, each named ``a``, ``b`` beside ``i``, ``j``; and the unadjusted
+    the tests themselves as columns (one list per field, pairs in the order of ``i``, ``j``,
+    named ``a``, ``b``; :class:`app.schemas.comparisons.AbsolutePairs`); and the unadjusted
     tests (the NIIA report reuses them)."""
     k = v.shape[1]
     tests = pair_tests(v, body, control, settings)
@@ -368,28 +389,25 @@ def pairwise_absolute(
         p = np.array([t.wilcoxon.p_value for t in tests], dtype=np.float64)
         log_p = np.array([t.wilcoxon.log10_p_value for t in tests], dtype=np.float64)
         adjusted = ranktests.adjusted_family(p, log_p, method=ABSOLUTE_ADJUSTMENT[body.posthoc])
+    i = np.array([t.i for t in tests], dtype=np.intp)
+    j = np.array([t.j for t in tests], dtype=np.intp)
+    significant = np.asarray(adjusted.p) < body.alpha
     sig = np.full((k, k), None, dtype=object)
-    out = []
-    for (i, j, w, s), p_adj, log_adj in zip(tests, adjusted.p, adjusted.log10_p, strict=True):
-        significant = bool(p_adj < body.alpha)
-        sig[i, j] = sig[j, i] = significant
-        if names is None:
-            continue
-        out.append(
-            {
-                "pair": [i, j],
-                "i": i,
-                "j": j,
-                "a": names[i],
-                "b": names[j],
-                "wilcoxon": w,
-                "sign_test": s,
-                "p_adjusted": float(p_adj),
-                "log10_p_adjusted": float(log_adj),
-                "adjustment": ABSOLUTE_ADJUSTMENT[body.posthoc],
-                "significant": significant,
-            }
-        )
+    sig[i, j] = sig[j, i] = [bool(x) for x in significant]
+    if names is None:
+        return {}, sig, tests
+    out = {
+        "i": i.tolist(),
+        "j": j.tolist(),
+        "a": [names[x] for x in i.tolist()],
+        "b": [names[x] for x in j.tolist()],
+        "wilcoxon": result_columns(paired.WilcoxonResult, [t.wilcoxon for t in tests]),
+        "sign_test": result_columns(paired.SignTestResult, [t.sign_test for t in tests]),
+        "p_adjusted": np.asarray(adjusted.p, dtype=np.float64).tolist(),
+        "log10_p_adjusted": np.asarray(adjusted.log10_p, dtype=np.float64).tolist(),
+        "adjustment": ABSOLUTE_ADJUSTMENT[body.posthoc],
+        "significant": significant.tolist(),
+    }
     return out, sig, tests
 
 

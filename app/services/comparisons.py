@@ -9,6 +9,7 @@ under an id derived from the normalized request.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,7 @@ from app.services._comparison_absolute import (
     absolute_niia,
     absolute_ranks,
     check_given_tables,
+    result_columns,
 )
 from app.services._comparison_common import (
     ABSOLUTE_ADJUSTMENT,
@@ -40,7 +42,12 @@ from app.services._comparison_common import (
     request_problems,
 )
 from app.services.cd_diagram import cd_diagram_svg
-from app.services.comparison_answers import CellWarning, grouped_warnings, summary
+from app.services.comparison_answers import (
+    CellWarning,
+    grouped_warnings,
+    pairs_as_columns,
+    summary,
+)
 from app.services.comparison_archive import archived_rows
 from app.services.provenance import canonical_sha256, provenance
 from app.services.serialize import jsonable
@@ -197,10 +204,27 @@ def _relative(
         "friedman": fried,
         "aligned_ranks": aligned,
         "quade": quade,
-        "posthoc": named_posthoc(post, algorithms),
+        "posthoc": _posthoc_answer(post, algorithms),
         "bradley_terry": named_bradley_terry(bt, algorithms),
     }
     return out, post
+
+
+def _posthoc_answer(post: ranktests.PosthocResult, names: tuple[str, ...]) -> dict[str, Any]:
+    """The post-hoc family as :func:`app.services.stattests.named_posthoc` gives it, its pairs
+    as columns (:class:`app.schemas.comparisons.ComparisonPosthocPairs`): ``i``, ``j``, ``a``,
+    ``b``, then one list per field of :class:`app.domain.ranktests.PairComparison`."""
+    out = named_posthoc(dataclasses.replace(post, pairs=()), names)
+    columns = result_columns(ranktests.PairComparison, post.pairs)
+    i, j = columns.pop("i"), columns.pop("j")
+    out["pairs"] = {
+        "i": i,
+        "j": j,
+        "a": [names[x] for x in i],
+        "b": [names[x] for x in j],
+        **columns,
+    }
+    return out
 
 
 def _relative_niia(
@@ -505,6 +529,7 @@ def create_comparison(
 
 
 def _read(cid: str, status: str, result: dict[str, Any], view: str = "full") -> dict[str, Any]:
+    result = pairs_as_columns(result)  # stored before the pairs were columns
     full = {"id": cid, "location": location(cid), "status": status, "view": view, **result}
     return summary(full) if view == "summary" else full
 
