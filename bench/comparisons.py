@@ -134,15 +134,38 @@ def child(url: str, log2n: int, k: int, seed: int) -> None:
     with app_client(settings) as client:
         started = time.perf_counter() - t0
         dt, r = post(client, payload)
-    print(json.dumps({"imports_s": imports, "create_app_s": started, "first_request_s": dt,
-                      "bytes": len(r.content), "niia": r.json()["niia"]["status"]}))
+    print(
+        json.dumps(
+            {
+                "imports_s": imports,
+                "create_app_s": started,
+                "first_request_s": dt,
+                "bytes": len(r.content),
+                "niia": r.json()["niia"]["status"],
+            }
+        )
+    )
 
 
 def cold(url: str, log2n: int, k: int, seed: int) -> dict[str, Any]:
     out = subprocess.run(
-        [c.PYTHON, __file__, "--child", url, "--log2n", str(log2n), "--k", str(k),
-         "--seed", str(seed)],
-        cwd=c.ROOT, capture_output=True, text=True, check=True, timeout=900,
+        [
+            c.PYTHON,
+            __file__,
+            "--child",
+            url,
+            "--log2n",
+            str(log2n),
+            "--k",
+            str(k),
+            "--seed",
+            str(seed),
+        ],
+        cwd=c.ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=900,
     )
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
@@ -162,8 +185,11 @@ def peer(matrix: np.ndarray, v: np.ndarray) -> float:
     for i in range(k):
         for j in range(i + 1, k):
             d = v[:, i] - v[:, j]
-            p.append(stats.wilcoxon(v[:, i], v[:, j], zero_method="pratt").pvalue
-                     if np.any(d != 0) else 1.0)
+            p.append(
+                stats.wilcoxon(v[:, i], v[:, j], zero_method="pratt").pvalue
+                if np.any(d != 0)
+                else 1.0
+            )
             n_pos, n_neg = int(np.sum(d > 0)), int(np.sum(d < 0))
             if n_pos + n_neg:
                 stats.binomtest(n_pos, n_pos + n_neg)
@@ -198,9 +224,7 @@ def old_vs_new(answer: dict[str, Any], settings: Any, old_k: int | None) -> dict
         post = svc._posthoc(matrix, bodyc, None)
         new_rel = svc._niia_side(subsets, svc._relative_niia(matrix, bodyc, None, post), names)
         tested = AbsoluteTested(v, sig, tests)
-        new_abs = svc._niia_side(
-            subsets, svc.absolute_niia(tested, bodyc, None, settings), names
-        )
+        new_abs = svc._niia_side(subsets, svc.absolute_niia(tested, bodyc, None, settings), names)
         out["niia_new_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         old_rel = ref.reference_niia_side(
@@ -245,7 +269,8 @@ def measure(quick: bool) -> dict[str, Any]:
             dt, r = post(client, body(200, 200 + i))
             warm200.append(dt)
             answer200 = r
-    assert answer20 is not None and answer200 is not None
+    assert answer20 is not None
+    assert answer200 is not None
     a20, a200 = answer20.json(), answer200.json()
     res["warm_20_s"] = warm20
     res["warm_200_s"] = warm200
@@ -268,27 +293,40 @@ def measure(quick: bool) -> dict[str, Any]:
 
 def report(res: dict[str, Any]) -> None:
     w20, w200 = c.median(res["warm_20_s"]), c.median(res["warm_200_s"])
-    c20 = c.median([x["first_request_s"] for x in res["cold_20"]])
     c200 = res["cold_200"][0]["first_request_s"]
     p20, p200 = c.median(res["peer_20_s"]), c.median(res["peer_200_s"])
-    print(f"tables: 30 x 2^{res['log2n']} built in {res['setup_tables_s']:.1f} s (not timed); "
-          f"ladders built: {res['ladders_built']}")
-    print(f"20 x 30 warm  {c.spread(res['warm_20_s'])} s  = {w20 / p20:.1f}x the bare scipy "
-          f"peer ({p20 * 1e3:.0f} ms), goal < {GOAL_WARM_20} s; NIIA {res['niia_20']}")
-    print(f"20 x 30 cold  {c.spread([x['first_request_s'] for x in res['cold_20']])} s "
-          f"(imports {res['cold_20'][0]['imports_s']:.1f} s, create_app "
-          f"{res['cold_20'][0]['create_app_s']:.2f} s not counted), goal < {GOAL_COLD_20} s")
-    print(f"200 x 30 warm {c.spread(res['warm_200_s'])} s = {w200 / p200:.2f}x the peer "
-          f"({p200:.1f} s), cold {c200:.2f} s, goal < {GOAL_WARM_200} s; NIIA {res['niia_200']}")
-    print(f"answer size: {res['bytes_20']:,} B at 20, {res['bytes_200']:,} B at 200 "
-          f"(goal < {GOAL_SIZE_200:,} B)")
+    print(
+        f"tables: 30 x 2^{res['log2n']} built in {res['setup_tables_s']:.1f} s (not timed); "
+        f"ladders built: {res['ladders_built']}"
+    )
+    print(
+        f"20 x 30 warm  {c.spread(res['warm_20_s'])} s  = {w20 / p20:.1f}x the bare scipy "
+        f"peer ({p20 * 1e3:.0f} ms), goal < {GOAL_WARM_20} s; NIIA {res['niia_20']}"
+    )
+    print(
+        f"20 x 30 cold  {c.spread([x['first_request_s'] for x in res['cold_20']])} s "
+        f"(imports {res['cold_20'][0]['imports_s']:.1f} s, create_app "
+        f"{res['cold_20'][0]['create_app_s']:.2f} s not counted), goal < {GOAL_COLD_20} s"
+    )
+    print(
+        f"200 x 30 warm {c.spread(res['warm_200_s'])} s = {w200 / p200:.2f}x the peer "
+        f"({p200:.1f} s), cold {c200:.2f} s, goal < {GOAL_WARM_200} s; NIIA {res['niia_200']}"
+    )
+    print(
+        f"answer size: {res['bytes_20']:,} B at 20, {res['bytes_200']:,} B at 200 "
+        f"(goal < {GOAL_SIZE_200:,} B)"
+    )
     for key in ("old_vs_new_20", "old_vs_new_200"):
         o = res[key]
-        line = (f"old/new k={o['k']}: pairwise tests {o['pairwise_old_s']:.2f} s / "
-                f"{o['pairwise_new_s']:.3f} s = {o['pairwise_speedup']:.0f}x")
+        line = (
+            f"old/new k={o['k']}: pairwise tests {o['pairwise_old_s']:.2f} s / "
+            f"{o['pairwise_new_s']:.3f} s = {o['pairwise_speedup']:.0f}x"
+        )
         if "niia_speedup" in o:
-            line += (f"; NIIA report {o['niia_old_s']:.2f} s / {o['niia_new_s']:.3f} s = "
-                     f"{o['niia_speedup']:.0f}x, identical: {o['niia_identical']}")
+            line += (
+                f"; NIIA report {o['niia_old_s']:.2f} s / {o['niia_new_s']:.3f} s = "
+                f"{o['niia_speedup']:.0f}x, identical: {o['niia_identical']}"
+            )
         print(line)
 
 

@@ -104,8 +104,10 @@ def pairs_as_columns(comparison: dict[str, Any]) -> dict[str, Any]:
     out = dict(comparison)
     if old_posthoc:
         rows = posthoc["pairs"]
-        keys = ("i", "j", "a", "b", "rank_difference", "z", "p_value", "p_adjusted")
-        keys += ("log10_p_value", "log10_p_adjusted", "significant")
+        keys = (
+            *("i", "j", "a", "b", "rank_difference", "z", "p_value", "p_adjusted"),
+            *("log10_p_value", "log10_p_adjusted", "significant"),
+        )
         out["relative"] = {
             **relative,
             "posthoc": {**posthoc, "pairs": {key: [r[key] for r in rows] for key in keys}},
