@@ -354,21 +354,29 @@ def pair_tests(
 
 def result_columns(cls: type, results: Sequence[Any]) -> dict[str, Any]:
     """The results (frozen dataclasses of type ``cls``) as columns: one list per field, each
-    value as :func:`app.services.serialize.jsonable` gives it."""
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        values = [getattr(r, f.name) for r in results]
-        kinds = {_kind(x) for x in values}
-        out[f.name] = jsonable(np.asarray(values) if kinds in ({"f"}, {"i"}) else values)
-    return out
+    value as :func:`app.services.serialize.jsonable` gives it (JSON-ready: the answer leaves
+    these columns out of its final conversion, :func:`json_ready_columns`)."""
+    return {
+        f.name: _json_column([getattr(r, f.name) for r in results])
+        for f in dataclasses.fields(cls)
+    }
 
 
-def _kind(x: object) -> str:
-    if isinstance(x, bool | np.bool_):
-        return "b"
-    if isinstance(x, int | np.integer):
-        return "i"
-    return "f" if isinstance(x, float | np.floating) else "o"
+_PLAIN = (frozenset({int}), frozenset({bool}), frozenset({str}), frozenset({str, type(None)}))
+
+
+def _json_column(values: list[Any]) -> list[Any]:
+    """``jsonable(values)`` without its walk where the column is plain already."""
+    types = frozenset(map(type, values))
+    if not types or types in _PLAIN or types == frozenset({type(None)}):
+        return values
+    if types <= {float, np.float64}:
+        a = np.asarray(values, dtype=np.float64)
+        if np.isfinite(a).all():
+            out: list[Any] = a.tolist()
+            return out
+    converted: list[Any] = jsonable(values)
+    return converted
 
 
 def pairwise_absolute(
@@ -391,7 +399,7 @@ def pairwise_absolute(
         adjusted = ranktests.adjusted_family(p, log_p, method=ABSOLUTE_ADJUSTMENT[body.posthoc])
     i = np.array([t.i for t in tests], dtype=np.intp)
     j = np.array([t.j for t in tests], dtype=np.intp)
-    significant = np.asarray(adjusted.p) < body.alpha
+    significant = np.asarray(adjusted.p) < body.alpha  # bool per pair
     sig = np.full((k, k), None, dtype=object)
     sig[i, j] = sig[j, i] = [bool(x) for x in significant]
     if names is None:
@@ -403,8 +411,8 @@ def pairwise_absolute(
         "b": [names[x] for x in j.tolist()],
         "wilcoxon": result_columns(paired.WilcoxonResult, [t.wilcoxon for t in tests]),
         "sign_test": result_columns(paired.SignTestResult, [t.sign_test for t in tests]),
-        "p_adjusted": np.asarray(adjusted.p, dtype=np.float64).tolist(),
-        "log10_p_adjusted": np.asarray(adjusted.log10_p, dtype=np.float64).tolist(),
+        "p_adjusted": _json_column(np.asarray(adjusted.p, dtype=np.float64).tolist()),
+        "log10_p_adjusted": _json_column(np.asarray(adjusted.log10_p, dtype=np.float64).tolist()),
         "adjustment": ABSOLUTE_ADJUSTMENT[body.posthoc],
         "significant": significant.tolist(),
     }

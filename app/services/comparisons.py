@@ -415,7 +415,23 @@ def _analyse(
         "niia": _niia(matrix, post, tested, absolute, body, control, table.algorithms, settings),
         "warnings": warnings,
     }
-    return jsonable(result), [str(p["problem"]) for p in absolute.get("pending", [])]
+    return _jsonable_around_pairs(result), [str(p["problem"]) for p in absolute.get("pending", [])]
+
+
+def _jsonable_around_pairs(result: dict[str, Any]) -> dict[str, Any]:
+    """``jsonable(result)`` without walking the pairwise columns again (JSON-ready already:
+    :func:`app.services._comparison_absolute.result_columns`; 19,900 pairs at k = 200)."""
+    posthoc = result["relative"]["posthoc"]
+    absolute = result["absolute"]
+    pairs, pairwise = posthoc["pairs"], absolute.get("pairwise")
+    posthoc["pairs"] = None
+    if pairwise is not None:
+        absolute["pairwise"] = None
+    out: dict[str, Any] = jsonable(result)
+    posthoc["pairs"] = out["relative"]["posthoc"]["pairs"] = pairs
+    if pairwise is not None:
+        absolute["pairwise"] = out["absolute"]["pairwise"] = pairwise
+    return out
 
 
 def _effective_runs(
