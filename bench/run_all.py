@@ -2,7 +2,7 @@
 
 Each benchmark runs as its own child process (``bench/table_build.py``, ``bench/ranks_load.py``,
 ``bench/permutation.py``, ``bench/ranktests.py``, ``bench/pareto.py``, ``bench/cec.py``,
-``bench/tail_quality.py``) and writes its raw figures to
+``bench/tail_quality.py``, ``bench/comparisons.py``) and writes its raw figures to
 ``bench/results/<name>-<mode>.json`` (git-ignored); this script then reads them back and prints
 one summary. Benchmarks report, they do not assert: the exit status is 0 unless a benchmark
 crashed (or, with ``--strict``, a goal was missed).
@@ -27,7 +27,16 @@ from typing import Any
 
 import _common as c
 
-SCRIPTS = ("table_build", "ranks_load", "permutation", "ranktests", "pareto", "cec", "tail_quality")
+SCRIPTS = (
+    "table_build",
+    "ranks_load",
+    "permutation",
+    "ranktests",
+    "pareto",
+    "cec",
+    "tail_quality",
+    "comparisons",
+)
 
 Row = tuple[str, str, str, bool]  # label, figure, goal, met
 
@@ -214,6 +223,42 @@ def _cec(mode: str) -> list[Row]:
     return rows
 
 
+def _comparisons(mode: str) -> list[Row]:
+    cm = load("comparisons", mode)
+    g = cm["goals_met"]
+    w20, w200 = c.median(cm["warm_20_s"]), c.median(cm["warm_200_s"])
+    c20 = c.median([x["first_request_s"] for x in cm["cold_20"]])
+    p20 = c.median(cm["peer_20_s"])
+    o20 = cm["old_vs_new_20"]
+    return [
+        (
+            "POST /v1/comparisons 20 x 30, absolute ranks + NIIA, warm",
+            f"{w20:.2f} s ({w20 / p20:.1f}x bare scipy stats; NIIA {o20['niia_speedup']:.0f}x "
+            "faster than before, identical)",
+            "< 0.5 s",
+            g["warm_20"] and g["niia_identical"],
+        ),
+        (
+            "POST /v1/comparisons 20 x 30, cold (first request, fresh process)",
+            f"{c20:.2f} s",
+            "< 2 s",
+            g["cold_20"],
+        ),
+        (
+            f"POST /v1/comparisons 200 x 30 (NIIA {cm['niia_200']}), warm",
+            f"{w200:.2f} s",
+            "< 5 s",
+            g["warm_200"],
+        ),
+        (
+            "comparison answer size, 200 algorithms",
+            f"{cm['bytes_200'] / 1e6:.1f} MB",
+            "< 2 MB",
+            g["size_200"],
+        ),
+    ]
+
+
 def _tail_quality(mode: str) -> list[Row]:
     tq = load("tail_quality", mode)
     goal = tq["accuracy"]["goal_decades"]
@@ -245,6 +290,7 @@ SUMMARIES: dict[str, Callable[[str], list[Row]]] = {
     "pareto": _pareto,
     "cec": _cec,
     "tail_quality": _tail_quality,
+    "comparisons": _comparisons,
 }
 
 

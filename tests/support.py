@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 from alembic import command
@@ -227,3 +228,18 @@ def pg_databases(admin_url: str) -> Iterator[Callable[[], str]]:
         with psycopg.connect(libpq(admin_url), autocommit=True) as conn:
             for name in created:
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def pair_rows(columns: Any) -> list[dict[str, Any]]:
+    """A comparison's pairwise results (columns, one list per field) as one object per pair;
+    nested column objects (``wilcoxon``) become per-pair objects, scalars repeat."""
+    n = len(columns["i"])
+
+    def entry(value: Any, p: int) -> Any:
+        if isinstance(value, list):
+            return value[p]
+        if isinstance(value, dict):
+            return {k: entry(v, p) for k, v in value.items()}
+        return value
+
+    return [{k: entry(v, p) for k, v in columns.items()} for p in range(n)]

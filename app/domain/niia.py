@@ -36,11 +36,13 @@ __all__ = [
     "Analysis",
     "Flip",
     "NiiaCheck",
+    "PairAnalyses",
     "PairConclusion",
     "SubsetReport",
     "conclusions",
     "flip_kinds",
     "niia_check",
+    "niia_report",
 ]
 
 ORDER_RTOL = 1e-12
@@ -92,14 +94,34 @@ def conclusions(
     out: dict[tuple[int, int], PairConclusion] = {}
     for a in range(len(members)):
         for b in range(a + 1, len(members)):
-            gap = avg[a] - avg[b]
-            scale = max(abs(avg[a]), abs(avg[b]), 1e-300)
-            order = 0 if abs(gap) <= ORDER_RTOL * scale else (-1 if gap < 0 else 1)
-            sig = analysis.significant[a, b]
-            out[(members[a], members[b])] = PairConclusion(
-                order=order, significant=None if sig is None else bool(sig)
+            out[(members[a], members[b])] = _conclusion(
+                avg[a], avg[b], analysis.significant[a, b]
             )
     return out
+
+
+def _conclusion(avg_a: np.float64, avg_b: np.float64, sig: object) -> PairConclusion:
+    gap = avg_a - avg_b
+    scale = max(abs(avg_a), abs(avg_b), 1e-300)
+    order = 0 if abs(gap) <= ORDER_RTOL * scale else (-1 if gap < 0 else 1)
+    return PairConclusion(order=order, significant=None if sig is None else bool(sig))
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays
+class PairAnalyses:
+    """What the analyses of pairs ``(i[p], j[p])``, each alone, conclude (:func:`niia_report`).
+
+    Attributes
+    ----------
+    average_i, average_j : ndarray, shape (n_pairs,)
+        The pair's averages (lower is better), as its own analysis gives them.
+    significant : ndarray of object, shape (n_pairs,)
+        ``True``/``False``, or ``None`` where the pair alone is not tested.
+    """
+
+    average_i: np.ndarray
+    average_j: np.ndarray
+    significant: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -220,3 +242,77 @@ def niia_check(
         )
         reports.append(SubsetReport(tuple(members), len(sub), flips))
     return NiiaCheck(full, tuple(reports))
+
+
+def _members(subsets: Sequence[Sequence[int]], k: int) -> list[list[int]]:
+    out = []
+    for s, subset in enumerate(subsets):
+        members = sorted({int(i) for i in subset})
+        if len(members) < 2 or members[0] < 0 or members[-1] >= k:
+            raise InvalidInput(
+                f"subset {s} needs at least 2 distinct known algorithms", field=f"niia_subsets.{s}"
+            )
+        out.append(members)
+    return out
+
+
+def niia_report(
+    full: Analysis,
+    subsets: Sequence[Sequence[int]],
+    analyse: Callable[[list[int]], Analysis],
+    analyse_pairs: Callable[[np.ndarray, np.ndarray], PairAnalyses],
+) -> NiiaCheck:
+    """:func:`niia_check` from the full set's analysis, already made, and two analysers: one of
+    any subset, and one of many pairs at once (each pair alone), which the subsets of two
+    algorithms (the default report: every pair) go through together.
+
+    Parameters
+    ----------
+    full : Analysis
+        The analysis of all ``k`` algorithms (``len(full.average) == k``).
+    subsets : sequence of sequence of int
+        As in :func:`niia_check`.
+    analyse : callable
+        ``analyse(members) -> Analysis`` of the columns ``members`` (ascending full-set indices),
+        as :func:`niia_check`'s ``analyse(values[:, members], members)``.
+    analyse_pairs : callable
+        ``analyse_pairs(i, j) -> PairAnalyses`` of the pairs ``(i[p], j[p])``, ``i < j``, each
+        alone: for every pair, what ``analyse([i[p], j[p]])`` concludes.
+
+    Returns
+    -------
+    NiiaCheck
+        Equal to :func:`niia_check` with the same analyses.
+
+    Raises
+    ------
+    app.domain.errors.InvalidInput
+        As :func:`niia_check` (checked before any subset is analysed).
+    """
+    k = len(full.average)
+    everyone = list(range(k))
+    full_c = conclusions(full, everyone)
+    members = _members(subsets, k)
+    two = [s for s, m in enumerate(members) if len(m) == 2]
+    pair_c: dict[int, PairConclusion] = {}
+    if two:
+        i = np.array([members[s][0] for s in two], dtype=np.intp)
+        j = np.array([members[s][1] for s in two], dtype=np.intp)
+        res = analyse_pairs(i, j)
+        avg_i = np.asarray(res.average_i, dtype=np.float64)
+        avg_j = np.asarray(res.average_j, dtype=np.float64)
+        for p, s in enumerate(two):
+            pair_c[s] = _conclusion(avg_i[p], avg_j[p], res.significant[p])
+    reports = []
+    for s, m in enumerate(members):
+        if s in pair_c:
+            sub = {(m[0], m[1]): pair_c[s]}
+        else:
+            sub = conclusions(analyse(m), m)
+        flips = tuple(
+            Flip(pair=pair, kinds=kinds, full=full_c[pair], subset=c)
+            for pair, c in sorted(sub.items())
+            if (kinds := flip_kinds(full_c[pair], c))
+        )
+        reports.append(SubsetReport(tuple(m), len(sub), flips))
+    return NiiaCheck(full_c, tuple(reports))

@@ -183,21 +183,37 @@ class ComparisonWarning(BaseModel):
     )
 
 
-class AbsolutePair(BaseModel):
-    """Paired tests of two algorithms' absolute ranks v over the problems."""
+class AbsolutePairs(BaseModel):
+    """Paired tests of algorithms' absolute ranks v over the problems, as columns.
+
+    One list per field, one entry per pair (every pair ``i < j``, or every pair with the
+    control), in the order ``(i, j)``: pair ``p`` is algorithms ``i[p]`` and ``j[p]``, named
+    ``a[p]`` and ``b[p]``, with Wilcoxon's ``wilcoxon["p_value"][p]`` and so on. Columns keep
+    200 algorithms' 19,900 pairs compact (the client's ``Comparison.absolute_pairs`` gives
+    them pair by pair).
+    """
 
     model_config = ConfigDict(extra="allow")
-    pair: list[int] = Field(description="[i, j], algorithm indices (kept for compatibility)")
-    i: int
-    j: int
-    a: str = Field(description="name of algorithm i")
-    b: str = Field(description="name of algorithm j")
-    wilcoxon: dict[str, Any]
-    sign_test: dict[str, Any]
-    p_adjusted: float
-    log10_p_adjusted: float | None = Field(None, description="log10 of p_adjusted (no underflow)")
-    adjustment: str
-    significant: bool
+    i: list[int] = Field(description="index of the first algorithm of each pair")
+    j: list[int] = Field(description="index of the second algorithm of each pair")
+    a: list[str] = Field(description="name of algorithm i")
+    b: list[str] = Field(description="name of algorithm j")
+    wilcoxon: dict[str, list[Any]] = Field(
+        description="Wilcoxon signed-rank test of v_i − v_j per pair: one list per field "
+        "(statistic, p_value, log10_p_value, method, method_reason, alternative, zero_method, "
+        "zero_tol, n, n_zeros, n_effective, z, continuity, degenerate, reason)"
+    )
+    sign_test: dict[str, list[Any]] = Field(
+        description="sign test of v_i − v_j per pair: one list per field (statistic, p_value, "
+        "log10_p_value, method, method_reason, alternative, zero_tol, n, n_less, n_greater, "
+        "n_ties, n_effective, degenerate, reason)"
+    )
+    p_adjusted: list[float] = Field(description="Wilcoxon p-value adjusted within the family")
+    log10_p_adjusted: list[Number | None] = Field(
+        description="log10 of p_adjusted (no underflow)"
+    )
+    adjustment: str = Field(description="the family's adjustment (every pair's)")
+    significant: list[bool] = Field(description="p_adjusted < alpha")
 
 
 class AbsoluteRegion(BaseModel):
@@ -243,27 +259,35 @@ class AbsoluteRead(BaseModel):
     average_absolute_rank: list[float] | None = None
     mean_log10_v: list[float | None] | None = None
     order_by: str | None = None
-    pairwise: list[AbsolutePair] | None = None
+    pairwise: AbsolutePairs | None = Field(
+        None, description="the paired tests of every pair, as columns (one list per field)"
+    )
     tables: dict[str, dict[str, Any]] | None = Field(
         None, description="per problem, the table, ladder or exact form that ranked it (full view)"
     )
     warnings: list[ComparisonWarning] | None = None
 
 
-class ComparisonPosthocPair(BaseModel):
-    """One pairwise post-hoc comparison of algorithms ``i`` and ``j`` (named ``a`` and ``b``)."""
+class ComparisonPosthocPairs(BaseModel):
+    """The post-hoc comparisons of pairs of algorithms, as columns.
 
-    i: int
-    j: int
-    a: str = Field(description="name of algorithm i")
-    b: str = Field(description="name of algorithm j")
-    rank_difference: float = Field(description="R_i − R_j, average ranks")
-    z: Number
-    p_value: float
-    p_adjusted: float
-    log10_p_value: Number | None = None
-    log10_p_adjusted: Number | None = None
-    significant: bool
+    One list per field, one entry per pair in the family's order (all pairs ``i < j``, or the
+    control ``i`` against each other ``j``): pair ``p`` compares algorithms ``i[p]`` and
+    ``j[p]``, named ``a[p]`` and ``b[p]``. ``/v1/tests/posthoc`` lists the same fields pair by
+    pair; the client's ``Posthoc.pairs`` gives a comparison's pair by pair too.
+    """
+
+    i: list[int]
+    j: list[int]
+    a: list[str] = Field(description="name of algorithm i")
+    b: list[str] = Field(description="name of algorithm j")
+    rank_difference: list[float] = Field(description="R_i − R_j, average ranks")
+    z: list[Number]
+    p_value: list[float]
+    p_adjusted: list[float]
+    log10_p_value: list[Number | None]
+    log10_p_adjusted: list[Number | None]
+    significant: list[bool] = Field(description="p_adjusted < alpha")
 
 
 class ComparisonLowPower(BaseModel):
@@ -294,7 +318,7 @@ class ComparisonPosthocRead(BaseModel):
 
     The fields of :class:`app.schemas.stattests.PosthocRead` and the family's numbers, in the
     order a comparison sends them. ``p_matrix`` / ``p_vs_control`` (adjusted p-values by index)
-    are left out by ``view=summary``; ``pairs`` carry the same numbers.
+    are left out by ``view=summary``; ``pairs`` carry the same numbers, as columns.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -307,7 +331,9 @@ class ComparisonPosthocRead(BaseModel):
     n_algorithms: int
     critical_difference: float | None = None
     critical_value: float | None = None
-    pairs: list[ComparisonPosthocPair]
+    pairs: ComparisonPosthocPairs = Field(
+        description="the family's pairs, as columns (one list per field)"
+    )
     p_matrix: list[list[float | None]] | None = None
     p_vs_control: list[float | None] | None = None
     log10_p_matrix: list[list[Number | None]] | None = None

@@ -7,16 +7,20 @@ family (:data:`app.services._comparison_common.ABSOLUTE_ADJUSTMENT`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import errors
 from app.config import Settings
+from app.db import session_scope
 from app.domain import niia, paired, ranktests
+from app.models.tables import Table
 from app.schemas.comparisons import ComparisonCreate
 from app.schemas.ranks import Awaited, RankRequest
 from app.services import tables
@@ -26,6 +30,7 @@ from app.services._comparison_common import (
     data_field,
     request_problems,
 )
+from app.services._comparison_pairs import PairTests, all_pair_tests
 from app.services.comparison_answers import CellWarning, grouped_warnings
 from app.services.functions import find_function
 from app.services.ranks import numerical, rank_values_warned
@@ -198,6 +203,7 @@ def _rank_cells(
         if cols.size == 0:
             continue
         aggregate = None if r == 1 else body.reduction  # mean, median (any r) or best
+        regions = body.regions if table_id is None else "auto"
         req = RankRequest(
             function_id=problem if table_id is None else None,
             table_id=table_id,
@@ -206,10 +212,11 @@ def _rank_cells(
             budget=body.budget,
             runs=r,
             aggregate=aggregate,
-            regions=body.regions if table_id is None else "auto",
+            regions=regions,
         )
-        try:
-            res, warnings = rank_values_warned(
+
+        def rank(req: RankRequest) -> Any:
+            return rank_values_warned(
                 ctx.sm,
                 ctx.settings,
                 ctx.dispatcher,
@@ -218,6 +225,16 @@ def _rank_cells(
                 cache=ctx.cache,
                 ladder_cache=ctx.ladder_cache,
             )
+
+        try:
+            if regions == "auto" and table_id is None and not ladder_stored(ctx.sm, problem):
+                # no ladder: 'auto' ranks on the domain table unless values lie below its
+                # lowest sample (the ladder hint says so), which the 'auto' request then handles
+                res, warnings = rank(req.model_copy(update={"regions": "domain"}))
+                if any(w.code == "ladder-hint" for w in warnings):
+                    res, warnings = rank(req)
+            else:
+                res, warnings = rank(req)
         except errors.AppError as exc:
             if exc.field is not None and exc.field.split(".")[0] not in REQUEST_FIELDS:
                 # runs, values, ...: the comparison's cells come from its rows (or value_runs)
@@ -249,6 +266,24 @@ def _rank_cells(
             )
         )
     return out
+
+
+def ladder_stored(sm: sessionmaker[Session], function_id: str) -> bool:
+    """Whether a level below the domain of some nested-region ladder of ``function_id`` is
+    stored (any status): one indexed query on the function's tables.
+
+    Every ladder has at least one level below the domain, and every such level's spec carries
+    ``region.ladder`` (:func:`app.services.ladders.ladder_specs`), so ``False`` means that no
+    ladder of the function can be complete: ``regions='auto'`` then ranks on the domain table,
+    as it does after laying out the ladder (a shape fit, tens of milliseconds the first time)
+    only to find its first level missing.
+    """
+    with session_scope(sm) as session:
+        specs = session.execute(select(Table.spec).where(Table.function_id == function_id))
+        return any(
+            isinstance(region := (spec or {}).get("region"), dict) and "ladder" in region
+            for (spec,) in specs
+        )
 
 
 def _absolute_matrix(
@@ -302,58 +337,86 @@ def _null_minus_inf(a: np.ndarray) -> list[Any]:
     return [None if x == -np.inf else x for x in a.tolist()]
 
 
+def pair_tests(
+    v: np.ndarray, body: ComparisonCreate, control: int | None, settings: Settings
+) -> list[PairTests]:
+    """Wilcoxon and sign tests on the absolute ranks of every pair ``i < j`` (or every pair
+    with the control), in that order."""
+    k = v.shape[1]
+    pairs = [
+        (i, j) for i in range(k) for j in range(i + 1, k) if control is None or control in (i, j)
+    ]
+    with request_problems(data_field(body)):
+        return all_pair_tests(
+            v, pairs, zero_method=body.zero_method, exact_max_n=settings.wilcoxon_exact_max_n
+        )
+
+
+def result_columns(cls: type, results: Sequence[Any]) -> dict[str, Any]:
+    """The results (frozen dataclasses of type ``cls``) as columns: one list per field, each
+    value as :func:`app.services.serialize.jsonable` gives it (JSON-ready: the answer leaves
+    these columns out of its final conversion, :func:`json_ready_columns`)."""
+    return {
+        f.name: _json_column([getattr(r, f.name) for r in results])
+        for f in dataclasses.fields(cls)
+    }
+
+
+_PLAIN = (frozenset({int}), frozenset({bool}), frozenset({str}), frozenset({str, type(None)}))
+
+
+def _json_column(values: list[Any]) -> list[Any]:
+    """``jsonable(values)`` without its walk where the column is plain already."""
+    types = frozenset(map(type, values))
+    if not types or types in _PLAIN or types == frozenset({type(None)}):
+        return values
+    if types <= {float, np.float64}:
+        a = np.asarray(values, dtype=np.float64)
+        if np.isfinite(a).all():
+            out: list[Any] = a.tolist()
+            return out
+    converted: list[Any] = jsonable(values)
+    return converted
+
+
 def pairwise_absolute(
     v: np.ndarray,
     body: ComparisonCreate,
     control: int | None,
     settings: Settings,
     names: Sequence[str] | None = None,
-) -> tuple[list[dict[str, Any]], np.ndarray]:
+) -> tuple[dict[str, Any], np.ndarray, list[PairTests]]:
     """Wilcoxon and sign tests on the absolute ranks of every pair (or every pair with the
     control), adjusted by the post-hoc's family; the significance matrix, and with ``names``
-    the tests themselves, each named ``a``, ``b`` beside ``i``, ``j`` (the NIIA report needs
-    only the significance)."""
+    the tests themselves as columns (one list per field, pairs in the order of ``i``, ``j``,
+    named ``a``, ``b``; :class:`app.schemas.comparisons.AbsolutePairs`); and the unadjusted
+    tests (the NIIA report reuses them)."""
     k = v.shape[1]
-    pairs = [
-        (i, j) for i in range(k) for j in range(i + 1, k) if control is None or control in (i, j)
-    ]
-    tests = []
+    tests = pair_tests(v, body, control, settings)
     with request_problems(data_field(body)):
-        for i, j in pairs:
-            w = paired.wilcoxon_signed_rank(
-                v[:, i],
-                v[:, j],
-                zero_method=body.zero_method,
-                exact_max_n=settings.wilcoxon_exact_max_n,
-            )
-            s = paired.sign_test(v[:, i], v[:, j])
-            tests.append((i, j, w, s))
-        p = np.array([t[2].p_value for t in tests], dtype=np.float64)
-        log_p = np.array([t[2].log10_p_value for t in tests], dtype=np.float64)
+        p = np.array([t.wilcoxon.p_value for t in tests], dtype=np.float64)
+        log_p = np.array([t.wilcoxon.log10_p_value for t in tests], dtype=np.float64)
         adjusted = ranktests.adjusted_family(p, log_p, method=ABSOLUTE_ADJUSTMENT[body.posthoc])
+    i = np.array([t.i for t in tests], dtype=np.intp)
+    j = np.array([t.j for t in tests], dtype=np.intp)
+    significant = np.asarray(adjusted.p) < body.alpha  # bool per pair
     sig = np.full((k, k), None, dtype=object)
-    out = []
-    for (i, j, w, s), p_adj, log_adj in zip(tests, adjusted.p, adjusted.log10_p, strict=True):
-        significant = bool(p_adj < body.alpha)
-        sig[i, j] = sig[j, i] = significant
-        if names is None:
-            continue
-        out.append(
-            {
-                "pair": [i, j],
-                "i": i,
-                "j": j,
-                "a": names[i],
-                "b": names[j],
-                "wilcoxon": w,
-                "sign_test": s,
-                "p_adjusted": float(p_adj),
-                "log10_p_adjusted": float(log_adj),
-                "adjustment": ABSOLUTE_ADJUSTMENT[body.posthoc],
-                "significant": significant,
-            }
-        )
-    return out, sig
+    sig[i, j] = sig[j, i] = [bool(x) for x in significant]
+    if names is None:
+        return {}, sig, tests
+    out = {
+        "i": i.tolist(),
+        "j": j.tolist(),
+        "a": [names[x] for x in i.tolist()],
+        "b": [names[x] for x in j.tolist()],
+        "wilcoxon": result_columns(paired.WilcoxonResult, [t.wilcoxon for t in tests]),
+        "sign_test": result_columns(paired.SignTestResult, [t.sign_test for t in tests]),
+        "p_adjusted": _json_column(np.asarray(adjusted.p, dtype=np.float64).tolist()),
+        "log10_p_adjusted": _json_column(np.asarray(adjusted.log10_p, dtype=np.float64).tolist()),
+        "adjustment": ABSOLUTE_ADJUSTMENT[body.posthoc],
+        "significant": significant.tolist(),
+    }
+    return out, sig, tests
 
 
 def absolute_ranks(
@@ -364,7 +427,7 @@ def absolute_ranks(
     n_runs: np.ndarray,
     control: int | None,
     algorithms: tuple[str, ...],
-) -> tuple[dict[str, Any], np.ndarray | None]:
+) -> tuple[dict[str, Any], AbsoluteTested | None]:
     blocker = _absolute_blocker(body, problems, n_runs)
     if blocker is not None:
         return _absolute_unavailable(blocker), None
@@ -379,7 +442,7 @@ def absolute_ranks(
         }, None
     log10 = np.vstack([r.log10_v for r in ranked])
     v = np.power(10.0, log10)
-    pairs, _ = pairwise_absolute(v, body, control, ctx.settings, algorithms)
+    pairs, significant, tests = pairwise_absolute(v, body, control, ctx.settings, algorithms)
     warnings = [w for r in ranked for w in r.warnings]
     regions = [_problem_region(r.source) for r in ranked]
     warnings += [
@@ -410,17 +473,60 @@ def absolute_ranks(
         "pairwise": pairs,
         "tables": {p: r.source for p, r in zip(problems, ranked, strict=True)},
         "warnings": jsonable(grouped_warnings(warnings)),
-    }, v
+    }, AbsoluteTested(v, significant, tests)
 
 
-def absolute_analyse(
-    body: ComparisonCreate, control: int | None, settings: Settings
-) -> Callable[[np.ndarray, list[int]], niia.Analysis]:
-    def analyse(sub: np.ndarray, members: list[int]) -> niia.Analysis:
+class AbsoluteTested(NamedTuple):
+    """The absolute ranks ``v`` (problems × algorithms) with their paired tests, for the NIIA
+    report: the significance matrix of the full set and the unadjusted tests of its pairs."""
+
+    v: np.ndarray
+    significant: np.ndarray
+    tests: list[PairTests]
+
+
+def absolute_niia(
+    tested: AbsoluteTested, body: ComparisonCreate, control: int | None, settings: Settings
+) -> tuple[
+    niia.Analysis,
+    Callable[[list[int]], niia.Analysis],
+    Callable[[np.ndarray, np.ndarray], niia.PairAnalyses],
+]:
+    """The NIIA report's analyses of the absolute ranks (:func:`app.domain.niia.niia_report`):
+    the full set's (the comparison's own tests), any subset's (its paired tests, adjusted within
+    the subset), and those of pairs alone, which reuse the full set's tests: a pair alone has
+    the same two columns, so the same Wilcoxon test, adjusted as a family of one."""
+    v = tested.v
+    method = ABSOLUTE_ADJUSTMENT[body.posthoc]
+    full = niia.Analysis(v.mean(axis=0), tested.significant)
+
+    def analyse(members: list[int]) -> niia.Analysis:
+        sub = v[:, members]
         sub_control = members.index(control) if control in members else None
         if control is not None and sub_control is None:
             return niia.Analysis(sub.mean(axis=0), np.full((len(members),) * 2, None, object))
-        _, sig = pairwise_absolute(sub, body, sub_control, settings)
+        _, sig, _ = pairwise_absolute(sub, body, sub_control, settings)
         return niia.Analysis(sub.mean(axis=0), sig)
 
-    return analyse
+    by_pair = {(t.i, t.j): t.wilcoxon for t in tested.tests}
+
+    def analyse_pairs(i: np.ndarray, j: np.ndarray) -> niia.PairAnalyses:
+        avg_i, avg_j = np.empty(i.size), np.empty(i.size)
+        sig = np.full(i.size, None, dtype=object)
+        verdict: dict[tuple[float, float], bool] = {}
+        with request_problems(data_field(body)):
+            for p, (a, b) in enumerate(zip(i.tolist(), j.tolist(), strict=True)):
+                avg_i[p], avg_j[p] = v[:, [a, b]].mean(axis=0)
+                if control is not None and control not in (a, b):
+                    continue
+                w = by_pair[(a, b)]
+                key = (w.p_value, w.log10_p_value)
+                if key not in verdict:
+                    adjusted = ranktests.adjusted_family(
+                        np.array([w.p_value]), np.array([w.log10_p_value]), method=method
+                    )
+                    verdict[key] = bool(adjusted.p[0] < body.alpha)
+                sig[p] = verdict[key]
+        return niia.PairAnalyses(avg_i, avg_j, sig)
+
+    return full, analyse, analyse_pairs

@@ -87,3 +87,40 @@ def summary(comparison: dict[str, Any]) -> dict[str, Any]:
         prov["tables"] = {p: _without(t, ("spec",)) for p, t in prov["tables"].items()}
     out["provenance"] = prov
     return out
+
+
+def pairs_as_columns(comparison: dict[str, Any]) -> dict[str, Any]:
+    """A stored comparison with its pairwise results as columns (the answer's shape since
+    issue 15): answers stored before, with one object per pair in ``relative.posthoc.pairs``
+    and ``absolute.pairwise``, are read in the columns a new computation gives (the same
+    numbers, one list per field), so their ids and requests stay what they were."""
+    relative = comparison.get("relative") or {}
+    posthoc = relative.get("posthoc") or {}
+    absolute = comparison.get("absolute") or {}
+    old_posthoc = isinstance(posthoc.get("pairs"), list)
+    old_absolute = isinstance(absolute.get("pairwise"), list)
+    if not (old_posthoc or old_absolute):
+        return comparison
+    out = dict(comparison)
+    if old_posthoc:
+        rows = posthoc["pairs"]
+        keys = (
+            *("i", "j", "a", "b", "rank_difference", "z", "p_value", "p_adjusted"),
+            *("log10_p_value", "log10_p_adjusted", "significant"),
+        )
+        out["relative"] = {
+            **relative,
+            "posthoc": {**posthoc, "pairs": {key: [r[key] for r in rows] for key in keys}},
+        }
+    if old_absolute:
+        rows = absolute["pairwise"]
+        columns: dict[str, Any] = {key: [r[key] for r in rows] for key in ("i", "j", "a", "b")}
+        for test in ("wilcoxon", "sign_test"):
+            fields = list(rows[0][test]) if rows else []
+            columns[test] = {f: [r[test][f] for r in rows] for f in fields}
+        for key in ("p_adjusted", "log10_p_adjusted"):
+            columns[key] = [r[key] for r in rows]
+        columns["adjustment"] = rows[0]["adjustment"] if rows else None
+        columns["significant"] = [r["significant"] for r in rows]
+        out["absolute"] = {**absolute, "pairwise": columns}
+    return out

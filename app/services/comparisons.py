@@ -9,6 +9,7 @@ under an id derived from the normalized request.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -27,10 +28,12 @@ from app.services import results_input
 from app.services._comparison_absolute import (
     MIXED_SCALES,
     AbsoluteInputs,
+    AbsoluteTested,
     ProblemRegion,
-    absolute_analyse,
+    absolute_niia,
     absolute_ranks,
     check_given_tables,
+    result_columns,
 )
 from app.services._comparison_common import (
     ABSOLUTE_ADJUSTMENT,
@@ -39,7 +42,12 @@ from app.services._comparison_common import (
     request_problems,
 )
 from app.services.cd_diagram import cd_diagram_svg
-from app.services.comparison_answers import CellWarning, grouped_warnings, summary
+from app.services.comparison_answers import (
+    CellWarning,
+    grouped_warnings,
+    pairs_as_columns,
+    summary,
+)
 from app.services.comparison_archive import archived_rows
 from app.services.provenance import canonical_sha256, provenance
 from app.services.serialize import jsonable
@@ -196,16 +204,44 @@ def _relative(
         "friedman": fried,
         "aligned_ranks": aligned,
         "quade": quade,
-        "posthoc": named_posthoc(post, algorithms),
+        "posthoc": _posthoc_answer(post, algorithms),
         "bradley_terry": named_bradley_terry(bt, algorithms),
     }
     return out, post
 
 
-def _relative_analyse(
-    body: ComparisonCreate, control: int | None
-) -> Callable[[np.ndarray, list[int]], niia.Analysis]:
-    def analyse(sub: np.ndarray, members: list[int]) -> niia.Analysis:
+def _posthoc_answer(post: ranktests.PosthocResult, names: tuple[str, ...]) -> dict[str, Any]:
+    """The post-hoc family as :func:`app.services.stattests.named_posthoc` gives it, its pairs
+    as columns (:class:`app.schemas.comparisons.ComparisonPosthocPairs`): ``i``, ``j``, ``a``,
+    ``b``, then one list per field of :class:`app.domain.ranktests.PairComparison`."""
+    out = named_posthoc(dataclasses.replace(post, pairs=()), names)
+    columns = result_columns(ranktests.PairComparison, post.pairs)
+    i, j = columns.pop("i"), columns.pop("j")
+    out["pairs"] = {
+        "i": i,
+        "j": j,
+        "a": [names[x] for x in i],
+        "b": [names[x] for x in j],
+        **columns,
+    }
+    return out
+
+
+def _relative_niia(
+    matrix: np.ndarray, body: ComparisonCreate, control: int | None, post: ranktests.PosthocResult
+) -> tuple[
+    niia.Analysis,
+    Callable[[list[int]], niia.Analysis],
+    Callable[[np.ndarray, np.ndarray], niia.PairAnalyses],
+]:
+    """The NIIA report's analyses of the relative ranks (:func:`app.domain.niia.niia_report`):
+    the full set's (the comparison's own post-hoc ``post``), any subset's (its own post-hoc),
+    and those of pairs alone, all at once (:func:`app.domain.ranktests.posthoc_pairs_alone`)."""
+    k = matrix.shape[1]
+    full = niia.Analysis(np.asarray(post.average_ranks), _significance(post, k))
+
+    def analyse(members: list[int]) -> niia.Analysis:
+        sub = matrix[:, members]
         sub_control = members.index(control) if control in members else None
         if control is not None and sub_control is None:
             avg = rank_rows(sub, rtol=body.rtol).mean(axis=0)
@@ -213,7 +249,21 @@ def _relative_analyse(
         post = _posthoc(sub, body, sub_control)
         return niia.Analysis(np.asarray(post.average_ranks), _significance(post, len(members)))
 
-    return analyse
+    def analyse_pairs(i: np.ndarray, j: np.ndarray) -> niia.PairAnalyses:
+        with request_problems("posthoc"):
+            res = ranktests.posthoc_pairs_alone(
+                matrix,
+                i,
+                j,
+                method=body.posthoc,
+                alpha=body.alpha,
+                control=control,
+                rtol=body.rtol,
+                cd_convention=body.cd_convention,
+            )
+        return niia.PairAnalyses(res.average_i, res.average_j, res.significant)
+
+    return full, analyse, analyse_pairs
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,13 +292,16 @@ def _subsets(
 
 
 def _niia_side(
-    matrix: np.ndarray,
     subsets: list[list[int]],
-    analyse: Callable[[np.ndarray, list[int]], niia.Analysis],
+    analyses: tuple[
+        niia.Analysis,
+        Callable[[list[int]], niia.Analysis],
+        Callable[[np.ndarray, np.ndarray], niia.PairAnalyses],
+    ],
     algorithms: tuple[str, ...],
 ) -> dict[str, Any]:
     with request_problems("niia_subsets"):
-        _, reports = niia.niia_check(matrix, subsets, analyse)
+        _, reports = niia.niia_report(analyses[0], subsets, analyses[1], analyses[2])
     named = [
         {
             "subset": [algorithms[i] for i in r.members],
@@ -273,7 +326,8 @@ def _niia_side(
 
 def _niia(
     matrix: np.ndarray,
-    v: np.ndarray | None,
+    post: ranktests.PosthocResult,
+    tested: AbsoluteTested | None,
     absolute: dict[str, Any],
     body: ComparisonCreate,
     control: int | None,
@@ -288,7 +342,7 @@ def _niia(
             f"{settings.max_niia_default_pairs}; name the subsets to check in niia_subsets",
         }
     subsets = _subsets(body, algorithms, settings)
-    rel = _niia_side(matrix, subsets, _relative_analyse(body, control), algorithms)
+    rel = _niia_side(subsets, _relative_niia(matrix, body, control, post), algorithms)
     out: dict[str, Any] = {
         "status": "complete",
         "subsets": "each pair alone" if body.niia_subsets is None else "as requested",
@@ -298,11 +352,11 @@ def _niia(
         "(after the missing policy), so only the set of algorithms changes",
         "relative": rel,
     }
-    if v is None:
+    if tested is None:
         out["absolute"] = {k: absolute[k] for k in ("status", "reason") if k in absolute}
     else:
         out["absolute"] = _niia_side(
-            v, subsets, absolute_analyse(body, control, settings), algorithms
+            subsets, absolute_niia(tested, body, control, settings), algorithms
         )
     return out
 
@@ -335,7 +389,9 @@ def _analyse(
     control = _control_index(body, table.algorithms)
     relative, post = _relative(matrix, body, control, table.algorithms)
     n_runs = _effective_runs(body, reduced.n_runs[kept], problems, table.algorithms)
-    absolute, v = absolute_ranks(ctx, body, problems, matrix, n_runs, control, table.algorithms)
+    absolute, tested = absolute_ranks(
+        ctx, body, problems, matrix, n_runs, control, table.algorithms
+    )
     cell_warnings = _warnings(body, reduced, report, table.problems)
     if post.low_power is not None:
         cell_warnings.append(CellWarning(post.low_power.message))
@@ -356,10 +412,26 @@ def _analyse(
         "matrix": matrix,
         "relative": relative,
         "absolute": absolute,
-        "niia": _niia(matrix, v, absolute, body, control, table.algorithms, settings),
+        "niia": _niia(matrix, post, tested, absolute, body, control, table.algorithms, settings),
         "warnings": warnings,
     }
-    return jsonable(result), [str(p["problem"]) for p in absolute.get("pending", [])]
+    return _jsonable_around_pairs(result), [str(p["problem"]) for p in absolute.get("pending", [])]
+
+
+def _jsonable_around_pairs(result: dict[str, Any]) -> dict[str, Any]:
+    """``jsonable(result)`` without walking the pairwise columns again (JSON-ready already:
+    :func:`app.services._comparison_absolute.result_columns`; 19,900 pairs at k = 200)."""
+    posthoc = result["relative"]["posthoc"]
+    absolute = result["absolute"]
+    pairs, pairwise = posthoc["pairs"], absolute.get("pairwise")
+    posthoc["pairs"] = None
+    if pairwise is not None:
+        absolute["pairwise"] = None
+    out: dict[str, Any] = jsonable(result)
+    posthoc["pairs"] = out["relative"]["posthoc"]["pairs"] = pairs
+    if pairwise is not None:
+        absolute["pairwise"] = out["absolute"]["pairwise"] = pairwise
+    return out
 
 
 def _effective_runs(
@@ -473,6 +545,7 @@ def create_comparison(
 
 
 def _read(cid: str, status: str, result: dict[str, Any], view: str = "full") -> dict[str, Any]:
+    result = pairs_as_columns(result)  # stored before the pairs were columns
     full = {"id": cid, "location": location(cid), "status": status, "view": view, **result}
     return summary(full) if view == "summary" else full
 

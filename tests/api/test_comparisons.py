@@ -8,6 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.api.conftest import InlineDispatcher
+from tests.support import pair_rows
 
 # A beats B on p1, p2 and loses on p3; C is best on p1, p2 and second on p3. With C present,
 # A and B tie on average rank; alone, A is better: a relative-rank NIIA flip.
@@ -55,7 +56,7 @@ def test_relative_and_absolute_ranks_with_the_niia_report(client: TestClient) ->
     assert len(absolute["v"][0]) == 3
     assert all(0.0 <= v <= 1.0 for row in absolute["v"] for v in row)
     assert absolute["tables"]["classic/sphere/d2"]["kind"] == "analytic"
-    assert len(absolute["pairwise"]) == 3
+    assert len(absolute["pairwise"]["i"]) == 3  # columns: one entry per pair
     assert absolute["warnings"]  # budget 1: v1 ranks, and it says so
     niia = out["niia"]
     assert ["A", "B"] in niia["relative"]["flipped_pairs"]
@@ -207,7 +208,8 @@ def test_cd_diagram_is_drawn_from_the_stored_cliques(client: TestClient) -> None
     assert svg.content.startswith(b"<?xml")
     assert svg.content == client.get(f"/v1/comparisons/{out['id']}/cd-diagram.svg").content
     post = out["relative"]["posthoc"]
-    significant = {tuple(sorted((p["i"], p["j"]))) for p in post["pairs"] if p["significant"]}
+    pairs = pair_rows(post["pairs"])
+    significant = {tuple(sorted((p["i"], p["j"]))) for p in pairs if p["significant"]}
     for clique in post["cliques"]:
         assert not any((a, b) in significant for a in clique for b in clique if a < b)
     png = client.get(f"/v1/comparisons/{out['id']}/cd-diagram.png")

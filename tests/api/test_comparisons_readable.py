@@ -61,9 +61,7 @@ def test_par_k_with_a_missing_run_is_answered_like_worst_rank(
     assert absolute["method"][i][j] == "missing (par-k: v = 1)"
     assert ref["absolute"]["method"][i][j] == "missing (worst-rank: v = 1)"
     assert absolute["v"] == ref["absolute"]["v"]
-    assert [p["p_adjusted"] for p in absolute["pairwise"]] == [
-        p["p_adjusted"] for p in ref["absolute"]["pairwise"]
-    ]
+    assert absolute["pairwise"]["p_adjusted"] == ref["absolute"]["pairwise"]["p_adjusted"]
     # the same rows as JSON give the same comparison
     rows = [
         {"algorithm": a, "problem": p, "run": int(r), "value": None if v == "NA" else float(v)}
@@ -148,16 +146,20 @@ def test_comparison_pairs_are_named(client: TestClient) -> None:
     out = ComparisonRead.model_validate(r.json())
     names = out.algorithms
     assert out.relative.posthoc.control_name == "B"
-    for pair in out.relative.posthoc.pairs:
-        assert (pair.a, pair.b) == (names[pair.i], names[pair.j])
+    pairs = out.relative.posthoc.pairs  # columns
+    assert pairs.a == [names[i] for i in pairs.i]
+    assert pairs.b == [names[j] for j in pairs.j]
+    assert len(pairs.i) == len(pairs.p_adjusted) == len(pairs.significant) == len(names) - 1
     assert out.relative.posthoc.clique_names == [
         [names[m] for m in c] for c in out.relative.posthoc.cliques
     ]
-    assert out.absolute.pairwise
-    for test in out.absolute.pairwise:
-        assert test.pair == [test.i, test.j]
-        assert (test.a, test.b) == (names[test.i], names[test.j])
-        assert "B" in (test.a, test.b)  # vs control
+    tests = out.absolute.pairwise
+    assert tests is not None
+    assert tests.i
+    assert tests.a == [names[i] for i in tests.i]
+    assert tests.b == [names[j] for j in tests.j]
+    assert all("B" in pair for pair in zip(tests.a, tests.b, strict=True))  # vs control
+    assert len(tests.wilcoxon["p_value"]) == len(tests.sign_test["p_value"]) == len(tests.i)
     bt = out.relative.bradley_terry
     assert [s.algorithm for s in bt.strengths_by_algorithm] == names
 

@@ -20,6 +20,7 @@ from app.config import Settings
 from app.schemas.comparisons import ComparisonCreate
 from app.services.comparisons import comparison_id, normalized_request
 from app.services.provenance import canonical_sha256
+from tests.support import pair_rows
 
 _VALUES = [
     [0.12, 0.40, 0.05, 0.33, 0.90],
@@ -229,7 +230,7 @@ def test_comparison_jing_liu_posthoc_and_cd_diagram(client: TestClient) -> None:
     assert out["options"]["cd_convention"] == "jing-liu"
     assert post["critical_difference"] == pytest.approx(_jing_liu_cd(0.05, 6, 14), rel=1e-12)
     avg = np.asarray(out["relative"]["average_ranks"])
-    for pair in post["pairs"]:
+    for pair in pair_rows(post["pairs"]):
         assert pair["significant"] == (
             abs(avg[pair["i"]] - avg[pair["j"]]) > post["critical_difference"]
         )

@@ -621,3 +621,75 @@ def critical_difference(
             f"n_problems must be an integer >= 1, got {n_problems!r}", field="problems"
         )
     return critical(alpha, k) * math.sqrt(k * (k + 1) / (6.0 * n_problems))
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays
+class PairsAlone:
+    """What :func:`posthoc` concludes about each of several pairs analysed alone
+    (:func:`posthoc_pairs_alone`).
+
+    Attributes
+    ----------
+    average_i, average_j : ndarray, shape (n_pairs,)
+        The two algorithms' average ranks within the pair (each 1 to 2).
+    significant : ndarray of object, shape (n_pairs,)
+        ``p_adjusted < alpha`` of the pair's one comparison; None for a pair without the
+        control when there is one (the pair alone has no comparison with it).
+    """
+
+    average_i: np.ndarray
+    average_j: np.ndarray
+    significant: np.ndarray
+
+
+def posthoc_pairs_alone(
+    values: ArrayLike,
+    i: ArrayLike,
+    j: ArrayLike,
+    *,
+    method: str = "nemenyi",
+    alpha: float = 0.05,
+    control: int | None = None,
+    rtol: float = 0.0,
+    atol: float = 0.0,
+    cd_convention: str = "standard",
+) -> PairsAlone:
+    """:func:`posthoc` of every pair ``values[:, [i_p, j_p]]`` alone, at once, exactly.
+
+    Gives, for each pair ``p`` (``i_p < j_p``), the average ranks and the significance that
+    ``posthoc(values[:, [i_p, j_p]], method=..., control=c_p, ...)`` gives, with ``c_p`` the
+    control's position in the pair or None; when ``control`` is given and a pair lacks it, its
+    average ranks (those of :func:`rank_rows` on the pair) and significance None.
+    The ranks of all pairs come from one :func:`rank_rows` call; the pair's one p-value is
+    adjusted (a family of one) by the procedure itself once per distinct ``|z|``, which takes at
+    most ``2N + 1`` values.
+
+    Raises
+    ------
+    app.domain.errors.InvalidInput
+        As :func:`posthoc` on ``values``.
+    """
+    procedure, _, _ = _posthoc_iv(values, method, alpha, control, rtol, atol, cd_convention)
+    a = matrix_iv(values, min_problems=1)
+    ii = np.asarray(i, dtype=np.intp).ravel()
+    jj = np.asarray(j, dtype=np.intp).ravel()
+    tested = np.ones(ii.size, dtype=bool) if control is None else (ii == control) | (jj == control)
+    n = a.shape[0]
+    pairs = np.stack((a[:, ii].T, a[:, jj].T), axis=-1)  # (pairs, problems, 2)
+    ranks = rank_rows(pairs.reshape(-1, 2), rtol=rtol, atol=atol).reshape(pairs.shape)
+    sums = ranks.sum(axis=1)  # exact multiples of 1/2
+    se = math.sqrt(2 * 3 / (6.0 * n))
+    z_abs = np.abs(((sums[:, 0] - sums[:, 1]) / n) / se)
+    verdict: dict[float, bool] = {}
+    significant = np.full(ii.size, None, dtype=object)
+    for p in np.flatnonzero(tested).tolist():
+        value = float(z_abs[p])
+        sig = verdict.get(value)
+        if sig is None:
+            za = np.array([value])
+            p_raw = np.minimum(1.0, 2.0 * special.ndtr(-za))
+            log_p = np.minimum(0.0, (math.log(2.0) + special.log_ndtr(-za)) / LN10)
+            adjusted = procedure.adjust(za, p_raw, log_p, 2)
+            sig = verdict[value] = bool(np.clip(adjusted.p, 0.0, 1.0)[0] < alpha)
+        significant[p] = sig
+    return PairsAlone(sums[:, 0] / n, sums[:, 1] / n, significant)

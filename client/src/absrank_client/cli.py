@@ -31,7 +31,7 @@ from absrank_client.errors import (
     JobTimeout,
     ProblemError,
 )
-from absrank_client.models import Comparison, Posthoc, RankSet, Row, _Tabular
+from absrank_client.models import Comparison, Posthoc, RankSet, Row, _Tabular, pair_rows
 
 __all__ = ["app", "client_factory", "main"]
 
@@ -279,7 +279,10 @@ def _emit_comparison(cmp: Comparison, fmt: Format) -> None:
     if cmp.absolute_pairs:
         significant = [p for p in cmp.absolute_pairs if p.significant]
         adjustment = next(
-            (p.get("adjustment") for p in (cmp.raw.get("absolute") or {}).get("pairwise") or ()),
+            (
+                p.get("adjustment")
+                for p in pair_rows((cmp.raw.get("absolute") or {}).get("pairwise"))
+            ),
             None,
         )
         _line(

@@ -760,6 +760,28 @@ class PosthocPair:
         return self.__dict__.copy()
 
 
+def pair_rows(pairs: Any) -> list[JSON]:
+    """A list of pairwise results, one object per pair, from either shape the server sends:
+    that list itself (``/v1/tests/posthoc``, comparisons stored before the columns) or columns,
+    one list per field (a comparison's ``relative.posthoc.pairs`` and ``absolute.pairwise``;
+    nested objects of columns, such as ``wilcoxon``, become one object per pair too, and a
+    field given once, such as ``adjustment``, is every pair's)."""
+    if isinstance(pairs, list):
+        return pairs
+    if not isinstance(pairs, dict):
+        return []
+    n = len(pairs.get("i") or ())
+
+    def entry(value: Any, p: int) -> Any:
+        if isinstance(value, list):
+            return value[p]
+        if isinstance(value, dict):
+            return {k: entry(v, p) for k, v in value.items()}
+        return value
+
+    return [{k: entry(v, p) for k, v in pairs.items()} for p in range(n)]
+
+
 def pair_names(algorithms: Sequence[str], doc: JSON, key: str = "pair") -> tuple[str, str]:
     """The two names of a pair: the server's ``a``/``b`` when present, else from indices."""
     if isinstance(doc.get("a"), str) and isinstance(doc.get("b"), str):
@@ -839,7 +861,7 @@ class Posthoc(_Tabular):
         names = tuple(algorithms)
         control = doc.get("control")
         pairs = []
-        for p in doc.get("pairs") or ():
+        for p in pair_rows(doc.get("pairs")):
             a, b = pair_names(names, p)
             pairs.append(
                 PosthocPair(
@@ -1050,7 +1072,7 @@ class Comparison(_Tabular):
         )
         posthoc = relative.get("posthoc")
         pairs = []
-        for p in absolute.get("pairwise") or ():
+        for p in pair_rows(absolute.get("pairwise")):
             a, b = pair_names(names, p)
             w, s = p.get("wilcoxon") or {}, p.get("sign_test") or {}
             pairs.append(
