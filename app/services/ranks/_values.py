@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
-from pydantic import TypeAdapter
-
 from app.config import Settings
 from app.domain import absrank
 from app.domain.functions import BenchmarkFunction
@@ -16,6 +13,7 @@ from app.errors import (
 )
 from app.schemas.ranks import RankRequest
 from app.services.errors import domain_errors_as_problems
+from app.services.ranks._columns import RankColumns
 from app.services.ranks._sources import Source, above_minimum, metric_values, value_offset
 from app.services.ranks._warnings import (
     RankWarning,
@@ -25,59 +23,14 @@ from app.services.ranks._warnings import (
     resolution_warnings,
 )
 
-_COLUMNS = TypeAdapter(
-    tuple[list[float], list[float], list[float], list[str], list[float], list[float]]
-)
-"""The columns of :func:`rank_items`: values, v, log10_v, method, log10_lo, log10_hi."""
-
-
-def _finite_or_none(x: float) -> float | None:
-    return x if math.isfinite(x) else None
-
 
 def rank_items(
     values: list[float], res: absrank.RankResult, provisional: np.ndarray | None = None
 ) -> list[dict[str, Any]]:
     """One ``RankItem`` per value; ``provisional`` (a mask) marks the ranks that await the
-    ladder: their interval has no lower end, and they say ``provisional: true``."""
-
-    def interval(lo: float, hi: float) -> dict[str, Any]:
-        return {
-            "log10_lo": _finite_or_none(lo),
-            "log10_hi": _finite_or_none(hi),
-            "v_lo": 10.0**lo if math.isfinite(lo) else 0.0,
-            "v_hi": 10.0**hi if math.isfinite(hi) else 0.0,
-        }
-
-    raw = (
-        values,
-        res.v.tolist(),
-        res.log10_v.tolist(),
-        res.method.tolist(),
-        res.log10_lo.tolist(),
-        res.log10_hi.tolist(),
-    )
-    # the columns are checked once each (one model per value costs ~50% of the endpoint for
-    # 1,000 values); every item below is made from them by this function alone, with the keys
-    # and types of RankItem (log10 ends: finite or None; v_lo, v_hi: floats)
-    _COLUMNS.validate_python(raw)
-    columns = zip(*raw, strict=True)
-    out = [
-        {
-            "value": value,
-            "v": v,
-            "log10_v": _finite_or_none(log10_v),
-            "method": method,
-            "interval": interval(lo, hi),
-        }
-        for value, v, log10_v, method, lo, hi in columns
-    ]
-    if provisional is not None:
-        for item, marked in zip(out, provisional.tolist(), strict=True):
-            if marked:  # a tail model bounds v only from above: no lower end (METHODS.md)
-                item["interval"] |= {"log10_lo": None, "v_lo": 0.0}
-                item["provisional"] = True
-    return out
+    ladder: their interval has no lower end, and they say ``provisional: true``
+    (:class:`RankColumns`, whose :meth:`~RankColumns.json` writes them without the dicts)."""
+    return RankColumns.of(values, res, provisional).items()
 
 
 def provisional(
@@ -166,7 +119,7 @@ def rank_value_list(
         "budget": req.budget,
         "runs": req.runs,
         "aggregate": aggregate,
-        "results": rank_items(
+        "results": RankColumns.of(
             req.values, res, provisional(source, fn, req, np.asarray(req.values, dtype=float))
         ),
         "algorithms": None,
