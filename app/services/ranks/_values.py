@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from app.config import Settings
 from app.domain import absrank
 from app.domain.functions import BenchmarkFunction
