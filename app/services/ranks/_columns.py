@@ -45,19 +45,41 @@ def _pow10(x: list[float]) -> list[float]:
     return list(map((10.0).__pow__, x))
 
 
+_MAX_TOKEN = 24
+"""The longest JSON text of a float (``-2.2250738585072014e-308``) or null."""
+_SENTINEL = "#" * _MAX_TOKEN
+"""The last entry of the flat column: its text is longer than any float's (see _tokens)."""
+
+
 def _tokens(column: list[Any]) -> tuple[np.ndarray, np.ndarray]:
-    """The JSON text of every entry (floats or None) of ``column``, as ``to_json`` writes it,
-    zero-padded to the longest (an ``(n, width)`` uint8 array), and the lengths."""
-    text = to_json(column)
-    buf = np.frombuffer(text, dtype=np.uint8)
+    """Where the JSON text of every entry of ``column`` (floats or None, then
+    :data:`_SENTINEL`) begins in ``to_json(column)`` and how long it is; and that text, as a
+    uint8 array. No entry's text but the sentinel's holds a comma, and the sentinel makes
+    every window of :data:`_MAX_TOKEN` bytes from an entry's start lie inside the text."""
+    buf = np.frombuffer(to_json(column), dtype=np.uint8)
     commas = np.flatnonzero(buf == ord(","))
     starts = np.concatenate(([1], commas + 1))
     lengths = np.concatenate((commas, [len(buf) - 1])) - starts
-    width = int(lengths.max())
-    padded = np.frombuffer(text + bytes(width), dtype=np.uint8)
-    out: np.ndarray = sliding_window_view(padded, width)[starts]
-    out *= np.arange(width) < lengths[:, None]  # the bytes after each entry's own are 0
-    return out, lengths
+    return buf, starts[:-1], lengths[:-1]
+
+
+def _categories(a: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """The distinct strings of ``a`` and the index of each entry's (``np.unique`` without its
+    string sort: the entries are keyed by a weighted sum of their code points, and the keys
+    are checked to tell the strings apart, else ``np.unique`` decides)."""
+    u = np.ascontiguousarray(a, dtype=str)
+    width = u.dtype.itemsize // 4
+    if len(u) == 0 or width == 0:
+        names, which = np.unique(u, return_inverse=True)
+        return names.tolist(), which.reshape(-1)
+    points = u.view(np.uint32).reshape(len(u), width).astype(np.float64)
+    keys = points @ np.random.default_rng(0).uniform(1.0, 2.0, width)
+    _, first, which = np.unique(keys, return_index=True, return_inverse=True)
+    which = which.reshape(-1)
+    if not (u[first][which] == u).all():  # two strings share a key
+        names, which = np.unique(u, return_inverse=True)
+        return names.tolist(), which.reshape(-1)
+    return u[first].tolist(), which
 
 
 def _literal(strings: list[bytes]) -> np.ndarray:
@@ -180,29 +202,43 @@ class RankColumns:
         n = len(self.value)
         if n == 0:
             return b"[]"
-        flat: list[Any] = [None] * (7 * n)
+        flat: list[Any] = [None] * (7 * n + 1)
         for j, col in enumerate(self._sent()):
-            flat[j::7] = col
-        tokens, lengths = _tokens(flat)
-        tokens, lengths = tokens.reshape(n, 7, -1), lengths.reshape(n, 7)
-        names, which = np.unique(self.method, return_inverse=True)
-        methods = _literal([to_json(str(m)) for m in names.tolist()])[which.reshape(-1)]
+            flat[j : 7 * n : 7] = col
+        flat[-1] = _SENTINEL
+        buf, starts, lengths = _tokens(flat)
+        if int(lengths.max()) > _MAX_TOKEN:
+            raise ValueError("a float longer than _MAX_TOKEN characters")
+        starts, lengths = starts.reshape(n, 7), lengths.reshape(n, 7)
+        names, which = _categories(self.method)
+        methods = _literal([to_json(m) for m in names])
         ends = _literal([_END, _END_PROVISIONAL])
-        end = ends[0] if self.provisional is None else ends[self.provisional.astype(np.intp)]
         widths = lengths.max(axis=0).tolist()
-        columns = [tokens[:, j, : widths[j]] for j in range(7)]
-        columns.insert(3, methods)
-        # one row per item: key, column, key, column, ..., the end; the padding is 0
-        size = sum(len(k) for k in _KEYS) + sum(c.shape[1] for c in columns) + ends.shape[1]
-        rows = np.empty((n, size), dtype=np.uint8)
-        at = 0
-        for key, col in zip(_KEYS, columns, strict=True):
-            rows[:, at : at + len(key)] = np.frombuffer(key, dtype=np.uint8)
-            at += len(key)
-            rows[:, at : at + col.shape[1]] = col
-            at += col.shape[1]
-        rows[:, at:] = end
-        text = rows.tobytes().translate(None, b"\0")
+        widths.insert(3, methods.shape[1])
+        # one row per item: key, column, key, column, ..., the end; then only the bytes kept
+        size = sum(len(k) for k in _KEYS) + sum(widths) + ends.shape[1]
+        template = np.zeros(size, dtype=np.uint8)
+        at, spans = 0, []
+        for key, width in zip(_KEYS, widths, strict=True):
+            template[at : at + len(key)] = np.frombuffer(key, dtype=np.uint8)
+            spans.append(at + len(key))
+            at += len(key) + width
+        rows = np.tile(template, (n, 1))
+        keep = np.tile(template != 0, (n, 1))
+        for j, at in enumerate(spans):
+            w = widths[j]
+            if j == 3:
+                picked = methods[which]
+                rows[:, at : at + w] = picked
+                keep[:, at : at + w] = picked != 0
+                continue
+            k = j if j < 3 else j - 1
+            rows[:, at : at + w] = sliding_window_view(buf, w)[starts[:, k]]
+            np.less(np.arange(w), lengths[:, k, None], out=keep[:, at : at + w])
+        end = ends[0] if self.provisional is None else ends[self.provisional.astype(np.intp)]
+        rows[:, size - ends.shape[1] :] = end
+        keep[:, size - ends.shape[1] :] = end != 0
+        text = rows[keep].tobytes()
         return b"[" + text[:-1] + b"]"
 
 
