@@ -5,8 +5,9 @@ writes them as the JSON bytes ``pydantic_core.to_json`` writes for the list of `
 dicts that :meth:`RankColumns.items` makes (the shape the endpoint has always sent), without
 making those dicts: every float column is formatted by one ``to_json`` call (the same encoder,
 so the same digits), cut at its commas and laid out, a fixed-width row per item, with numpy;
-the padding is then dropped. ``tests/unit/ranks_reference.py`` keeps the per-value
-implementation this replaces, and the property tests compare the two.
+the padding is then dropped (from :data:`COLUMNAR_FROM` values; below, the dicts are
+cheaper). ``tests/unit/services/ranks_reference.py`` keeps the per-value implementation this
+replaces, and the property tests compare the two.
 """
 
 from __future__ import annotations
@@ -45,13 +46,18 @@ def _pow10(x: list[float]) -> list[float]:
     return list(map((10.0).__pow__, x))
 
 
+COLUMNAR_FROM = 50_000
+"""From this many values :meth:`RankColumns.json` lays the columns out with numpy
+(bench/ranks_load.py: below it the dicts + ``to_json`` take less CPU; 1.6x less at 10^3, 1.4x
+at 10^4, 1.1x more at 10^5)."""
+
 _MAX_TOKEN = 24
 """The longest JSON text of a float (``-2.2250738585072014e-308``) or null."""
 _SENTINEL = "#" * _MAX_TOKEN
 """The last entry of the flat column: its text is longer than any float's (see _tokens)."""
 
 
-def _tokens(column: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+def _tokens(column: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Where the JSON text of every entry of ``column`` (floats or None, then
     :data:`_SENTINEL`) begins in ``to_json(column)`` and how long it is; and that text, as a
     uint8 array. No entry's text but the sentinel's holds a comma, and the sentinel makes
@@ -198,7 +204,16 @@ class RankColumns:
         return out
 
     def json(self) -> bytes:
-        """``to_json(self.items())``, made from the columns."""
+        """``to_json(self.items())``: below :data:`COLUMNAR_FROM` values exactly that (one
+        dict per value, serialized in Rust, is the fastest there), from there on made from
+        the columns with numpy (no object per value: the dicts' cost grows faster than
+        linearly, with the garbage collector's passes over them)."""
+        if len(self.value) < COLUMNAR_FROM:
+            return to_json(self.items())
+        return self.columnar_json()
+
+    def columnar_json(self) -> bytes:
+        """``to_json(self.items())`` laid out from the columns with numpy, whatever ``n``."""
         n = len(self.value)
         if n == 0:
             return b"[]"

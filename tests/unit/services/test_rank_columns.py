@@ -24,6 +24,7 @@ from app.domain import absrank
 from app.domain.absrank import METHODS
 from app.main import create_app
 from app.services.ranks import RankAnswer, RankColumns
+from app.services.ranks._columns import COLUMNAR_FROM
 from tests.api.conftest import api_settings
 from tests.support import migrate
 from tests.unit.services.ranks_reference import reference_bytes, reference_rank_items
@@ -74,8 +75,32 @@ def test_columns_write_the_reference_bytes(
     values, res, provisional = case
     cols = RankColumns.of(values, res, provisional)
     reference = reference_rank_items(values, res, provisional)
+    assert cols.columnar_json() == to_json(reference)
     assert cols.json() == to_json(reference)
     assert cols.items() == reference
+
+
+def test_many_columns_write_the_reference_bytes() -> None:
+    """Above COLUMNAR_FROM (the numpy layout), with every kind of entry mixed."""
+    rng = np.random.default_rng(5)
+    n = COLUMNAR_FROM + 17
+    log10_v = rng.uniform(-330.0, 0.0, n)
+    log10_v[rng.random(n) < 0.05] = -np.inf
+    lo = np.where(rng.random(n) < 0.05, -np.inf, log10_v - rng.exponential(1.0, n))
+    hi = np.where(rng.random(n) < 0.01, np.nan, np.minimum(log10_v + rng.exponential(1.0, n), 0))
+    res = absrank.RankResult(
+        log10_v=log10_v,
+        v=10.0**log10_v,
+        method=np.array(_METHODS)[rng.integers(0, len(_METHODS), n)],
+        log10_lo=lo,
+        log10_hi=hi,
+        tail=None,  # type: ignore[arg-type]
+    )
+    values = (rng.standard_cauchy(n) * 10.0 ** rng.integers(-20, 20, n)).tolist()
+    provisional = rng.random(n) < 0.1
+    for mask in (None, provisional):
+        reference = to_json(reference_rank_items(values, res, mask))
+        assert RankColumns.of(values, res, mask).json() == reference
 
 
 def test_columns_refuse_what_is_not_a_column() -> None:
@@ -134,6 +159,7 @@ def _sent_and_reference(
         return seen[-1]
 
     monkeypatch.setattr(ranks_api, "rank_answer", spy)
+    monkeypatch.setattr("app.services.ranks._columns.COLUMNAR_FROM", 1)  # the numpy layout
     r = client.post("/v1/absolute-ranks", json=payload)
     assert r.status_code == 200, r.text
     (answer,) = seen
