@@ -177,7 +177,7 @@ def _rank(
     if req.runs_by_algorithm is not None:
         body, warnings = rank_runs(fn, source, ctx, req, req.runs_by_algorithm)
     else:
-        body, warnings = rank_value_list(fn, source, ctx, req)
+        body, warnings = rank_value_list(fn, source, ctx, req, cache)
     warnings += ladder_hint(fn, source, req)
     if req.regions == "nested" and source.kind == "analytic":
         warnings.append(

@@ -23,6 +23,7 @@ from app.services.ranks._warnings import (
     below_minimum_warnings,
     resolution_warnings,
 )
+from app.services.table_cache import TableCaches
 
 
 def rank_items(
@@ -96,14 +97,19 @@ def check_limits(req: RankRequest, settings: Settings) -> None:
 
 
 def rank_value_list(
-    fn: BenchmarkFunction, source: Source, ctx: absrank.RankContext, req: RankRequest
+    fn: BenchmarkFunction,
+    source: Source,
+    ctx: absrank.RankContext,
+    req: RankRequest,
+    cache: TableCaches | None = None,
 ) -> WarnedRanks:
-    """``values``: every value is one aggregate of ``req.runs`` runs."""
+    """``values``: every value is one aggregate of ``req.runs`` runs (``cache``: the
+    application's, where the curve of a stored table is kept)."""
     assert req.values is not None
     t = metric_values(fn, req)
     aggregate = req.aggregate or "best"
     with domain_errors_as_problems():
-        curve = request_curve(fn, source, ctx, req)
+        curve = request_curve(fn, source, ctx, req, cache)
         # errors are ranked as the gaps t − f* themselves (f* + e would round their digits away)
         res = absrank.ranks_from_curve(
             np.asarray(req.values, dtype=np.float64) if req.values_are == "error" else t,
@@ -136,14 +142,45 @@ def rank_value_list(
 
 
 def request_curve(
-    fn: BenchmarkFunction, source: Source, ctx: absrank.RankContext, req: RankRequest
+    fn: BenchmarkFunction,
+    source: Source,
+    ctx: absrank.RankContext,
+    req: RankRequest,
+    cache: TableCaches | None = None,
 ) -> absrank.V1Curve:
-    """``v1`` of the request's table, ladder or analytic form (the input of every aggregate)."""
+    """``v1`` of the request's table, ladder or analytic form (the input of every aggregate).
+
+    A stored table's curve (its tail models: the anchor's choice and fit, most of a small
+    request's work) is a function of the table's data, the region and the tail options: with
+    ``cache`` it is kept in ``cache.published`` under that content.
+    """
     if source.curve is not None:
         return source.curve
-    if source.data is None:
+    data = source.data
+    if data is None:
         assert fn.analytic is not None
         return absrank.analytic_curve(fn.analytic, ctx)
-    return absrank.table_curve(
-        source.data, ctx, tail=req.tail, k_anchor=req.tail_k, confidence=req.confidence
+
+    def make() -> absrank.V1Curve:
+        assert data is not None
+        return absrank.table_curve(
+            data, ctx, tail=req.tail, k_anchor=req.tail_k, confidence=req.confidence
+        )
+
+    sha = source.description.get("data_sha256")
+    if cache is None or source.kind != "table" or not isinstance(sha, str):
+        return make()
+    key = (
+        "rank-v1-curve",
+        sha,
+        source.description.get("table_id"),
+        fn.id,
+        source.lower.tobytes(),
+        source.upper.tobytes(),
+        source.whole_domain,
+        req.tail,
+        req.tail_k,
+        req.confidence,
     )
+    curve: absrank.V1Curve = cache.published.get_or_make(key, make)
+    return curve
