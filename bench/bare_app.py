@@ -41,13 +41,14 @@ def healthz() -> dict[str, str]:
 
 
 def answer(body: RankRequest) -> RankAnswer:
-    """Constant ranks for ``body.values``, in the real answer's shape."""
+    """Made-up ranks for ``body.values`` (full-length floats, as real ranks have), in the
+    real answer's shape."""
     values = body.values or []
     n = len(values)
-    log10_v = np.full(n, -0.30103)
+    log10_v = np.log10(np.arange(1, n + 1) / (n + 1.5))
     res = absrank.RankResult(
         log10_v=log10_v,
-        v=np.full(n, 0.5),
+        v=10.0**log10_v,
         method=np.full(n, "interpolated"),
         log10_lo=log10_v - 0.1,
         log10_hi=log10_v + 0.1,

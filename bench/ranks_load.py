@@ -457,7 +457,7 @@ def _result_of(cols: Any) -> Any:
         method=cols.method,
         log10_lo=cols.log10_lo,
         log10_hi=cols.log10_hi,
-        tail=None,
+        tail=None,  # type: ignore[arg-type]
     )
 
 

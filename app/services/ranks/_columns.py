@@ -253,7 +253,7 @@ class RankColumns:
         end = ends[0] if self.provisional is None else ends[self.provisional.astype(np.intp)]
         rows[:, size - ends.shape[1] :] = end
         keep[:, size - ends.shape[1] :] = end != 0
-        text = rows[keep].tobytes()
+        text: bytes = rows[keep].tobytes()
         return b"[" + text[:-1] + b"]"
 
 

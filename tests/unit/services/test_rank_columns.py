@@ -19,11 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic_core import to_json
 
-import app.api.ranks as ranks_api
 from app.domain import absrank
 from app.domain.absrank import METHODS
 from app.main import create_app
-from app.services.ranks import RankAnswer, RankColumns
+from app.services.ranks import RankAnswer, RankColumns, rank_answer
 from app.services.ranks._columns import COLUMNAR_FROM
 from tests.api.conftest import api_settings
 from tests.support import migrate
@@ -134,13 +133,15 @@ def test_an_empty_answer_is_an_empty_list() -> None:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, str, dict]]:
+def served(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[TestClient, str, dict[str, Any]]]:
     tmp: Path = tmp_path_factory.mktemp("columns")
     s = api_settings(tmp)
     migrate(s.database_url)
     dispatcher = InlineDispatcher(s)
     application = create_app(s, dispatcher=dispatcher)
-    dispatcher.app = application
+    dispatcher.app = application  # type: ignore[assignment]
     with TestClient(application) as client:
         table = client.post("/v1/tables", json={"function_id": "classic/rastrigin/d2"}).json()
         view = client.get(f"/v1/tables/{table['id']}").json()
@@ -152,13 +153,13 @@ def _sent_and_reference(
 ) -> tuple[bytes, bytes]:
     """The endpoint's bytes, and the reference bytes of the same answer."""
     seen: list[RankAnswer] = []
-    real = ranks_api.rank_answer
+    real = rank_answer
 
     def spy(*args: Any, **kwargs: Any) -> RankAnswer:
         seen.append(real(*args, **kwargs))
         return seen[-1]
 
-    monkeypatch.setattr(ranks_api, "rank_answer", spy)
+    monkeypatch.setattr("app.api.ranks.rank_answer", spy)
     monkeypatch.setattr("app.services.ranks._columns.COLUMNAR_FROM", 1)  # the numpy layout
     r = client.post("/v1/absolute-ranks", json=payload)
     assert r.status_code == 200, r.text
@@ -188,7 +189,8 @@ def table_values(draw: Any, summary: dict[str, Any]) -> list[float]:
         st.floats(top, 2 * top + 10),  # the upper tail
         st.sampled_from([0.0, y1, *quantiles]),  # at f*, at samples (ties, plateaus)
     )
-    return draw(st.lists(region, min_size=1, max_size=30))
+    out: list[float] = draw(st.lists(region, min_size=1, max_size=30))
+    return out
 
 
 @settings(
@@ -196,7 +198,9 @@ def table_values(draw: Any, summary: dict[str, Any]) -> list[float]:
 )
 @given(data=st.data())
 def test_the_endpoint_sends_the_reference_bytes_for_a_table(
-    served: tuple[TestClient, str, dict], monkeypatch: pytest.MonkeyPatch, data: st.DataObject
+    served: tuple[TestClient, str, dict[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+    data: st.DataObject,
 ) -> None:
     client, table_id, summary = served
     values = data.draw(table_values(summary))
@@ -219,7 +223,7 @@ def test_the_endpoint_sends_the_reference_bytes_for_a_table(
     ),
 )
 def test_the_endpoint_sends_the_reference_bytes_analytic(
-    served: tuple[TestClient, str, dict],
+    served: tuple[TestClient, str, dict[str, Any]],
     monkeypatch: pytest.MonkeyPatch,
     values: list[float],
     are: str,
@@ -234,7 +238,7 @@ def test_the_endpoint_sends_the_reference_bytes_analytic(
 
 
 def test_warnings_locate_values(
-    served: tuple[TestClient, str, dict], monkeypatch: pytest.MonkeyPatch
+    served: tuple[TestClient, str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A value below f* is named by its index, as before; the bytes are the reference's."""
     client, table_id, _ = served
@@ -246,7 +250,9 @@ def test_warnings_locate_values(
 
 
 @pytest.mark.parametrize("token", [b"NaN", b"Infinity", b"-Infinity", b"1e999"])
-def test_non_finite_values_are_refused(served: tuple[TestClient, str, dict], token: bytes) -> None:
+def test_non_finite_values_are_refused(
+    served: tuple[TestClient, str, dict[str, Any]], token: bytes
+) -> None:
     client, table_id, _ = served
     body = b'{"table_id": "%s", "values": [1.0, %s]}' % (table_id.encode(), token)
     r = client.post(
