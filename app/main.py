@@ -245,7 +245,9 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         # Swagger UI's default validator badge would load an image from its public validator
         swagger_ui_parameters={"validatorUrl": None},
     )
-    app.dependency_overrides[get_settings] = lambda: settings
+    # read by app.api.deps.SettingsDep (not a dependency override: any override makes FastAPI
+    # rebuild every route's dependency graph on every request)
+    app.state.settings = settings
     install_problem_handlers(app)
     for module in (
         health,

@@ -1,10 +1,15 @@
-"""The peer of ``POST /v1/absolute-ranks``: a bare FastAPI endpoint with the same payload shape.
+"""The peer of ``POST /v1/absolute-ranks``: a bare FastAPI endpoint, the same answer's shape.
 
-Same request fields (a list of finite floats plus the same top-level fields, validated the same
-way), a sync endpoint like the real one (FastAPI runs it in the thread pool), and a response of
-the same shape (one small dict per value, with a nested interval, plus the same top-level
-fields), validated through a ``response_model``. It does no ranking, no database and no
-hashing: it is the framework's floor for this payload.
+Like for like with the real endpoint, minus its work:
+
+* the same request model (:class:`app.schemas.ranks.RankRequest`, validated from the JSON body
+  by FastAPI the same way), a sync endpoint like the real one (one thread-pool hop);
+* the same answer: the same keys in the same order, the per-value items written by the same
+  encoder (:class:`app.services.ranks.RankColumns` from columns, ``pydantic_core.to_json`` for
+  the rest), returned as ``Response(bytes)`` — no ``response_model`` on either side;
+* no ranking, no table, no database, no provenance hash, no envelope validation, no middleware.
+
+It is the framework's floor for this payload: what absrank costs above it is its own work.
 
 Run it exactly as ``absrank serve`` runs the real app (``uvicorn.run(app, host, port,
 log_level="info")``, one process)::
@@ -15,56 +20,17 @@ log_level="info")``, one process)::
 from __future__ import annotations
 
 import argparse
-from typing import Annotated, Any, Literal
+import sys
+from pathlib import Path
 
-from fastapi import FastAPI
-from pydantic import BaseModel, ConfigDict, Field
+import numpy as np
+from fastapi import FastAPI, Response
 
-FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-
-class BareRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    function_id: str | None = None
-    table_id: str | None = None
-    values: list[FiniteFloat] = Field(min_length=1)
-    values_are: Literal["f", "error"] = "f"
-    budget: int = Field(1, ge=1)
-    runs: int = Field(1, ge=1, le=10_000)
-    aggregate: Literal["best", "worst", "median", "order"] | None = None
-    order: int | None = Field(None, ge=1)
-    tail: Literal["auto", "power", "linear", "paper"] = "auto"
-    tail_k: int = Field(100, ge=2)
-    confidence: float = Field(0.95, gt=0.0, lt=1.0)
-    use_analytic: bool = True
-
-
-class BareInterval(BaseModel):
-    log10_lo: float | None
-    log10_hi: float | None
-    v_lo: float
-    v_hi: float
-
-
-class BareItem(BaseModel):
-    value: float
-    v: float
-    log10_v: float | None
-    method: str
-    interval: BareInterval
-
-
-class BareResponse(BaseModel):
-    function_id: str
-    source: dict[str, Any]
-    budget: int
-    runs: int
-    aggregate: str
-    results: list[BareItem]
-    tail: dict[str, Any]
-    warnings: list[str]
-    provenance: dict[str, Any]
-
+from app.domain import absrank
+from app.schemas.ranks import RankRequest
+from app.services.ranks import RankAnswer, RankColumns
 
 app = FastAPI(title="bare peer")
 
@@ -74,29 +40,39 @@ def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@app.post("/v1/absolute-ranks", response_model=BareResponse)
-def absolute_ranks(body: BareRequest) -> dict[str, Any]:
-    results = [
+def answer(body: RankRequest) -> RankAnswer:
+    """Made-up ranks for ``body.values`` (full-length floats, as real ranks have), in the
+    real answer's shape."""
+    values = body.values or []
+    n = len(values)
+    log10_v = np.log10(np.arange(1, n + 1) / (n + 1.5))
+    res = absrank.RankResult(
+        log10_v=log10_v,
+        v=10.0**log10_v,
+        method=np.full(n, "interpolated"),
+        log10_lo=log10_v - 0.1,
+        log10_hi=log10_v + 0.1,
+        tail=None,  # type: ignore[arg-type]
+    )
+    return RankAnswer(
         {
-            "value": value,
-            "v": 0.5,
-            "log10_v": -0.30103,
-            "method": "interpolated",
-            "interval": {"log10_lo": -0.4, "log10_hi": -0.2, "v_lo": 0.398, "v_hi": 0.631},
+            "function_id": body.function_id or body.table_id or "",
+            "source": {"kind": "table", "table_id": body.table_id},
+            "budget": body.budget,
+            "runs": body.runs,
+            "aggregate": body.aggregate or "best",
+            "results": RankColumns.of(values, res),
+            "algorithms": None,
+            "tail": {},
+            "warnings": [],
+            "provenance": {"service": "bare"},
         }
-        for value in body.values
-    ]
-    return {
-        "function_id": body.function_id or body.table_id or "",
-        "source": {"kind": "table", "table_id": body.table_id},
-        "budget": body.budget,
-        "runs": body.runs,
-        "aggregate": body.aggregate or "best",
-        "results": results,
-        "tail": {},
-        "warnings": [],
-        "provenance": {"service": "bare"},
-    }
+    )
+
+
+@app.post("/v1/absolute-ranks")
+def absolute_ranks(body: RankRequest) -> Response:
+    return Response(answer(body).json(), media_type="application/json")
 
 
 def main() -> None:

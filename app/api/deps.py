@@ -1,4 +1,9 @@
-"""Annotated dependencies shared by the routers."""
+"""Annotated dependencies shared by the routers.
+
+A dependency that does no I/O is an ``async def``: FastAPI runs it on the event loop, where a
+plain ``def`` costs a hop to the thread pool and back on every request (a few of them were
+most of the fixed cost of a small ``POST /v1/absolute-ranks``).
+"""
 
 from __future__ import annotations
 
@@ -7,33 +12,45 @@ from typing import Annotated, Any
 from fastapi import Depends, Header, Path, Query, Request
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.config import Settings, get_settings
+from app.config import Settings
 from app.errors import NotFound, Unauthorized, UnsupportedMediaType
 from app.schemas.common import JSON_MEDIA_TYPES
 from app.services.table_cache import LadderCaches, TableCaches
 
-SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+async def get_app_settings(request: Request) -> Settings:
+    """The application's settings (``create_app`` keeps them in ``app.state.settings``).
+
+    Not an entry of ``app.dependency_overrides``: while that dict is not empty FastAPI
+    rebuilds the dependency graph of every route on every request (``get_dependant`` per
+    sub-dependency, with ``inspect.signature`` and a ``TypeAdapter``: ~5 ms of CPU a request).
+    """
+    settings: Settings = request.app.state.settings
+    return settings
 
 
-def get_sessionmaker(request: Request) -> sessionmaker[Session]:
+SettingsDep = Annotated[Settings, Depends(get_app_settings)]
+
+
+async def get_sessionmaker(request: Request) -> sessionmaker[Session]:
     """The sessionmaker opened by the application's lifespan."""
     sm: sessionmaker[Session] = request.app.state.sessionmaker
     return sm
 
 
-def get_dispatcher(request: Request) -> Any:
+async def get_dispatcher(request: Request) -> Any:
     """The task dispatcher (huey in production, inline in tests)."""
     return request.app.state.dispatcher
 
 
-def get_table_caches(request: Request) -> TableCaches:
+async def get_table_caches(request: Request) -> TableCaches:
     """The application's table caches (ready tables, missing ids, derived answers), made by
     its lifespan."""
     caches: TableCaches = request.app.state.table_caches
     return caches
 
 
-def get_ladder_caches(request: Request) -> LadderCaches:
+async def get_ladder_caches(request: Request) -> LadderCaches:
     """The application's ladder caches (plans and table ids), made by its lifespan."""
     caches: LadderCaches = request.app.state.ladder_caches
     return caches
@@ -47,7 +64,7 @@ LadderCachesDep = Annotated[LadderCaches, Depends(get_ladder_caches)]
 MAX_TABLE_ID_LENGTH = 64
 
 
-def table_id_path(
+async def table_id_path(
     table_id: Annotated[
         str,
         Path(
@@ -73,7 +90,7 @@ def stored_id_path(name: str, description: str, example: str) -> Any:
     An over-long id is unknown (404 naming ``name``) and is not echoed in full.
     """
 
-    def check(value: str) -> str:
+    async def check(value: str) -> str:
         if len(value) > MAX_TABLE_ID_LENGTH:
             raise NotFound(f"no such id {value[:30]!r}... ({len(value)} characters)", field=name)
         return value
@@ -102,11 +119,7 @@ ApiKeyHeader = Annotated[
 ]
 
 
-def may_queue_builds(settings: SettingsDep, x_api_key: ApiKeyHeader = None) -> bool:
-    """Whether this request may queue table builds (no keys configured, or a valid key).
-
-    An anonymous request is allowed (it may only use what exists); a wrong key is a 401.
-    """
+def _may_queue_builds(settings: Settings, x_api_key: str | None) -> bool:
     if not settings.api_keys:
         return True
     if x_api_key is None:
@@ -116,9 +129,17 @@ def may_queue_builds(settings: SettingsDep, x_api_key: ApiKeyHeader = None) -> b
     return True
 
 
-def require_api_key(settings: SettingsDep, x_api_key: ApiKeyHeader = None) -> None:
+async def may_queue_builds(settings: SettingsDep, x_api_key: ApiKeyHeader = None) -> bool:
+    """Whether this request may queue table builds (no keys configured, or a valid key).
+
+    An anonymous request is allowed (it may only use what exists); a wrong key is a 401.
+    """
+    return _may_queue_builds(settings, x_api_key)
+
+
+async def require_api_key(settings: SettingsDep, x_api_key: ApiKeyHeader = None) -> None:
     """Refuse compute-costly writes without a valid key when the deployment configures keys."""
-    if not may_queue_builds(settings, x_api_key):
+    if not _may_queue_builds(settings, x_api_key):
         raise Unauthorized(field="X-API-Key")
 
 
@@ -139,7 +160,7 @@ class ContentTypes:
     def __init__(self, *accepted: str) -> None:
         self.accepted = tuple(a.lower() for a in accepted)
 
-    def __call__(self, request: Request) -> None:
+    async def __call__(self, request: Request) -> None:
         raw = request.headers.get("content-type", "")
         media_type = raw.split(";", 1)[0].strip().lower()
         if not any(_matches(media_type, pattern) for pattern in self.accepted):

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from fastapi import APIRouter, Response
-from pydantic_core import to_json
 
 from app.api.deps import (
     DispatcherDep,
@@ -29,29 +25,29 @@ from app.schemas.common import (
 )
 from app.schemas.ranks import RankRequest, RankResponse
 from app.schemas.spread import RankSpreadRead, RankSpreadRequest
-from app.services.ranks import rank_values
+from app.services.ranks import RankAnswer, rank_answer
 from app.services.spread import rank_spread
 
 router = APIRouter(prefix="/v1", tags=["absolute ranks"])
 
 
-def rank_response(out: Mapping[str, Any]) -> Response:
-    """``out`` checked against :class:`RankResponse` and sent as the service built it.
+def rank_response(answer: RankAnswer) -> Response:
+    """``answer`` checked against :class:`RankResponse` and sent as the service built it.
 
     The envelope (everything but the per-value items: source, tail, warnings, transform and
-    the rest of each algorithm's entry) is validated by ``RankResponse`` itself. The items
-    (``results`` and every ``per_run``) are made by one function of the service from columns
-    it checks (``rank_items``, :mod:`app.services.ranks._values`): validating one model per
-    value would cost ~50% of the endpoint for 1,000 values, where the issue allows 10%. The
-    bytes are ``to_json(out)``, those the endpoint has always sent (``RankResponse`` declares
-    the same key order).
+    the rest of each algorithm's entry) is validated by ``RankResponse`` itself. The items are
+    typed columns (:class:`app.services.ranks.RankColumns` checks them as it is made; the
+    ``per_run`` items of ``runs_by_algorithm`` are made from such columns): validating one
+    model per value would cost ~45% of the endpoint, the envelope ~2% (bench/ranks_load.py
+    prints both). The bytes are ``to_json`` of the plain answer, those the endpoint has always
+    sent (``RankResponse`` declares the same key order), written from the columns.
     """
-    algorithms = out.get("algorithms")
-    envelope = dict(out) | {"results": []}
+    envelope = answer.envelope()
+    algorithms = envelope.get("algorithms")
     if algorithms is not None:
         envelope["algorithms"] = [a | {"per_run": []} for a in algorithms]
     adapter(RankResponse).validate_python(envelope)
-    return Response(to_json(out), media_type=JSON)
+    return Response(answer.json(), media_type=JSON)
 
 
 @router.post(
@@ -91,7 +87,7 @@ def absolute_ranks(
     """Turn metric values into absolute ranks v (lower is better; log10_v is authoritative)."""
     # The service returns plain JSON types in RankResponse's shape, checked by the model
     # (the per-value items as columns, see rank_response) and sent as built.
-    out = rank_values(
+    answer = rank_answer(
         sm,
         settings,
         dispatcher,
@@ -100,7 +96,7 @@ def absolute_ranks(
         cache=cache,
         ladder_cache=ladder_cache,
     )
-    return rank_response(out)
+    return rank_response(answer)
 
 
 @router.post(

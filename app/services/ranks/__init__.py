@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.schemas.ranks import RankRequest
 from app.services.provenance import provenance
+from app.services.ranks._columns import RankAnswer, RankColumns
 from app.services.ranks._runs import AGGREGATE_VALUE, rank_runs
 from app.services.ranks._sources import RankStore, ladder_applies, resolve
 from app.services.ranks._values import check_limits, numerical, rank_value_list
@@ -35,10 +36,13 @@ __all__ = [
     "LADDER_HINT",
     "PROVISIONAL",
     "PROVISIONAL_NEEDS_KEY",
+    "RankAnswer",
+    "RankColumns",
     "RankWarning",
     "WarnedRanks",
     "ladder_applies",
     "numerical",
+    "rank_answer",
     "rank_values",
     "rank_values_warned",
 ]
@@ -119,6 +123,51 @@ def rank_values_warned(
 ) -> WarnedRanks:
     """:func:`rank_values`, with its warnings as :class:`RankWarning` (``body["warnings"]``
     holds their messages)."""
+    answer, warnings = _rank(
+        sm,
+        settings,
+        dispatcher,
+        req,
+        may_queue_builds=may_queue_builds,
+        cache=cache,
+        ladder_cache=ladder_cache,
+    )
+    return WarnedRanks(answer.plain(), warnings)
+
+
+def rank_answer(
+    sm: sessionmaker[Session],
+    settings: Settings,
+    dispatcher: Any,
+    req: RankRequest,
+    *,
+    may_queue_builds: bool | None = None,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
+) -> RankAnswer:
+    """:func:`rank_values` with the per-value items as columns (what the endpoint sends:
+    :meth:`RankAnswer.json` is ``to_json(rank_values(...))`` without a dict per value)."""
+    return _rank(
+        sm,
+        settings,
+        dispatcher,
+        req,
+        may_queue_builds=may_queue_builds,
+        cache=cache,
+        ladder_cache=ladder_cache,
+    )[0]
+
+
+def _rank(
+    sm: sessionmaker[Session],
+    settings: Settings,
+    dispatcher: Any,
+    req: RankRequest,
+    *,
+    may_queue_builds: bool | None,
+    cache: TableCaches,
+    ladder_cache: LadderCaches,
+) -> tuple[RankAnswer, list[RankWarning]]:
     check_limits(req, settings)
     if may_queue_builds is None:
         may_queue_builds = not settings.api_keys
@@ -128,7 +177,7 @@ def rank_values_warned(
     if req.runs_by_algorithm is not None:
         body, warnings = rank_runs(fn, source, ctx, req, req.runs_by_algorithm)
     else:
-        body, warnings = rank_value_list(fn, source, ctx, req)
+        body, warnings = rank_value_list(fn, source, ctx, req, cache)
     warnings += ladder_hint(fn, source, req)
     if req.regions == "nested" and source.kind == "analytic":
         warnings.append(
@@ -148,7 +197,7 @@ def rank_values_warned(
         table=source.description.get("table_id"),
         data_sha256=source.description.get("data_sha256"),
     )
-    return WarnedRanks(body, warnings)
+    return RankAnswer(body), warnings
 
 
 def _request_payload(req: RankRequest) -> dict[str, Any]:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
-from pydantic import TypeAdapter
 
 from app.config import Settings
 from app.domain import absrank
@@ -16,6 +14,7 @@ from app.errors import (
 )
 from app.schemas.ranks import RankRequest
 from app.services.errors import domain_errors_as_problems
+from app.services.ranks._columns import RankColumns
 from app.services.ranks._sources import Source, above_minimum, metric_values, value_offset
 from app.services.ranks._warnings import (
     RankWarning,
@@ -24,60 +23,16 @@ from app.services.ranks._warnings import (
     below_minimum_warnings,
     resolution_warnings,
 )
-
-_COLUMNS = TypeAdapter(
-    tuple[list[float], list[float], list[float], list[str], list[float], list[float]]
-)
-"""The columns of :func:`rank_items`: values, v, log10_v, method, log10_lo, log10_hi."""
-
-
-def _finite_or_none(x: float) -> float | None:
-    return x if math.isfinite(x) else None
+from app.services.table_cache import TableCaches
 
 
 def rank_items(
     values: list[float], res: absrank.RankResult, provisional: np.ndarray | None = None
 ) -> list[dict[str, Any]]:
     """One ``RankItem`` per value; ``provisional`` (a mask) marks the ranks that await the
-    ladder: their interval has no lower end, and they say ``provisional: true``."""
-
-    def interval(lo: float, hi: float) -> dict[str, Any]:
-        return {
-            "log10_lo": _finite_or_none(lo),
-            "log10_hi": _finite_or_none(hi),
-            "v_lo": 10.0**lo if math.isfinite(lo) else 0.0,
-            "v_hi": 10.0**hi if math.isfinite(hi) else 0.0,
-        }
-
-    raw = (
-        values,
-        res.v.tolist(),
-        res.log10_v.tolist(),
-        res.method.tolist(),
-        res.log10_lo.tolist(),
-        res.log10_hi.tolist(),
-    )
-    # the columns are checked once each (one model per value costs ~50% of the endpoint for
-    # 1,000 values); every item below is made from them by this function alone, with the keys
-    # and types of RankItem (log10 ends: finite or None; v_lo, v_hi: floats)
-    _COLUMNS.validate_python(raw)
-    columns = zip(*raw, strict=True)
-    out = [
-        {
-            "value": value,
-            "v": v,
-            "log10_v": _finite_or_none(log10_v),
-            "method": method,
-            "interval": interval(lo, hi),
-        }
-        for value, v, log10_v, method, lo, hi in columns
-    ]
-    if provisional is not None:
-        for item, marked in zip(out, provisional.tolist(), strict=True):
-            if marked:  # a tail model bounds v only from above: no lower end (METHODS.md)
-                item["interval"] |= {"log10_lo": None, "v_lo": 0.0}
-                item["provisional"] = True
-    return out
+    ladder: their interval has no lower end, and they say ``provisional: true``
+    (:class:`RankColumns`, whose :meth:`~RankColumns.json` writes them without the dicts)."""
+    return RankColumns.of(values, res, provisional).items()
 
 
 def provisional(
@@ -142,14 +97,19 @@ def check_limits(req: RankRequest, settings: Settings) -> None:
 
 
 def rank_value_list(
-    fn: BenchmarkFunction, source: Source, ctx: absrank.RankContext, req: RankRequest
+    fn: BenchmarkFunction,
+    source: Source,
+    ctx: absrank.RankContext,
+    req: RankRequest,
+    cache: TableCaches | None = None,
 ) -> WarnedRanks:
-    """``values``: every value is one aggregate of ``req.runs`` runs."""
+    """``values``: every value is one aggregate of ``req.runs`` runs (``cache``: the
+    application's, where the curve of a stored table is kept)."""
     assert req.values is not None
     t = metric_values(fn, req)
     aggregate = req.aggregate or "best"
     with domain_errors_as_problems():
-        curve = request_curve(fn, source, ctx, req)
+        curve = request_curve(fn, source, ctx, req, cache)
         # errors are ranked as the gaps t − f* themselves (f* + e would round their digits away)
         res = absrank.ranks_from_curve(
             np.asarray(req.values, dtype=np.float64) if req.values_are == "error" else t,
@@ -166,7 +126,7 @@ def rank_value_list(
         "budget": req.budget,
         "runs": req.runs,
         "aggregate": aggregate,
-        "results": rank_items(
+        "results": RankColumns.of(
             req.values, res, provisional(source, fn, req, np.asarray(req.values, dtype=float))
         ),
         "algorithms": None,
@@ -182,14 +142,45 @@ def rank_value_list(
 
 
 def request_curve(
-    fn: BenchmarkFunction, source: Source, ctx: absrank.RankContext, req: RankRequest
+    fn: BenchmarkFunction,
+    source: Source,
+    ctx: absrank.RankContext,
+    req: RankRequest,
+    cache: TableCaches | None = None,
 ) -> absrank.V1Curve:
-    """``v1`` of the request's table, ladder or analytic form (the input of every aggregate)."""
+    """``v1`` of the request's table, ladder or analytic form (the input of every aggregate).
+
+    A stored table's curve (its tail models: the anchor's choice and fit, most of a small
+    request's work) is a function of the table's data, the region and the tail options: with
+    ``cache`` it is kept in ``cache.published`` under that content.
+    """
     if source.curve is not None:
         return source.curve
-    if source.data is None:
+    data = source.data
+    if data is None:
         assert fn.analytic is not None
         return absrank.analytic_curve(fn.analytic, ctx)
-    return absrank.table_curve(
-        source.data, ctx, tail=req.tail, k_anchor=req.tail_k, confidence=req.confidence
+
+    def make() -> absrank.V1Curve:
+        assert data is not None
+        return absrank.table_curve(
+            data, ctx, tail=req.tail, k_anchor=req.tail_k, confidence=req.confidence
+        )
+
+    sha = source.description.get("data_sha256")
+    if cache is None or source.kind != "table" or not isinstance(sha, str):
+        return make()
+    key = (
+        "rank-v1-curve",
+        sha,
+        source.description.get("table_id"),
+        fn.id,
+        source.lower.tobytes(),
+        source.upper.tobytes(),
+        source.whole_domain,
+        req.tail,
+        req.tail_k,
+        req.confidence,
     )
+    curve: absrank.V1Curve = cache.published.get_or_make(key, make)
+    return curve
