@@ -29,11 +29,18 @@ which only involves the law of ``W`` on ``[0, L]``.
 * ``"mean-convolution"``: elsewhere, the cell masses ``m_j = v_c(f* + (j+1)h) − v_c(f* + jh)``,
   ``h = L/n``, of a uniform grid of ``n`` cells on ``[0, L]`` (plus an atom ``v_c(f*)`` at 0) are
   convolved ``r − 1`` times (repeated squaring: ``⌊log2 r⌋`` squarings and ``popcount(r) − 1``
-  products), each result truncated to ``[0, L]``. Direct (``numpy.convolve``), not FFT,
-  convolution: every entry is a sum of non-negative products, so a tiny probability keeps its
-  relative accuracy (an FFT's error is relative to the largest entry). Vectors are rescaled to
-  a maximum of 1 after every product and the scale is carried in log space, so nothing
-  underflows. Three placements of each cell's mass give
+  products), each result truncated to ``[0, L]``. For ``r <= 4`` (``_mean.DIRECT_RUNS``) by
+  direct convolution (``numpy.convolve``): every entry is a sum of non-negative products, so a
+  tiny probability keeps its relative accuracy. For more runs by FFT (:mod:`._fft`), whose
+  error is relative to the largest entry: the chain runs on the exponentially tilted masses
+  ``m_j e^{θj}`` (``θ <= 0`` puts one tilted run's mean at ``(n − r/2)/r`` cells, so the tilted
+  sum is centred on the reads; tilting commutes with convolution and the reads untilt it), and
+  a rigorous bound on every entry's rounding (Higham's FFT error bound, propagated through the
+  chain) widens the bracket's ends and is added to the error estimate; a chain whose bound
+  exceeds ``1e-6`` in ``ln`` of a read is convolved directly. All values of a request refine
+  together: each FFT of a grid level transforms every value's and curve's chain at once.
+  Vectors are rescaled to a maximum of 1 after every product and the scale is carried in log
+  space, so nothing underflows. Three placements of each cell's mass give
 
   - a rigorous upper bound (mass at the cell's left end: ``W`` rounded down),
   - a rigorous lower bound (mass at the right end: ``W`` rounded up),
@@ -274,7 +281,7 @@ def aggregate_ranks(
     info = absrank.RankTail(
         curve.info,
         absrank.Transform(budget, runs, aggregate, None),
-        aggregate_info(kind, est, inverse),
+        aggregate_info(kind, est, inverse, runs),
     )
     warnings = absrank.curve_warnings(curve)
     noisy = [i for i in range(values.size) if est[int(inverse[i])].error > WARN_ERROR]
