@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.domain.aggregates import _fft, _mean, aggregate_ranks
+from app.domain.aggregates import _fft, _mean, aggregate_ranks, aggregate_ranks_each
 from app.domain.aggregates._common import Inputs, evaluate
 from tests.unit.domain.test_aggregates import _STATISTIC, _sampler, _sphere_curve, _table_curve
 
@@ -180,3 +180,18 @@ def _mean_dataclass_without_power(curve):  # type: ignore[no-untyped-def]
     import dataclasses
 
     return dataclasses.replace(curve, power=None)
+
+
+@pytest.mark.parametrize(("aggregate", "r"), [("mean", 3), ("mean", 40), ("median", 6)])
+def test_ranks_each_are_the_single_value_answers_bit_for_bit(aggregate: str, r: int) -> None:
+    """runs_by_algorithm batches every algorithm's mean or even median (services/ranks/_runs)."""
+    curve = _table_curve()
+    t = np.array([0.6, 0.2, 0.6, 1.3, 1e-4])
+    each = aggregate_ranks_each(t, curve, budget=2, runs=r, aggregate=aggregate)
+    for i, value in enumerate(t):
+        alone = aggregate_ranks(np.array([value]), curve, budget=2, runs=r, aggregate=aggregate)
+        got = each[i]
+        for name in ("log10_v", "v", "log10_lo", "log10_hi", "method"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(alone, name))
+        assert got.tail.as_json() == alone.tail.as_json()
+        assert [w.message for w in got.warnings] == [w.message for w in alone.warnings]
