@@ -83,9 +83,7 @@ def _agree(new: Any, old: Any, idx: np.ndarray) -> dict[str, Any]:
         "max_delta_over_error": float(np.max(d / np.maximum(err, 1e-300))),
         "within_error": bool(np.all(d <= np.maximum(err, 1e-12))),
         "bracket_contains_peer_bracket": contains,
-        "max_bracket_widening_log10": float(
-            np.max((bo[:, 0] - bn[:, 0]) + (bn[:, 1] - bo[:, 1]))
-        ),
+        "max_bracket_widening_log10": float(np.max((bo[:, 0] - bn[:, 0]) + (bn[:, 1] - bo[:, 1]))),
     }
 
 

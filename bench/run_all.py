@@ -2,7 +2,7 @@
 
 Each benchmark runs as its own child process (``bench/table_build.py``, ``bench/ranks_load.py``,
 ``bench/permutation.py``, ``bench/ranktests.py``, ``bench/pareto.py``, ``bench/cec.py``,
-``bench/tail_quality.py``) and writes its raw figures to
+``bench/tail_quality.py``, ``bench/aggregates.py``) and writes its raw figures to
 ``bench/results/<name>-<mode>.json`` (git-ignored); this script then reads them back and prints
 one summary. Benchmarks report, they do not assert: the exit status is 0 unless a benchmark
 crashed (or, with ``--strict``, a goal was missed).
@@ -27,7 +27,16 @@ from typing import Any
 
 import _common as c
 
-SCRIPTS = ("table_build", "ranks_load", "permutation", "ranktests", "pareto", "cec", "tail_quality")
+SCRIPTS = (
+    "table_build",
+    "ranks_load",
+    "permutation",
+    "ranktests",
+    "pareto",
+    "cec",
+    "tail_quality",
+    "aggregates",
+)
 
 Row = tuple[str, str, str, bool]  # label, figure, goal, met
 
@@ -217,6 +226,35 @@ def _tail_quality(mode: str) -> list[Row]:
     return rows
 
 
+def _aggregates(mode: str) -> list[Row]:
+    ag = load("aggregates", mode)
+    a, b, g = ag["a"], ag["b"], ag["goals_met"]
+    total_200 = c.median(a["ours_total_s"]) * 200 / a["values"]
+    worst = max(x["agreement"]["max_abs_delta_log10"] for x in (a, b))
+    return [
+        (
+            "mean of 25 runs, 200 values (FFT chains vs direct convolution)",
+            f"{total_200:.2f} s; {a['speedup_per_value']:.1f}x direct, "
+            f"{a['ours_over_fft_limit']:.2f}x numpy FFT limit",
+            "< 1 s",
+            g["200_values_r25_under_1s"],
+        ),
+        (
+            "mean of 256 runs, per value",
+            f"{b['ours_per_value_s'] * 1e3:.0f} ms; {b['speedup_per_value']:.1f}x direct, "
+            f"{b['ours_over_fft_limit']:.2f}x numpy FFT limit",
+            "< 50 ms",
+            g["r256_under_50ms_per_value"],
+        ),
+        (
+            "mean: answers vs direct convolution",
+            f"max |d log10 v| {worst:.1g}",
+            "in bracket",
+            g["answers_within_error_and_bracket"],
+        ),
+    ]
+
+
 SUMMARIES: dict[str, Callable[[str], list[Row]]] = {
     "table_build": _table_build,
     "ranks_load": _ranks_load,
@@ -225,6 +263,7 @@ SUMMARIES: dict[str, Callable[[str], list[Row]]] = {
     "pareto": _pareto,
     "cec": _cec,
     "tail_quality": _tail_quality,
+    "aggregates": _aggregates,
 }
 
 

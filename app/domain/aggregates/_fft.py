@@ -105,7 +105,7 @@ def tilted(ln_x: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return vec, np.where(live, top, NEG_INF), delta
 
 
-def tilt(ln_x: np.ndarray, target: float, steps: int = 14) -> np.ndarray:
+def tilt(ln_x: np.ndarray, target: float, steps: int = 10) -> np.ndarray:
     """Per row, ``θ <= 0`` with mean ``target`` of the law ``∝ x_j e^{θj}`` (``0`` where the mean
     already is at most ``target``; at least ``-64``). Bisection on ``ln|θ|`` over
     ``[1e-9, 64]``: a few digits suffice, since any ``θ`` keeps the bounds rigorous."""

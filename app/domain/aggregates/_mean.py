@@ -1,4 +1,4 @@
-"""The mean of ``r`` runs: exact power form, or direct convolutions on a grid."""
+"""The mean of ``r`` runs: exact power form, or convolutions on a grid (direct or tilted FFT)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ from app.domain.errors import NotApplicable
 DIRECT_RUNS = 4
 """Means of at most this many runs are convolved directly (at most 2 products per chain: already
 fast, and the answers stay bit for bit those of the direct method); more runs by FFT."""
+FFT_ROWS = 64
+"""Chains transformed together (rows of one FFT call): bounds the memory of large requests."""
 FFT_MAX_REL = 1e-6
 """Largest width (``ln``) of an FFT read's rounding bracket; a chain above it is convolved
 directly."""
@@ -173,6 +175,16 @@ def _fft_chains(
     """Tilted FFT chains of the rows ``e^{ln_mass}`` and their reads ``(count, half)``
     (:func:`._fft.read`), ``ln`` relative to the untilted scale, and which rows are good: the
     others' bound exceeds :data:`FFT_MAX_REL` on some read (the caller convolves them directly)."""
+    if ln_mass.shape[0] > FFT_ROWS:  # chunks small enough to stay in cache along the chain
+        parts = [
+            _fft_chains(ln_mass[i : i + FFT_ROWS], runs, size, theta[i : i + FFT_ROWS], reads)
+            for i in range(0, ln_mass.shape[0], FFT_ROWS)
+        ]
+        joined = [
+            tuple(np.concatenate([p[0][j][w] for p in parts]) for w in range(3))
+            for j in range(len(reads))
+        ]
+        return joined, np.concatenate([p[1] for p in parts])  # type: ignore[return-value]
     vec, ln_tilt, delta = _fft.tilted(ln_mass, theta)
     out_vec, ln_fold, bound = _fft.power(vec, delta, runs, size)
     good = np.isfinite(ln_tilt) & np.isfinite(bound)
