@@ -1,11 +1,9 @@
 """Run every benchmark (quick or full) and print the goals side by side.
 
-Each benchmark runs as its own child process (``bench/table_build.py``, ``bench/ranks_load.py``,
-``bench/permutation.py``, ``bench/ranktests.py``, ``bench/pareto.py``, ``bench/cec.py``,
-``bench/tail_quality.py``, ``bench/comparisons.py``) and writes its raw figures to
-``bench/results/<name>-<mode>.json`` (git-ignored); this script then reads them back and prints
-one summary. Benchmarks report, they do not assert: the exit status is 0 unless a benchmark
-crashed (or, with ``--strict``, a goal was missed).
+Each benchmark runs as its own child process (``bench/<name>.py`` for every name in
+``SCRIPTS``) and writes its raw figures to ``bench/results/<name>-<mode>.json`` (git-ignored);
+this script then reads them back and prints one summary. Benchmarks report, they do not assert:
+the exit status is 0 unless a benchmark crashed (or, with ``--strict``, a goal was missed).
 
 Usage::
 
@@ -36,6 +34,7 @@ SCRIPTS = (
     "cec",
     "tail_quality",
     "comparisons",
+    "aggregates",
 )
 
 Row = tuple[str, str, str, bool]  # label, figure, goal, met
@@ -289,6 +288,35 @@ def _tail_quality(mode: str) -> list[Row]:
     return rows
 
 
+def _aggregates(mode: str) -> list[Row]:
+    ag = load("aggregates", mode)
+    a, b, g = ag["a"], ag["b"], ag["goals_met"]
+    total_200 = c.median(a["ours_total_s"]) * 200 / a["values"]
+    worst = max(x["agreement"]["max_abs_delta_log10"] for x in (a, b))
+    return [
+        (
+            "mean of 25 runs, 200 values (FFT chains vs direct convolution)",
+            f"{total_200:.2f} s; {a['speedup_per_value']:.1f}x direct, "
+            f"{a['ours_over_fft_limit']:.2f}x numpy FFT limit",
+            "< 1 s",
+            g["200_values_r25_under_1s"],
+        ),
+        (
+            "mean of 256 runs, per value",
+            f"{b['ours_per_value_s'] * 1e3:.0f} ms; {b['speedup_per_value']:.1f}x direct, "
+            f"{b['ours_over_fft_limit']:.2f}x numpy FFT limit",
+            "< 50 ms",
+            g["r256_under_50ms_per_value"],
+        ),
+        (
+            "mean: answers vs direct convolution",
+            f"max |d log10 v| {worst:.1g}",
+            "in bracket",
+            g["answers_within_error_and_bracket"],
+        ),
+    ]
+
+
 SUMMARIES: dict[str, Callable[[str], list[Row]]] = {
     "table_build": _table_build,
     "ranks_load": _ranks_load,
@@ -298,6 +326,7 @@ SUMMARIES: dict[str, Callable[[str], list[Row]]] = {
     "cec": _cec,
     "tail_quality": _tail_quality,
     "comparisons": _comparisons,
+    "aggregates": _aggregates,
 }
 
 

@@ -29,11 +29,18 @@ which only involves the law of ``W`` on ``[0, L]``.
 * ``"mean-convolution"``: elsewhere, the cell masses ``m_j = v_c(f* + (j+1)h) − v_c(f* + jh)``,
   ``h = L/n``, of a uniform grid of ``n`` cells on ``[0, L]`` (plus an atom ``v_c(f*)`` at 0) are
   convolved ``r − 1`` times (repeated squaring: ``⌊log2 r⌋`` squarings and ``popcount(r) − 1``
-  products), each result truncated to ``[0, L]``. Direct (``numpy.convolve``), not FFT,
-  convolution: every entry is a sum of non-negative products, so a tiny probability keeps its
-  relative accuracy (an FFT's error is relative to the largest entry). Vectors are rescaled to
-  a maximum of 1 after every product and the scale is carried in log space, so nothing
-  underflows. Three placements of each cell's mass give
+  products), each result truncated to ``[0, L]``. For ``r <= 4`` (``_mean.DIRECT_RUNS``) by
+  direct convolution (``numpy.convolve``): every entry is a sum of non-negative products, so a
+  tiny probability keeps its relative accuracy. For more runs by FFT (:mod:`._fft`), whose
+  error is relative to the largest entry: the chain runs on the exponentially tilted masses
+  ``m_j e^{θj}`` (``θ <= 0`` puts one tilted run's mean at ``(n − r/2)/r`` cells, so the tilted
+  sum is centred on the reads; tilting commutes with convolution and the reads untilt it), and
+  a rigorous bound on every entry's rounding (Higham's FFT error bound, propagated through the
+  chain) widens the bracket's ends and is added to the error estimate; a chain whose bound
+  exceeds ``1e-6`` in ``ln`` of a read is convolved directly. All values of a request refine
+  together: each FFT of a grid level transforms every value's and curve's chain at once.
+  Vectors are rescaled to a maximum of 1 after every product and the scale is carried in log
+  space, so nothing underflows. Three placements of each cell's mass give
 
   - a rigorous upper bound (mass at the cell's left end: ``W`` rounded down),
   - a rigorous lower bound (mass at the right end: ``W`` rounded up),
@@ -157,6 +164,7 @@ __all__ = [
     "POWER_REL_TOL",
     "AggregateInfo",
     "aggregate_ranks",
+    "aggregate_ranks_each",
     "numerical_error_warning",
 ]
 
@@ -261,10 +269,68 @@ def aggregate_ranks(
             field="aggregate",
         )
     uniq, inverse = np.unique(values, return_inverse=True)
+    est = _estimates(uniq, curve, kind, budget, runs, values_are)
+    return _result(values, inverse, est, curve, kind, budget, runs, aggregate)
+
+
+def aggregate_ranks_each(
+    t: np.ndarray,
+    curve: V1Curve,
+    *,
+    budget: int,
+    runs: int,
+    aggregate: str,
+    values_are: str = "f",
+) -> list[absrank.RankResult]:
+    """:func:`aggregate_ranks` of each value alone, bit for bit, computed together.
+
+    ``[aggregate_ranks(t[i:i+1], ...) for i]`` with one batch of convolutions or integrals for
+    all values (each value's numbers do not depend on the others': every chain and quadrature is
+    row-wise). For a mean or an even median only (``ValueError`` otherwise); the same errors.
+    """
+    values = np.atleast_1d(np.asarray(t, dtype=np.float64))
+    if values.ndim != 1 or not np.all(np.isfinite(values)):
+        raise InvalidInput(
+            "values must be a one-dimensional array of finite numbers", field="values"
+        )
+    budget, runs = int_option(budget, "budget"), int_option(runs, "runs")
+    kind = statistic(aggregate, runs)
+    if kind is None:
+        raise ValueError(f"{aggregate!r} of {runs} runs is an order statistic")
+    if curve.f_opt is None:  # the same error as aggregate_ranks
+        return [aggregate_ranks(values[:1], curve, budget=budget, runs=runs, aggregate=aggregate)]
+    uniq, inverse = np.unique(values, return_inverse=True)
+    est = _estimates(uniq, curve, kind, budget, runs, values_are)
+    one = np.zeros(1, dtype=inverse.dtype)
+    return [
+        _result(
+            values[i : i + 1], one, [est[int(inverse[i])]], curve, kind, budget, runs, aggregate
+        )
+        for i in range(values.size)
+    ]
+
+
+def _estimates(
+    uniq: np.ndarray, curve: V1Curve, kind: str, budget: int, runs: int, values_are: str
+) -> list[Value]:
     gaps = validation.check_values_are(values_are)
+    assert curve.f_opt is not None
     f_star = float(curve.f_opt)
     inp = Inputs(curve, 0.0 if gaps else f_star, budget, runs, gaps, f_star)
-    est = _STATISTICS[kind](inp, uniq)
+    return _STATISTICS[kind](inp, uniq)
+
+
+def _result(
+    values: np.ndarray,
+    inverse: np.ndarray,
+    est: list[Value],
+    curve: V1Curve,
+    kind: str,
+    budget: int,
+    runs: int,
+    aggregate: str,
+) -> absrank.RankResult:
+    """The answer for ``values`` from the estimates of their distinct values."""
     ln_v, ln_lo, ln_hi = (
         np.array([getattr(est[i], name) for i in inverse.tolist()], dtype=np.float64)
         for name in ("ln_v", "ln_lo", "ln_hi")
@@ -274,7 +340,7 @@ def aggregate_ranks(
     info = absrank.RankTail(
         curve.info,
         absrank.Transform(budget, runs, aggregate, None),
-        aggregate_info(kind, est, inverse),
+        aggregate_info(kind, est, inverse, runs),
     )
     warnings = absrank.curve_warnings(curve)
     noisy = [i for i in range(values.size) if est[int(inverse[i])].error > WARN_ERROR]

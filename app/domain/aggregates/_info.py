@@ -19,6 +19,7 @@ from app.domain.aggregates._common import (
     POWER_REL_TOL,
     Value,
 )
+from app.domain.aggregates._mean import DIRECT_RUNS
 from app.domain.errors import InvalidInput
 
 _DESCRIPTIONS = {
@@ -33,6 +34,13 @@ _DESCRIPTIONS = {
         "mean-exact": "t = f* (all runs on the plateau, v = v_c(f*)^r) or no probability "
         "between t and f* + r (t - f*) (v = v_c(t)^r)",
         "normal_approximation": "never used",
+    },
+    "mean-fft": {
+        "mean-convolution": "r - 1 convolutions (repeated squaring) of the cell masses of W on a "
+        "uniform grid over [0, r (t - f*)], by FFT of the exponentially tilted masses with a "
+        "rigorous rounding bound (direct convolution where that bound exceeds 1e-6); cell masses "
+        "at left/right ends bound v rigorously, midpoints + Richardson extrapolation give the "
+        "point",
     },
     "median": {
         "definition": "v = P((Z_(k) + Z_(k+1))/2 <= t), k = r/2, Z with CDF F = v_c "
@@ -124,8 +132,11 @@ def numerical_error_warning(count: int, threshold_log10: float, first: str) -> s
     )
 
 
-def aggregate_info(kind: str, est: list[Value], inverse: np.ndarray) -> AggregateInfo:
-    """The ``aggregate`` block of ``RankResult.tail`` (per-value lists in input order)."""
+def aggregate_info(
+    kind: str, est: list[Value], inverse: np.ndarray, runs: int = 0
+) -> AggregateInfo:
+    """The ``aggregate`` block of ``RankResult.tail`` (per-value lists in input order); ``runs``
+    above :data:`._mean.DIRECT_RUNS` describes the mean's FFT convolutions."""
     per = [est[i] for i in inverse.tolist()]
     used = sorted({e.method for e in per} & set(METHODS))
     errors = _finite([e.error for e in per])
@@ -145,7 +156,9 @@ def aggregate_info(kind: str, est: list[Value], inverse: np.ndarray) -> Aggregat
             "nodes": "x = f* + (t - f*) expit(z), z uniform on [-40, 40]",
         }
     )
-    desc = _DESCRIPTIONS[kind]
+    desc = dict(_DESCRIPTIONS[kind])
+    if kind == "mean" and runs > DIRECT_RUNS:
+        desc |= _DESCRIPTIONS["mean-fft"]
     return AggregateInfo(
         statistic=kind,
         definition=desc["definition"],

@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from app.domain import absrank, notices
+from app.domain import absrank, aggregates, notices
+from app.domain.errors import DomainError
 from app.domain.functions import BenchmarkFunction
 from app.errors import (
     AppError,
@@ -74,23 +75,70 @@ def _algorithm_transform(res: absrank.RankResult) -> dict[str, object]:
     return out
 
 
+def _aggregate_of(runs: list[float], req: RankRequest) -> tuple[str, float]:
+    """The aggregate of one algorithm's runs and its value."""
+    aggregate = (req.aggregate or "best") if len(runs) > 1 else "best"
+    return aggregate, float(AGGREGATE_VALUE[aggregate](runs))
+
+
+def _batched_numerical(
+    runs_by_algorithm: dict[str, list[float]],
+    curve: absrank.V1Curve,
+    req: RankRequest,
+    offset: float,
+) -> dict[str, absrank.RankResult]:
+    """The ranks of every mean or even median, one batch per ``r`` (one convolution chain per
+    grid level for all of them: :func:`app.domain.aggregates.aggregate_ranks_each`), bit for
+    bit each algorithm's own :func:`_rank_algorithm`. A batch that raises is left to the
+    algorithms' own calls, which raise the same error for the first algorithm, named."""
+    groups: dict[tuple[str, int], list[tuple[str, float]]] = {}
+    for name, runs in runs_by_algorithm.items():
+        aggregate, value = _aggregate_of(runs, req)
+        if numerical(aggregate, len(runs)):
+            groups.setdefault((aggregate, len(runs)), []).append((name, value))
+    out: dict[str, absrank.RankResult] = {}
+    for (aggregate, r), members in groups.items():
+        if len(members) < 2:
+            continue
+        values = np.array([v for _, v in members])
+        try:
+            each = aggregates.aggregate_ranks_each(
+                values if req.values_are == "error" else values + offset,
+                curve,
+                budget=req.budget,
+                runs=r,
+                aggregate=aggregate,
+                values_are=req.values_are,
+            )
+        except DomainError:
+            continue
+        out |= {name: res for (name, _), res in zip(members, each, strict=True)}
+    return out
+
+
 def _rank_algorithm(
-    name: str, runs: list[float], curve: absrank.V1Curve, req: RankRequest, offset: float
+    name: str,
+    runs: list[float],
+    curve: absrank.V1Curve,
+    req: RankRequest,
+    offset: float,
+    res: absrank.RankResult | None = None,
 ) -> tuple[dict[str, Any], list[notices.Warning]]:
     """The rank of one algorithm's aggregate (``runs = len(runs)``) and its domain warnings
-    (about ``values[0]``, the aggregate: :func:`_for_algorithms` names the algorithm)."""
+    (about ``values[0]``, the aggregate: :func:`_for_algorithms` names the algorithm); ``res``:
+    that rank, computed in a batch (:func:`_batched_numerical`)."""
     r = len(runs)
-    aggregate = (req.aggregate or "best") if r > 1 else "best"
-    value = float(AGGREGATE_VALUE[aggregate](runs))
-    with _naming_algorithm(name):
-        res = absrank.ranks_from_curve(
-            np.array([value if req.values_are == "error" else value + offset]),
-            curve,
-            budget=req.budget,
-            runs=r,
-            aggregate=aggregate,
-            values_are=req.values_are,
-        )
+    aggregate, value = _aggregate_of(runs, req)
+    if res is None:
+        with _naming_algorithm(name):
+            res = absrank.ranks_from_curve(
+                np.array([value if req.values_are == "error" else value + offset]),
+                curve,
+                budget=req.budget,
+                runs=r,
+                aggregate=aggregate,
+                values_are=req.values_are,
+            )
     item = rank_items([value], res)[0]
     entry = {"algorithm": name, "runs": r, "aggregate": aggregate} | item
     entry["transform"] = _algorithm_transform(res)
@@ -132,10 +180,12 @@ def rank_runs(
     algorithms: list[dict[str, Any]] = []
     # a domain warning's text -> the warning and the algorithms that got it
     by_warning: dict[str, tuple[notices.Warning, list[str]]] = {}
+    with domain_errors_as_problems():
+        batched = _batched_numerical(runs_by_algorithm, curve, req, offset)
     start = 0
     for name in names:
         runs = runs_by_algorithm[name]
-        entry, extra = _rank_algorithm(name, runs, curve, req, offset)
+        entry, extra = _rank_algorithm(name, runs, curve, req, offset, batched.get(name))
         entry["per_run"] = per_run[start : start + len(runs)]
         if deep is not None and _aggregate_awaits(entry, deep[start : start + len(runs)]):
             entry["interval"] |= {"log10_lo": None, "v_lo": 0.0}
