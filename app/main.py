@@ -36,6 +36,7 @@ from app.api.problems import install_problem_handlers, problem_response
 from app.config import Settings, get_settings
 from app.db import make_engine, make_sessionmaker
 from app.errors import PayloadTooLarge
+from app.heap import settle_after_imports
 from app.services import table_cache
 
 logger = logging.getLogger(__name__)
@@ -212,6 +213,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         caches = table_cache.AppCaches.from_settings(settings)
         app.state.table_caches = caches.tables
         app.state.ladder_caches = caches.ladders
+        settle_after_imports()  # the imports' heap collected once and frozen (app.heap)
         loop_task: asyncio.Task[None] | None = None
         if dispatcher is None:
             from workers.app import get_dispatcher

@@ -7,7 +7,8 @@ plus a per-algorithm shift (so that the cliques are neither all nor nothing) plu
 (a) Pipeline: ranks + Friedman (χ², Iman–Davenport) + Nemenyi (CD, all p-values, cliques):
     ``friedman(x)`` then ``nemenyi(x)``; goal < 50 ms both COLD and warm. Cold = the first call
     in a FRESH process after its imports: each repeat is a child Python process
-    (``--child``) that imports ``app.domain.ranktests``, builds the data and times the first
+    (``--child``) that imports ``app.domain.ranktests``, settles the heap as the API and the
+    workers do at startup (``app.heap.settle_after_imports``), builds the data and times the first
     pipeline call (and a second one, for information); the verdict takes the median over the
     children. Warm = the in-process repeats below. Peer: ``scipy.stats.friedmanchisquare``
     + ``scikit_posthocs.posthoc_nemenyi_friedman`` (p-values only: no CD, no cliques).
@@ -72,7 +73,10 @@ def child() -> None:
     """Runs in a fresh process: import, build the data, time the first and second pipeline."""
     t0 = time.perf_counter()
     from app.domain import ranktests as rt
+    from app.heap import settle_after_imports
 
+    # what the API's startup and the worker consumer do after their imports (app.heap)
+    settle_after_imports()
     imported = time.perf_counter() - t0
     x = data()
     out: dict[str, float] = {"import": imported}

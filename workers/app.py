@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings, get_settings
 from app.db import make_engine, make_sessionmaker
+from app.heap import settle_after_imports
 from app.services import table_cache
 
 logger = logging.getLogger(__name__)
@@ -202,6 +203,7 @@ def run_consumer(workers: int = 1, *, periodic: bool = True, **options: Any) -> 
         workers=workers, worker_type="process", periodic=periodic, **consumer_options
     )
     logger.info("absrank worker: %d process(es) on %s", workers, worker_settings().queue_url)
+    settle_after_imports()  # before the worker processes fork (app.heap)
     consumer.run()
 
 

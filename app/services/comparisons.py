@@ -214,7 +214,7 @@ def _posthoc_answer(post: ranktests.PosthocResult, names: tuple[str, ...]) -> di
     """The post-hoc family as :func:`app.services.stattests.named_posthoc` gives it, its pairs
     as columns (:class:`app.schemas.comparisons.ComparisonPosthocPairs`): ``i``, ``j``, ``a``,
     ``b``, then one list per field of :class:`app.domain.ranktests.PairComparison`."""
-    out = named_posthoc(dataclasses.replace(post, pairs=()), names)
+    out = named_posthoc(dataclasses.replace(post, pair_columns=ranktests.PairColumns.none()), names)
     columns = result_columns(ranktests.PairComparison, post.pairs)
     i, j = columns.pop("i"), columns.pop("j")
     out["pairs"] = {

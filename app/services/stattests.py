@@ -64,7 +64,11 @@ def named_posthoc(result: ranktests.PosthocResult, names: Sequence[str]) -> dict
     Every pair gets ``a``, ``b`` (the names of ``i``, ``j``), ``clique_names`` lists each
     clique's member names, ``control_name`` the control's (``None`` for all pairs).
     """
-    out: dict[str, Any] = jsonable(result)
+    # the pairs' place in the answer is their columns' place among the result's fields
+    out: dict[str, Any] = {
+        ("pairs" if key == "pair_columns" else key): value
+        for key, value in jsonable(result).items()
+    }
     out["control_name"] = None if result.control is None else names[result.control]
     out["pairs"] = [
         {"i": p.i, "j": p.j, "a": names[p.i], "b": names[p.j]} | jsonable(p) for p in result.pairs

@@ -57,7 +57,12 @@ def _family(
         post = ranktests.posthoc(matrix, method=posthoc, alpha=alpha)
     note = None
     if len(cols) > max_listed:
-        post = dataclasses.replace(post, pairs=(), p_matrix=None, log10_p_matrix=None)
+        post = dataclasses.replace(
+            post,
+            pair_columns=ranktests.PairColumns.none(),
+            p_matrix=None,
+            log10_p_matrix=None,
+        )
         note = (
             f"{len(cols)} sets exceed leaderboard_max_tested_sets = {max_listed}: the post-hoc's "
             "pairs and p-value matrices are left out (its cliques and average ranks stay)"

@@ -73,8 +73,6 @@ References
 
 from __future__ import annotations
 
-import gc
-
 from app.domain.ranktests._adjust import (
     AdjustedPValues,
     adjusted_family,
@@ -97,6 +95,7 @@ from app.domain.ranktests._posthoc import (
     CD_CONVENTIONS,
     POSTHOC_METHODS,
     LowPowerWarning,
+    PairColumns,
     PairComparison,
     PairsAlone,
     PosthocResult,
@@ -121,6 +120,7 @@ __all__ = [
     "BradleyTerryResult",
     "FriedmanResult",
     "LowPowerWarning",
+    "PairColumns",
     "PairComparison",
     "PairsAlone",
     "PosthocResult",
@@ -148,11 +148,3 @@ __all__ = [
     "studentized_range_log10_sf",
     "studentized_range_sf",
 ]
-
-# The first full garbage collection of a fresh process walks every object its imports created
-# (numpy, scipy, the app: about 10^5 objects, 50 ms on the bench machine). It fell inside the
-# first call that allocates many objects, e.g. the 4,950 pairs of a 100-algorithm Nemenyi
-# (bench/ranktests.py, cold call: 85 ms against 40 ms warm). It is paid here, at import, instead;
-# it frees only unreachable objects. (A server's own startup can do the same, or gc.freeze(),
-# after its last import.)
-gc.collect()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import cached_property, partial
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -59,6 +59,52 @@ class PairComparison:
     significant: bool
 
 
+def _readonly(a: ArrayLike) -> np.ndarray:
+    """A read-only copy that keeps its dtype (indices stay integers, flags booleans)."""
+    out = np.array(a)
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays
+class PairColumns:
+    """Every pair of a post-hoc family as columns (read-only arrays, one entry per pair, in the
+    order of :attr:`PosthocResult.pairs`); the fields are :class:`PairComparison`'s."""
+
+    i: np.ndarray
+    j: np.ndarray
+    rank_difference: np.ndarray
+    z: np.ndarray
+    p_value: np.ndarray
+    p_adjusted: np.ndarray
+    log10_p_value: np.ndarray
+    log10_p_adjusted: np.ndarray
+    significant: np.ndarray
+
+    @classmethod
+    def none(cls) -> PairColumns:
+        """No pairs (a result whose pairs are left out of an answer)."""
+        empty = _readonly(np.empty(0))
+        return cls(*(empty,) * 9)
+
+    def rows(self) -> tuple[PairComparison, ...]:
+        """One :class:`PairComparison` per pair (Python ints, floats and bools)."""
+        columns = (
+            self.i,
+            self.j,
+            self.rank_difference,
+            self.z,
+            self.p_value,
+            self.p_adjusted,
+            self.log10_p_value,
+            self.log10_p_adjusted,
+            self.significant,
+        )
+        return tuple(
+            PairComparison(*row) for row in zip(*(c.tolist() for c in columns), strict=True)
+        )
+
+
 @dataclass(frozen=True, eq=False)  # holds arrays: compare fields, not results
 class PosthocResult:
     """Post-hoc comparisons of average Friedman ranks.
@@ -84,9 +130,10 @@ class PosthocResult:
         Nemenyi: ``q_α / √2`` (Demšar's ``q_α``, the studentized-range quantile with df = ∞
         divided by √2); Bonferroni–Dunn: the normal quantile at ``1 − α / (2 (k − 1))``;
         either under ``cd_convention="jing-liu"``: the normal quantile at ``1 − α / (2k)``.
-    pairs : tuple of PairComparison
+    pair_columns : PairColumns
         All pairs ``(i, j)``, ``i < j``, in lexicographic order; or ``(control, j)`` for every
-        other ``j`` in increasing order.
+        other ``j`` in increasing order, as columns. :attr:`pairs` gives them one object per
+        pair, built on first use (4,950 objects for k = 100 cost as much as the test itself).
     p_matrix : ndarray, shape (k_algorithms, k_algorithms) or None
         All pairs: symmetric adjusted p-values, 1 on the diagonal. None for vs-control.
     p_vs_control : ndarray, shape (k_algorithms,) or None
@@ -120,7 +167,7 @@ class PosthocResult:
     n_algorithms: int
     critical_difference: float | None
     critical_value: float | None
-    pairs: tuple[PairComparison, ...]
+    pair_columns: PairColumns
     p_matrix: np.ndarray | None
     p_vs_control: np.ndarray | None
     log10_p_matrix: np.ndarray | None
@@ -131,6 +178,11 @@ class PosthocResult:
     reason: str | None
     cd_convention: str = "standard"
     low_power: LowPowerWarning | None = None
+
+    @cached_property
+    def pairs(self) -> tuple[PairComparison, ...]:
+        """:attr:`pair_columns` as one :class:`PairComparison` per pair, in the same order."""
+        return self.pair_columns.rows()
 
 
 @dataclass(frozen=True)
@@ -391,12 +443,6 @@ def _pair_indices(comparison: str, k: int, control: int | None) -> tuple[np.ndar
     return np.full(others.size, control, dtype=np.intp), others
 
 
-def _pair_tuple(columns: tuple[np.ndarray, ...]) -> tuple[PairComparison, ...]:
-    """PairComparison rows from the columns ``(i, j, diff, z, p, p_adj, log p, log p_adj,
-    significant)``."""
-    return tuple(PairComparison(*row) for row in zip(*(c.tolist() for c in columns), strict=True))
-
-
 def _control_clique(
     control: int, others: np.ndarray, sig: np.ndarray, average: np.ndarray
 ) -> tuple[tuple[int, ...], ...]:
@@ -518,7 +564,9 @@ def posthoc(
         n_algorithms=k,
         critical_difference=cd,
         critical_value=critical,
-        pairs=_pair_tuple((i, j, diff, z, p, p_adj, log_p, log_adj, sig)),
+        pair_columns=PairColumns(
+            *(_readonly(c) for c in (i, j, diff, z, p, p_adj, log_p, log_adj, sig))
+        ),
         p_matrix=None if p_matrix is None else frozen(p_matrix),
         p_vs_control=None if p_control is None else frozen(p_control),
         log10_p_matrix=None if log_matrix is None else frozen(log_matrix),
