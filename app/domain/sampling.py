@@ -635,6 +635,21 @@ def merge_chunk_results(results: Sequence[ChunkResult], k_low: int) -> MergedTab
         )
     values = np.concatenate([r.values for r in results])
     cand_index = np.concatenate([r.low_index + j * size for j, r in enumerate(results)])
-    cand_x = np.concatenate([r.low_x for r in results])
-    order = np.lexsort((cand_index, values[cand_index]))[:k]
-    return MergedTable(values, cand_x[order], values[cand_index[order]])
+    cand_values = values[cand_index]
+    # the k lowest by (value, index) are among the candidates of value <= the k-th smallest
+    # candidate value: sort those only (ties, -0.0 == 0.0 included, are all kept)
+    sel = np.arange(cand_index.size)
+    if 0 < k < cand_index.size:
+        kth = cand_values[np.argpartition(cand_values, k - 1)[k - 1]]
+        sel = np.flatnonzero(cand_values <= kth)
+    elif k == 0:
+        sel = sel[:0]
+    order = sel[np.lexsort((cand_index[sel], cand_values[sel]))[:k]]
+    # gather only the kept points (not a concatenation of every chunk's candidates)
+    starts = np.cumsum([0] + [r.low_index.size for r in results])
+    chunk = np.searchsorted(starts, order, "right") - 1
+    low_x = np.empty((order.size, results[0].low_x.shape[1]), dtype=np.float64)
+    for j in np.unique(chunk):
+        rows = chunk == j
+        low_x[rows] = results[j].low_x[order[rows] - starts[j]]
+    return MergedTable(values, low_x, cand_values[order])

@@ -410,12 +410,20 @@ class TableRepository:
         return sorted(int(i) for i in self.session.execute(stmt).scalars())
 
     def finish_chunks(
-        self, table_id: str, chunks: Sequence[ChunkWrite], *, worker: str, now: datetime
+        self,
+        table_id: str,
+        chunks: Sequence[ChunkWrite],
+        *,
+        worker: str,
+        now: datetime,
+        store_blobs: bool = True,
     ) -> builtins.list[int]:
         """Store computed chunks in one ``UPDATE``, each unless it is done already.
 
         The blobs and CPU seconds of the chunks are bound per row (``CASE index WHEN ...``), so
         one statement writes them all; a chunk another worker finished first is left as it is.
+        ``store_blobs=False`` marks them done without their blobs (the caller stores the merged
+        table in the same transaction).
 
         Returns
         -------
@@ -424,6 +432,7 @@ class TableRepository:
         """
         if not chunks:
             return []
+        blobs: dict[str, Any] = {}
 
         def per_chunk(field: str, type_: Any = None) -> Any:
             whens = {c.index: literal(getattr(c, field), type_) for c in chunks}
@@ -438,9 +447,6 @@ class TableRepository:
             )
             .values(
                 status="done",
-                values=per_chunk("values", LargeBinary()),
-                low_index=per_chunk("low_index", LargeBinary()),
-                low_x=per_chunk("low_x", LargeBinary()),
                 cpu_seconds=per_chunk("cpu_seconds"),
                 worker=worker,
                 finished_at=now,
@@ -449,6 +455,13 @@ class TableRepository:
             .returning(TableChunk.index)
             .execution_options(synchronize_session=False)
         )
+        if store_blobs:
+            blobs = {
+                "values": per_chunk("values", LargeBinary()),
+                "low_index": per_chunk("low_index", LargeBinary()),
+                "low_x": per_chunk("low_x", LargeBinary()),
+            }
+            stmt = stmt.values(**blobs)
         return sorted(int(i) for i in self.session.execute(stmt).scalars())
 
     def seconds_per_point(self, function_id: str, *, limit: int = 256) -> float | None:
@@ -558,13 +571,13 @@ class TableRepository:
             assert low_x is not None
             yield ChunkBlobs(int(index), bytes(values), bytes(low_index), bytes(low_x))
 
-    def clear_chunk_blobs(self, table_id: str) -> None:
-        """Drop the chunk blobs of a merged table (the merged data replaces them)."""
-        self.session.execute(
-            update(TableChunk)
-            .where(TableChunk.table_id == table_id)
-            .values(values=None, low_index=None, low_x=None)
-        )
+    def clear_chunk_blobs(self, table_id: str, *, stored_only: bool = False) -> None:
+        """Drop the chunk blobs of a merged table (the merged data replaces them);
+        ``stored_only`` touches only the rows that hold blobs."""
+        stmt = update(TableChunk).where(TableChunk.table_id == table_id)
+        if stored_only:
+            stmt = stmt.where(TableChunk.values.is_not(None))
+        self.session.execute(stmt.values(values=None, low_index=None, low_x=None))
 
     # ------------------------------------------------------------------ merge
     def claim_merge(self, table_id: str, *, now: datetime, lease_until: datetime) -> bool:
@@ -605,6 +618,36 @@ class TableRepository:
         result = self.session.execute(
             update(Table)
             .where(Table.id == table_id, Table.status == "merging")
+            .values(
+                status="ready",
+                data=data,
+                data_sha256=data_sha256,
+                max_interp_error=max_interp_error,
+                summary=summary,
+                provenance=provenance,
+                finished_at=now,
+                merge_lease_until=None,
+                error=None,
+            )
+        )
+        return _rowcount(result) == 1
+
+    def finish_built(
+        self,
+        table_id: str,
+        *,
+        data: bytes,
+        data_sha256: str,
+        max_interp_error: float,
+        summary: dict[str, Any],
+        provenance: dict[str, Any],
+        now: datetime,
+    ) -> bool:
+        """Store the data of a table merged by the task that finished its last chunks (in the
+        same transaction) and mark it ready, if it is still ``building``."""
+        result = self.session.execute(
+            update(Table)
+            .where(Table.id == table_id, Table.status == "building")
             .values(
                 status="ready",
                 data=data,

@@ -14,7 +14,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypedDict
@@ -38,7 +38,7 @@ from app.domain.tablebuild import (
     region_intersected,
     summarize,
 )
-from app.repositories.tables import ChunkBlobs, ChunkWrite, TableRepository, as_utc
+from app.repositories.tables import ChunkBlobs, ChunkWrite, ClaimState, TableRepository, as_utc
 from app.services._table_specs import SM, Dispatcher, spec_versions, utc_now
 from app.services.ladders import kept_provenance
 
@@ -88,6 +88,7 @@ class _Claimed:
     chunk_size: int
     function_id: str
     indices: tuple[int, ...]
+    completes: bool
 
 
 def _skipped(code: str, message: str) -> Refusal:
@@ -118,12 +119,35 @@ def task_chunks(task_seconds: float, seconds_per_point: float | None, chunk_size
     return max(1, min(MAX_TASK_CHUNKS, int(task_seconds / per_chunk)))
 
 
+def _span(
+    repo: TableRepository, state: ClaimState, task_seconds: float, share: int, pending: int
+) -> int:
+    """Chunks a task takes (:func:`task_chunks` at the function's known cost; with ``share``
+    workers, at most ``1/(2·share)`` of the ``pending`` chunks)."""
+    cost = _seconds_per_point.get(state.function_id)
+    if cost is None:
+        cost = repo.seconds_per_point(state.function_id)
+        if cost is not None:
+            _seconds_per_point[state.function_id] = cost
+    span = task_chunks(task_seconds, cost, state.chunk_size)
+    if share > 1:
+        # the last tasks get smaller, so that the workers finish together
+        span = min(span, max(1, -(-pending // (2 * share))))
+    return span
+
+
 def _claim(
-    sm: SM, settings: Settings, table_id: str, index: int, worker: str, task_seconds: float
+    sm: SM,
+    settings: Settings,
+    table_id: str,
+    index: int,
+    worker: str,
+    task_seconds: float,
+    share: int,
 ) -> _Claimed | Refusal:
     """Lease chunk ``index`` (and, for a cheap function, the next pending ones: about
-    ``task_seconds`` of work in all); a :class:`Refusal` whose ``code`` is :func:`run_chunk`'s
-    outcome."""
+    ``task_seconds`` of work in all, at most ``1/(2·share)`` of the chunks left); a
+    :class:`Refusal` whose ``code`` is :func:`run_chunk`'s outcome."""
     now = utc_now()
     with session_scope(sm) as session:
         repo = TableRepository(session)
@@ -143,20 +167,21 @@ def _claim(
         lease = now + timedelta(seconds=settings.chunk_lease_seconds)
         if not repo.claim_chunk(table_id, index, now=now, lease_until=lease, worker=worker):
             return _skipped("skipped-leased", f"chunk {table_id}/{index} is leased")
-        indices = [index]
-        if task_seconds > 0 and index + 1 < state.n_chunks:
-            cost = _seconds_per_point.get(state.function_id)
-            if cost is None:
-                cost = repo.seconds_per_point(state.function_id)
-                if cost is not None:
-                    _seconds_per_point[state.function_id] = cost
-            more = task_chunks(task_seconds, cost, state.chunk_size) - 1
-            indices += repo.claim_following(
-                table_id, index, more, now=now, lease_until=lease, worker=worker
-            )
+        indices, completes = [index], False
+        if task_seconds > 0:
+            pending = repo.pending_chunk_indices(table_id)
+            span = _span(repo, state, task_seconds, share, len(pending))
+            if span > 1 and index + 1 < state.n_chunks:
+                indices += repo.claim_following(
+                    table_id, index, span - 1, now=now, lease_until=lease, worker=worker
+                )
+            # this task holds every chunk not done yet: it may merge with no blob written
+            completes = set(pending) <= set(indices)
         if not state.started:
             repo.mark_started(table_id, now=now)
-        return _Claimed(state.spec, state.n, state.chunk_size, state.function_id, tuple(indices))
+        return _Claimed(
+            state.spec, state.n, state.chunk_size, state.function_id, tuple(indices), completes
+        )
 
 
 def _fail(sm: SM, table_id: str, error: str, *, chunks: Iterable[int] = ()) -> None:
@@ -240,7 +265,13 @@ def _checked(
 
 
 def run_chunk(
-    sm: SM, settings: Settings, table_id: str, index: int, *, task_seconds: float = 0.0
+    sm: SM,
+    settings: Settings,
+    table_id: str,
+    index: int,
+    *,
+    task_seconds: float = 0.0,
+    share: int = 1,
 ) -> str:
     """Build chunk ``index`` of a table; merge the table if this chunk completed it.
 
@@ -265,6 +296,10 @@ def run_chunk(
         Chunk number: Sobol indices ``[index·B, (index+1)·B)``.
     task_seconds : float, default 0
         Target work of this task (``0``: chunk ``index`` only).
+    share : int, default 1
+        Workers expected to share the table (the consumer's processes): with more than one, a
+        task takes at most ``1/(2·share)`` of the chunks left, so the last tasks are short and
+        the workers finish together.
 
     Returns
     -------
@@ -274,7 +309,7 @@ def run_chunk(
         ``"skipped-leased"``, ``"skipped-<table status>"``, ``"unknown"`` or ``"failed"``.
     """
     worker = _worker_label()
-    claimed = _claim(sm, settings, table_id, index, worker, task_seconds)
+    claimed = _claim(sm, settings, table_id, index, worker, task_seconds, share)
     if isinstance(claimed, Refusal):
         logger.debug("chunk %s/%d: %s", table_id, index, claimed.code)
         return claimed.code
@@ -308,6 +343,12 @@ def run_chunk(
             return "failed"
     points = len(writes) * claimed.chunk_size
     _seconds_per_point[claimed.function_id] = sum(w.cpu_seconds for w in writes) / points
+    if claimed.completes:
+        finished = _finish_table(sm, table_id, writes, worker=worker)
+        if finished is None:
+            return "failed"
+        if finished:
+            return "merged"
     with session_scope(sm) as session:
         wrote = TableRepository(session).finish_chunks(
             table_id, writes, worker=worker, now=utc_now()
@@ -376,6 +417,73 @@ def _build(
     )
 
 
+@dataclass(frozen=True)
+class _Merged:
+    """What a merge stores on the table row."""
+
+    data: bytes
+    data_sha256: str
+    max_interp_error: float
+    summary: dict[str, Any]
+    provenance: dict[str, Any]
+    finished: datetime
+
+
+def _merged(
+    table: Any,
+    chunks: Iterable[ChunkBlobs],
+    *,
+    cpu_seconds: float,
+    workers: Iterable[str],
+    t0: float,
+    cpu0: float,
+) -> _Merged:
+    """Build, encode and describe a table from all its chunks (``table``: its ORM row)."""
+    spec, n, chunk_size = dict(table.spec), int(table.n), int(table.chunk_size)
+    created, started = as_utc(table.created_at), as_utc(table.started_at)
+    built = _build(spec, chunks, n=n, chunk_size=chunk_size)
+    data = built.data
+    blob = absrank.encode_table_data(data)
+    summary = summarize(built.values, sorted_values=built.sorted_values).as_json()
+    del built
+    finished = utc_now()
+    provenance = {
+        "spec_hash": table.spec_hash,
+        "function_id": spec["function_id"],
+        "region": spec["region"],
+        "n": n,
+        "seed": spec["seed"],
+        "sampler": spec["sampler"],
+        "sobol_seed_keyword": sampling.SOBOL_SEED_KEYWORD,
+        "versions": spec["versions"],
+        "representation": spec["representation"],
+        "chunk_size": chunk_size,
+        "n_chunks": int(table.n_chunks),
+        "n_knots": int(np.asarray(data.values).size),
+        "build": {
+            "created_at": created.isoformat() if created else None,
+            "started_at": started.isoformat() if started else None,
+            "finished_at": finished.isoformat(),
+            "wall_seconds": (finished - (started or created or finished)).total_seconds(),
+            "chunk_cpu_seconds": cpu_seconds,
+            "merge_seconds": time.perf_counter() - t0,
+            "merge_cpu_seconds": time.process_time() - cpu0,
+        },
+        "workers": sorted({w.rsplit(":", 1)[0] for w in workers}),
+        "merged_by": socket.gethostname(),
+    }
+    if region_intersected(spec["region"]):
+        provenance["kept"] = kept_provenance(n, int(data.n))
+    return _Merged(
+        blob,
+        hashlib.sha256(blob).hexdigest(),
+        float(data.max_interp_error),
+        summary,
+        provenance,
+        finished,
+    )
+
+
 def merge(sm: SM, settings: Settings, table_id: str) -> bool:
     """Merge a table whose chunks are all done; return whether this call made it ready.
 
@@ -405,19 +513,19 @@ def merge(sm: SM, settings: Settings, table_id: str) -> bool:
             return False
         table = repo.get(table_id)
         assert table is not None
-        spec, n, chunk_size = dict(table.spec), int(table.n), int(table.chunk_size)
-        digest, n_chunks = table.spec_hash, int(table.n_chunks)
-        created, started = as_utc(table.created_at), as_utc(table.started_at)
     t0, cpu0 = time.perf_counter(), time.process_time()
     try:
         with session_scope(sm) as session:
             repo = TableRepository(session)
-            built = _build(spec, repo.iter_chunk_blobs(table_id), n=n, chunk_size=chunk_size)
             progress = repo.chunk_progress([table_id])[table_id]
-            workers = repo.chunk_workers(table_id)
-        data = built.data
-        blob = absrank.encode_table_data(data)
-        summary = summarize(built.values, sorted_values=built.sorted_values).as_json()
+            merged = _merged(
+                table,
+                repo.iter_chunk_blobs(table_id),
+                cpu_seconds=progress.cpu_seconds,
+                workers=repo.chunk_workers(table_id),
+                t0=t0,
+                cpu0=cpu0,
+            )
     except Exception as exc:
         with session_scope(sm) as session:
             current = TableRepository(session).get(table_id)
@@ -425,51 +533,87 @@ def merge(sm: SM, settings: Settings, table_id: str) -> bool:
             return False  # a concurrent merger won and dropped the chunk blobs under us
         _fail(sm, table_id, f"merge: {type(exc).__name__}: {exc}")
         return False
-    del built
-    finished = utc_now()
-    provenance = {
-        "spec_hash": digest,
-        "function_id": spec["function_id"],
-        "region": spec["region"],
-        "n": n,
-        "seed": spec["seed"],
-        "sampler": spec["sampler"],
-        "sobol_seed_keyword": sampling.SOBOL_SEED_KEYWORD,
-        "versions": spec["versions"],
-        "representation": spec["representation"],
-        "chunk_size": chunk_size,
-        "n_chunks": n_chunks,
-        "n_knots": int(np.asarray(data.values).size),
-        "build": {
-            "created_at": created.isoformat() if created else None,
-            "started_at": started.isoformat() if started else None,
-            "finished_at": finished.isoformat(),
-            "wall_seconds": (finished - (started or created or finished)).total_seconds(),
-            "chunk_cpu_seconds": progress.cpu_seconds,
-            "merge_seconds": time.perf_counter() - t0,
-            "merge_cpu_seconds": time.process_time() - cpu0,
-        },
-        "workers": sorted({w.rsplit(":", 1)[0] for w in workers}),
-        "merged_by": socket.gethostname(),
-    }
-    if region_intersected(spec["region"]):
-        provenance["kept"] = kept_provenance(n, int(data.n))
     with session_scope(sm) as session:
         repo = TableRepository(session)
         stored = repo.finish_merge(
             table_id,
-            data=blob,
-            data_sha256=hashlib.sha256(blob).hexdigest(),
-            max_interp_error=float(data.max_interp_error),
-            summary=summary,
-            provenance=provenance,
-            now=finished,
+            data=merged.data,
+            data_sha256=merged.data_sha256,
+            max_interp_error=merged.max_interp_error,
+            summary=merged.summary,
+            provenance=merged.provenance,
+            now=merged.finished,
         )
         if stored:
             repo.clear_chunk_blobs(table_id)
     if stored:
-        logger.info("table %s ready (%d samples, %d chunks)", table_id, n, n_chunks)
+        logger.info("table %s ready (%d samples, %d chunks)", table_id, table.n, table.n_chunks)
     return stored
+
+
+def _finish_table(
+    sm: SM, table_id: str, writes: Sequence[ChunkWrite], *, worker: str
+) -> bool | None:
+    """Store the last chunks of a table and the merged table in one transaction.
+
+    For a task that holds every chunk not yet done (a cheap function's table is often one
+    task): the table is merged from this task's results in memory and the other chunks' stored
+    blobs, then one transaction marks this task's chunks done (their blobs are never written:
+    the table data replaces them, as a merge would clear them), stores the table as ready and
+    clears the other chunks' blobs. If any of this task's chunks was finished by someone else
+    meanwhile, or the table is no longer building, the transaction is rolled back and nothing
+    is written.
+
+    Returns
+    -------
+    bool or None
+        ``True``: stored and ready. ``False``: rolled back (store the chunks as usual).
+        ``None``: the merge itself failed (the table was failed).
+    """
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    ours = {w.index for w in writes}
+    try:
+        with session_scope(sm) as session:
+            repo = TableRepository(session)
+            table = repo.get(table_id)
+            if table is None or table.status != "building":
+                return False
+            others = [b for b in repo.iter_chunk_blobs(table_id) if b.index not in ours]
+            if len(others) + len(ours) != int(table.n_chunks):
+                return False  # a chunk is neither ours nor done
+            progress = repo.chunk_progress([table_id])[table_id]
+            mine = [ChunkBlobs(w.index, w.values, w.low_index, w.low_x) for w in writes]
+            merged = _merged(
+                table,
+                sorted([*others, *mine], key=lambda b: b.index),
+                cpu_seconds=progress.cpu_seconds + sum(w.cpu_seconds for w in writes),
+                workers=[*repo.chunk_workers(table_id), worker],
+                t0=t0,
+                cpu0=cpu0,
+            )
+    except Exception as exc:
+        _fail(sm, table_id, f"merge: {type(exc).__name__}: {exc}", chunks=ours)
+        return None
+    with session_scope(sm) as session:
+        repo = TableRepository(session)
+        wrote = repo.finish_chunks(
+            table_id, writes, worker=worker, now=merged.finished, store_blobs=False
+        )
+        stored = len(wrote) == len(writes) and repo.finish_built(
+            table_id,
+            data=merged.data,
+            data_sha256=merged.data_sha256,
+            max_interp_error=merged.max_interp_error,
+            summary=merged.summary,
+            provenance=merged.provenance,
+            now=merged.finished,
+        )
+        if not stored:
+            session.rollback()
+            return False
+        repo.clear_chunk_blobs(table_id, stored_only=True)
+    logger.info("table %s ready (%d samples, %d chunks)", table_id, table.n, table.n_chunks)
+    return True
 
 
 # ---------------------------------------------------------------------------- recovery

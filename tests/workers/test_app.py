@@ -92,7 +92,7 @@ class _FakeConsumer:
         pass
 
 
-def test_consumer_polls_an_idle_queue_every_tenth_of_a_second(
+def test_consumer_polls_an_idle_queue_every_fiftieth_of_a_second(
     monkeypatch: pytest.MonkeyPatch, make_settings: Callable[..., Settings], tmp_path: Path
 ):
     instance = worker_app.make_huey(make_settings(queue_url=f"sqlite:///{tmp_path / 'q.db'}"))
@@ -109,5 +109,5 @@ def test_consumer_polls_an_idle_queue_every_tenth_of_a_second(
     instance.storage.close()
     assert options[0]["workers"] == 2
     assert options[0]["worker_type"] == "process"
-    assert (options[0]["initial_delay"], options[0]["max_delay"]) == (0.1, 0.1)
+    assert (options[0]["initial_delay"], options[0]["max_delay"]) == (0.02, 0.02)
     assert options[1]["max_delay"] == 1.0  # callers may still override it

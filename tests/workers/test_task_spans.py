@@ -61,6 +61,19 @@ def _reference_summarize(values: np.ndarray) -> tablebuild.SampleSummary:
     return tablebuild.summarize(values)
 
 
+def _reference_merge_chunk_results(
+    results: list[sampling.ChunkResult], k_low: int
+) -> sampling.MergedTable:
+    """``merge_chunk_results`` before it selected the candidates: one lexsort of them all."""
+    size = results[0].values.size
+    k = min(k_low, size * len(results))
+    values = np.concatenate([r.values for r in results])
+    cand_index = np.concatenate([r.low_index + j * size for j, r in enumerate(results)])
+    cand_x = np.concatenate([r.low_x for r in results])
+    order = np.lexsort((cand_index, values[cand_index]))[:k]
+    return sampling.MergedTable(values, cand_x[order], values[cand_index[order]])
+
+
 _floats = st.one_of(
     st.sampled_from([0.0, -0.0, 1.0, -1.0, 2.5, np.inf, 1e-300, -1e-300]),
     st.floats(allow_nan=False, allow_infinity=False, width=64),
@@ -146,6 +159,33 @@ def test_build_table_equals_the_old_merge(
     assert built.values.tobytes() == ref_values.tobytes()
     fast = tablebuild.summarize(built.values, sorted_values=built.sorted_values)
     assert repr(fast.as_json()) == repr(_reference_summarize(ref_values).as_json())
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(
+    log2b=st.integers(0, 5),
+    chunks=st.integers(1, 6),
+    k_low=st.integers(0, 70),
+    grid=st.sampled_from([0.0, 0.5]),
+    seed=st.integers(0, 2**16),
+)
+def test_merge_chunk_results_equals_the_full_lexsort(
+    log2b: int, chunks: int, k_low: int, grid: float, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    size = 2**log2b
+    results = []
+    for _ in range(chunks):
+        raw = rng.normal(size=size)
+        v = np.round(raw / grid) * grid if grid else raw
+        v = np.where(rng.random(size) < 0.3, -v, v)
+        low = sampling._lowest(v, min(k_low, size))
+        results.append(sampling.ChunkResult(v, low, rng.normal(size=(low.size, 3))))
+    got = sampling.merge_chunk_results(results, k_low)
+    ref = _reference_merge_chunk_results(results, k_low)
+    for a, b in zip(got, ref, strict=True):
+        assert a.shape == b.shape
+        assert a.tobytes() == b.tobytes()
 
 
 # ---------------------------------------------------------------- one engine, many chunks
