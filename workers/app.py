@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings, get_settings
 from app.db import make_engine, make_sessionmaker
-from app.services import table_cache
+from app.services import table_build, table_cache
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +82,7 @@ class _Runtime:
     owned: bool = field(default=False)
     caches: table_cache.AppCaches | None = None
     consumer_workers: int = 1
+    costs: table_build.TaskCosts | None = None
 
 
 _runtime = _Runtime()
@@ -123,6 +124,8 @@ def reset() -> None:
     _runtime.pid = None
     _runtime.owned = False
     _runtime.caches = None
+    _runtime.costs = None
+    _runtime.consumer_workers = 1
 
 
 def worker_settings() -> Settings:
@@ -145,6 +148,7 @@ def get_sessionmaker() -> sessionmaker[Session]:
         if _runtime.caches is None or _runtime.pid is not None:
             # the worker's own caches (a forked child starts empty, as its engine does)
             _runtime.caches = table_cache.AppCaches.from_settings(settings)
+        _runtime.costs = table_build.TaskCosts()
         _runtime.pid = pid
         _runtime.owned = True
     return _runtime.sessionmaker
@@ -157,6 +161,15 @@ def worker_caches() -> table_cache.AppCaches:
     if _runtime.caches is None:  # a sessionmaker given to configure, without caches
         _runtime.caches = table_cache.AppCaches.from_settings(worker_settings())
     return _runtime.caches
+
+
+def worker_costs() -> table_build.TaskCosts:
+    """This process's measured costs per point of the functions it built chunks of (they size
+    its chunk tasks; a forked child starts with none)."""
+    get_sessionmaker()  # a forked child makes its own first
+    if _runtime.costs is None:  # a sessionmaker given to configure
+        _runtime.costs = table_build.TaskCosts()
+    return _runtime.costs
 
 
 def consumer_workers() -> int:
@@ -235,5 +248,6 @@ __all__ = [
     "run_consumer",
     "tasks",
     "worker_caches",
+    "worker_costs",
     "worker_settings",
 ]

@@ -20,6 +20,7 @@ from workers.app import (
     get_sessionmaker,
     huey,
     worker_caches,
+    worker_costs,
     worker_settings,
 )
 
@@ -37,6 +38,7 @@ def _build_chunk(table_id: str, index: int) -> str:
         index,
         task_seconds=settings.table_task_seconds,
         share=consumer_workers(),
+        costs=worker_costs(),
     )
     if outcome == "merged":
         after_table_ready(get_sessionmaker(), worker_settings(), get_dispatcher(), table_id)

@@ -15,7 +15,7 @@ import os
 import socket
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypedDict
 
@@ -50,6 +50,7 @@ __all__ = [
     "Combined",
     "Redispatched",
     "SampleSummary",
+    "TaskCosts",
     "combine_chunks",
     "compute_chunk",
     "compute_chunks",
@@ -76,9 +77,21 @@ def _worker_label() -> str:
 #: delays).
 MAX_TASK_CHUNKS = 256
 
-#: CPU seconds per Sobol point of each function, as this process measured it (or read it from
-#: the finished chunks of earlier tables): sizes the tasks of cheap functions.
-_seconds_per_point: dict[str, float] = {}
+
+@dataclass
+class TaskCosts:
+    """CPU seconds per Sobol point of each function, as one worker process measured them (or
+    read them from the finished chunks of earlier tables): they size the tasks of cheap
+    functions. A worker process keeps one (:func:`workers.app.worker_costs`); a task given
+    none reads the cost from the database.
+
+    Attributes
+    ----------
+    seconds_per_point : dict of str to float
+        By function id.
+    """
+
+    seconds_per_point: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -120,15 +133,21 @@ def task_chunks(task_seconds: float, seconds_per_point: float | None, chunk_size
 
 
 def _span(
-    repo: TableRepository, state: ClaimState, task_seconds: float, share: int, pending: int
+    repo: TableRepository,
+    state: ClaimState,
+    task_seconds: float,
+    share: int,
+    pending: int,
+    costs: TaskCosts,
 ) -> int:
     """Chunks a task takes (:func:`task_chunks` at the function's known cost; with ``share``
     workers, at most ``1/(2·share)`` of the ``pending`` chunks)."""
-    cost = _seconds_per_point.get(state.function_id)
+    known = costs.seconds_per_point
+    cost = known.get(state.function_id)
     if cost is None:
         cost = repo.seconds_per_point(state.function_id)
         if cost is not None:
-            _seconds_per_point[state.function_id] = cost
+            known[state.function_id] = cost
     span = task_chunks(task_seconds, cost, state.chunk_size)
     if share > 1:
         # the last tasks get smaller, so that the workers finish together
@@ -144,6 +163,7 @@ def _claim(
     worker: str,
     task_seconds: float,
     share: int,
+    costs: TaskCosts,
 ) -> _Claimed | Refusal:
     """Lease chunk ``index`` (and, for a cheap function, the next pending ones: about
     ``task_seconds`` of work in all, at most ``1/(2·share)`` of the chunks left); a
@@ -170,7 +190,7 @@ def _claim(
         indices, completes = [index], False
         if task_seconds > 0:
             pending = repo.pending_chunk_indices(table_id)
-            span = _span(repo, state, task_seconds, share, len(pending))
+            span = _span(repo, state, task_seconds, share, len(pending), costs)
             if span > 1 and index + 1 < state.n_chunks:
                 indices += repo.claim_following(
                     table_id, index, span - 1, now=now, lease_until=lease, worker=worker
@@ -272,6 +292,7 @@ def run_chunk(
     *,
     task_seconds: float = 0.0,
     share: int = 1,
+    costs: TaskCosts | None = None,
 ) -> str:
     """Build chunk ``index`` of a table; merge the table if this chunk completed it.
 
@@ -300,6 +321,9 @@ def run_chunk(
         Workers expected to share the table (the consumer's processes): with more than one, a
         task takes at most ``1/(2·share)`` of the chunks left, so the last tasks are short and
         the workers finish together.
+    costs : TaskCosts, optional
+        The worker process's measured costs per point (updated with this task's); default:
+        read from the database.
 
     Returns
     -------
@@ -309,7 +333,8 @@ def run_chunk(
         ``"skipped-leased"``, ``"skipped-<table status>"``, ``"unknown"`` or ``"failed"``.
     """
     worker = _worker_label()
-    claimed = _claim(sm, settings, table_id, index, worker, task_seconds, share)
+    costs = costs if costs is not None else TaskCosts()
+    claimed = _claim(sm, settings, table_id, index, worker, task_seconds, share, costs)
     if isinstance(claimed, Refusal):
         logger.debug("chunk %s/%d: %s", table_id, index, claimed.code)
         return claimed.code
@@ -342,7 +367,7 @@ def run_chunk(
             _fail(sm, table_id, f"chunk {j}: {type(exc).__name__}: {exc}", chunks=claimed.indices)
             return "failed"
     points = len(writes) * claimed.chunk_size
-    _seconds_per_point[claimed.function_id] = sum(w.cpu_seconds for w in writes) / points
+    costs.seconds_per_point[claimed.function_id] = sum(w.cpu_seconds for w in writes) / points
     if claimed.completes:
         finished = _finish_table(sm, table_id, writes, worker=worker)
         if finished is None:

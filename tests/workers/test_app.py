@@ -74,6 +74,22 @@ def test_a_worker_makes_its_caches_with_its_sessionmaker(settings: Settings):
         worker_app.reset()
 
 
+def test_a_worker_process_keeps_its_measured_costs(settings: Settings):
+    worker_app.configure(settings=settings)
+    try:
+        costs = worker_app.worker_costs()
+        costs.seconds_per_point["f"] = 1.0
+        assert worker_app.worker_costs() is costs
+        assert worker_app.consumer_workers() == 1  # no consumer in this process
+    finally:
+        worker_app.reset()
+    worker_app.configure(settings=settings)
+    try:
+        assert worker_app.worker_costs().seconds_per_point == {}  # reset forgets them
+    finally:
+        worker_app.reset()
+
+
 def test_worker_sqlite_connections_are_wal_with_synchronous_normal(settings: Settings):
     worker_app.configure(settings=settings)
     try:

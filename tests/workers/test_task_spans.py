@@ -290,7 +290,11 @@ def _chunk_rows(sm: SM, table_id: str) -> list[tuple[int, str, int]]:
 
 
 def _build(
-    sm: SM, settings: Settings, task_seconds: float, log2n: int = 14
+    sm: SM,
+    settings: Settings,
+    task_seconds: float,
+    log2n: int = 14,
+    costs: table_build.TaskCosts | None = None,
 ) -> tuple[Any, list[str]]:
     rec = RecordingDispatcher()
     view, created = svc.request_table(
@@ -302,27 +306,32 @@ def _build(
         cache=TableCaches.from_settings(settings),
     )
     assert created
-    outcomes = [svc.run_chunk(sm, settings, t, i, task_seconds=task_seconds) for t, i in rec.chunks]
+    outcomes = [
+        svc.run_chunk(sm, settings, t, i, task_seconds=task_seconds, costs=costs)
+        for t, i in rec.chunks
+    ]
     return svc.get_table(sm, view.id), outcomes
 
 
-@pytest.fixture(autouse=True)
-def _forget_costs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(table_build, "_seconds_per_point", {})
+def _cheap() -> table_build.TaskCosts:
+    """Costs as if the function were nearly free: a task takes MAX_TASK_CHUNKS chunks."""
+    return table_build.TaskCosts({FUNCTION: 1e-9})
 
 
 def test_a_task_takes_the_next_chunks_along(tmp_path: Path) -> None:
     settings = small_settings(tmp_path, table_chunk_log2=10, table_max_log2n=16)
     sm, engine = _sm(tmp_path, "a.db")
     try:
-        ready, outcomes = _build(sm, settings, task_seconds=30.0)
+        costs = table_build.TaskCosts()  # a worker process's: nothing known yet
+        ready, outcomes = _build(sm, settings, task_seconds=30.0, costs=costs)
         # cold: the first task takes its own chunk and measures it; the next takes the rest
         assert outcomes[:2] == ["done", "merged"]
         assert set(outcomes[2:]) == {"skipped-ready"}
         assert ready.status == "ready"
         assert [a for _, _, a in _chunk_rows(sm, ready.id)] == [1] * 16
         # warm (the cost is known): one task builds the whole table
-        _, again = _build(sm, settings, task_seconds=30.0, log2n=15)
+        assert costs.seconds_per_point[FUNCTION] > 0
+        _, again = _build(sm, settings, task_seconds=30.0, log2n=15, costs=costs)
         assert again[0] == "merged"
         with session_scope(sm) as s:
             blob = TableRepository(s).get_data(ready.id)
@@ -335,7 +344,7 @@ def test_messages_of_chunks_taken_along_are_skipped(tmp_path: Path) -> None:
     settings = small_settings(tmp_path, table_chunk_log2=10)
     sm, engine = _sm(tmp_path, "b.db")
     try:
-        table_build._seconds_per_point[FUNCTION] = 1e-9  # cheap: a task takes 256 chunks
+        cheap = _cheap()
         rec = RecordingDispatcher()
         view, _ = svc.request_table(
             sm,
@@ -346,10 +355,12 @@ def test_messages_of_chunks_taken_along_are_skipped(tmp_path: Path) -> None:
             cache=TableCaches.from_settings(settings),
         )
         # chunk 3's message arrives first: it takes 4..15 along, and 0..2 stay for theirs
-        assert svc.run_chunk(sm, settings, view.id, 3, task_seconds=1.0) == "done"
+        assert svc.run_chunk(sm, settings, view.id, 3, task_seconds=1.0, costs=cheap) == "done"
         assert [s for _, s, _ in _chunk_rows(sm, view.id)] == ["pending"] * 3 + ["done"] * 13
-        assert svc.run_chunk(sm, settings, view.id, 7, task_seconds=1.0) == "skipped-done"
-        assert svc.run_chunk(sm, settings, view.id, 0, task_seconds=1.0) == "merged"
+        assert (
+            svc.run_chunk(sm, settings, view.id, 7, task_seconds=1.0, costs=cheap) == "skipped-done"
+        )
+        assert svc.run_chunk(sm, settings, view.id, 0, task_seconds=1.0, costs=cheap) == "merged"
         assert [a for _, _, a in _chunk_rows(sm, view.id)] == [1] * 16
         with session_scope(sm) as s:
             blob = TableRepository(s).get_data(view.id)
@@ -364,7 +375,7 @@ def test_a_failing_chunk_taken_along_fails_the_table_and_frees_the_leases(
     settings = small_settings(tmp_path, table_chunk_log2=10)
     sm, engine = _sm(tmp_path, "c.db")
     try:
-        table_build._seconds_per_point[FUNCTION] = 1e-9
+        cheap = _cheap()
         rec = RecordingDispatcher()
         view, _ = svc.request_table(
             sm,
@@ -382,7 +393,7 @@ def test_a_failing_chunk_taken_along_fails_the_table_and_frees_the_leases(
             return real(*args, **kwargs)
 
         monkeypatch.setattr(tablebuild, "compute_chunk", broken)
-        assert svc.run_chunk(sm, settings, view.id, 2, task_seconds=1.0) == "failed"
+        assert svc.run_chunk(sm, settings, view.id, 2, task_seconds=1.0, costs=cheap) == "failed"
         failed = svc.get_table(sm, view.id)
         assert failed.status == "failed"
         assert failed.error == "chunk 5: FloatingPointError: overflow in f"
@@ -405,7 +416,7 @@ def test_a_failing_chunk_taken_along_fails_the_table_and_frees_the_leases(
             cache=TableCaches.from_settings(settings),
         )
         assert retried.status == "building"
-        assert svc.run_chunk(sm, settings, view.id, 0, task_seconds=1.0) == "merged"
+        assert svc.run_chunk(sm, settings, view.id, 0, task_seconds=1.0, costs=cheap) == "merged"
     finally:
         engine.dispose()
 
@@ -415,14 +426,13 @@ def test_same_table_bytes_for_every_chunk_size_and_task_size(
     tmp_path: Path, task_seconds: float
 ) -> None:
     """The same request under different chunk sizes: same table id, same data_sha256."""
-    table_build._seconds_per_point[FUNCTION] = 1e-9
     digests = set()
     ids = set()
     for log2b in (8, 10, 12, 14):
         settings = small_settings(tmp_path, table_chunk_log2=log2b)
         sm, engine = _sm(tmp_path, f"size{log2b}-{task_seconds}.db")
         try:
-            ready, _ = _build(sm, settings, task_seconds=task_seconds)
+            ready, _ = _build(sm, settings, task_seconds=task_seconds, costs=_cheap())
             assert ready.status == "ready"
             assert ready.chunk_size == 2**log2b
             with session_scope(sm) as s:
