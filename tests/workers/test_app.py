@@ -74,7 +74,7 @@ def test_a_worker_makes_its_caches_with_its_sessionmaker(settings: Settings):
         worker_app.reset()
 
 
-def test_a_worker_process_keeps_its_measured_costs(settings: Settings):
+def test_a_worker_process_keeps_its_measured_costs(settings: Settings) -> None:
     worker_app.configure(settings=settings)
     try:
         costs = worker_app.worker_costs()
