@@ -37,7 +37,7 @@ class Settings(BaseSettings):
     table_n_knots: int = Field(16384, ge=16)
     chunk_lease_seconds: float = Field(300.0, gt=0)
     table_task_seconds: float = Field(
-        0.5,
+        2.0,
         ge=0,
         le=60,
         allow_inf_nan=False,
