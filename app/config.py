@@ -36,6 +36,14 @@ class Settings(BaseSettings):
     table_k_exact: int = Field(4096, ge=16)
     table_n_knots: int = Field(16384, ge=16)
     chunk_lease_seconds: float = Field(300.0, gt=0)
+    table_task_seconds: float = Field(
+        2.0,
+        ge=0,
+        le=60,
+        allow_inf_nan=False,
+        description="work a worker's chunk task aims at: it also claims the next chunks of a "
+        "cheap function, as many as its measured cost per point fits (0: one chunk per task)",
+    )
     table_ready_cache_size: int = Field(
         32, ge=0, description="ready tables (decoded data) kept per process; 0 disables"
     )

@@ -45,24 +45,31 @@ def load(name: str, mode: str) -> dict[str, Any]:
 
 
 def _table_build(mode: str) -> list[Row]:
+    """P1: POST /v1/tables -> polled ready (real API, SQLite queue, workers) vs raw cocoex."""
     rows: list[Row] = []
     tb = load("table_build", mode)
-    for fid, r in tb["a"]["functions"].items():
+    for r in tb["a"]["cases"].values():
+        cold = r["cold_ratio_median"]
         rows.append(
             (
-                f"table build e2e / raw cocoex, {fid}, N=2^{tb['a']['log2n']}",
-                f"{r['ratio_median']:.2f}",
-                ">= 0.70",
+                f"table build POST->ready / raw cocoex, {r['function_id']}, N=2^{r['log2n']}, "
+                "1 worker, warm",
+                f"{r['ratio_median']:.2f}"
+                + (f" (cold {cold:.2f})" if cold is not None else "")
+                + f" [{min(r['ratios']):.2f}-{max(r['ratios']):.2f}]",
+                f">= {r['goal']}",
                 r["goal_met"],
             )
         )
     b = tb["b"]
+    two = b["ratios_two"]
     rows.append(
         (
-            f"2 workers vs 1, {b['function_id']}, N=2^{b['log2n']}",
-            f"{b['speedup_median']:.2f}x (efficiency 1w {b['efficiency_median']['1']:.2f}, "
-            f"2w {b['efficiency_median']['2']:.2f})",
-            ">= 1.5x",
+            f"2 workers / 2 raw cocoex processes at once, {b['function_id']}, N=2^{b['log2n']}",
+            f"{b['ratio_two_median']:.2f} [{min(two):.2f}-{max(two):.2f}] "
+            f"(speedup {c.median(b['speedups']):.2f}x, "
+            f"machine's {c.median(b['raw_speedups']):.2f}x)",
+            f">= {b['goal']}",
             b["goal_met"],
         )
     )

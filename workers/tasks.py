@@ -14,14 +14,32 @@ from huey import Huey, crontab
 
 from app.services import result_sets
 from app.services import tables as table_service
-from workers.app import get_dispatcher, get_sessionmaker, huey, worker_caches, worker_settings
+from workers.app import (
+    consumer_workers,
+    get_dispatcher,
+    get_sessionmaker,
+    huey,
+    worker_caches,
+    worker_costs,
+    worker_settings,
+)
 
 logger = logging.getLogger(__name__)
 
 
 def _build_chunk(table_id: str, index: int) -> str:
-    """Build chunk ``index`` of a table (and merge the table if it was the last)."""
-    outcome = table_service.run_chunk(get_sessionmaker(), worker_settings(), table_id, index)
+    """Build chunk ``index`` of a table, and the next ones of a cheap function (about
+    ``table_task_seconds`` of work); merge the table if they were the last."""
+    settings = worker_settings()
+    outcome = table_service.run_chunk(
+        get_sessionmaker(),
+        settings,
+        table_id,
+        index,
+        task_seconds=settings.table_task_seconds,
+        share=consumer_workers(),
+        costs=worker_costs(),
+    )
     if outcome == "merged":
         after_table_ready(get_sessionmaker(), worker_settings(), get_dispatcher(), table_id)
     return outcome

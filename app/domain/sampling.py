@@ -17,7 +17,7 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -41,6 +41,7 @@ __all__ = [
     "region_box",
     "scale_to_box",
     "sobol_chunk",
+    "sobol_chunks",
 ]
 
 #: Keyword under which the seed is passed to ``scipy.stats.qmc.Sobol`` (recorded in table specs).
@@ -184,6 +185,62 @@ def sobol_chunk(dim: int, seed: int, index: int, size: int) -> np.ndarray:
         return np.asarray(engine.random_base2(size.bit_length() - 1), dtype=np.float64)
     engine.fast_forward(index * size)
     return np.asarray(engine.random(size), dtype=np.float64)
+
+
+def sobol_chunks(dim: int, seed: int, first: int, size: int, count: int) -> Iterator[np.ndarray]:
+    """Chunks ``first, first + 1, …, first + count − 1`` of the sequence, from one engine.
+
+    Yields the arrays :func:`sobol_chunk` returns for those chunks, byte for byte (the engine
+    continues where the previous chunk ended), but fast-forwards only once: a worker that
+    evaluates consecutive chunks skips ``first·size`` points once instead of once per chunk.
+
+    Parameters
+    ----------
+    dim, seed, size : int
+        As in :func:`sobol_chunk`.
+    first : int
+        Index of the first chunk, ``>= 0``.
+    count : int
+        Number of consecutive chunks, ``>= 1``.
+
+    Yields
+    ------
+    U : ndarray, shape (size, dim)
+        Each chunk's points in ``[0, 1)^d``, in Sobol index order (a fresh array each).
+
+    Raises
+    ------
+    InvalidInput
+        As :func:`sobol_chunk`, for the last chunk.
+    """
+    dim = _check_int(dim, "dim", minimum=1)
+    seed = _check_int(seed, "seed", minimum=0)
+    first = _check_int(first, "first", minimum=0)
+    count = _check_int(count, "count", minimum=1)
+    size = _check_power_of_two(size, "size")
+    if (first + count) * size > 2**SOBOL_BITS:
+        raise InvalidInput(
+            f"chunk {first + count - 1} of size {size} exceeds 2**{SOBOL_BITS} points",
+            field="index",
+        )
+    engine = qmc.Sobol(dim, scramble=True, rng=seed)
+    if first == 0:
+        yield np.asarray(engine.random_base2(size.bit_length() - 1), dtype=np.float64)
+    else:
+        engine.fast_forward(first * size)
+        yield np.asarray(engine.random(size), dtype=np.float64)
+    for _ in range(count - 1):
+        # the engine has generated points already: ``random`` continues without a warning
+        yield np.asarray(engine.random(size), dtype=np.float64)
+
+
+def _unit_points(dim: int, seed: int, index: int, size: int, unit: np.ndarray | None) -> np.ndarray:
+    """``unit`` (chunk ``index``'s points from :func:`sobol_chunks`) or :func:`sobol_chunk`."""
+    if unit is None:
+        return sobol_chunk(dim, seed, index, size)
+    if unit.shape != (size, dim) or unit.dtype != np.float64:
+        raise InvalidInput(f"unit points must have shape ({size}, {dim})", field="points")
+    return unit
 
 
 def _as_box(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -358,6 +415,8 @@ def evaluate_chunk(
     index: int,
     size: int,
     k_low: int,
+    *,
+    unit: np.ndarray | None = None,
 ) -> ChunkResult:
     """Evaluate ``f`` on one Sobol chunk of the box ``[lower, upper]``.
 
@@ -371,6 +430,9 @@ def evaluate_chunk(
         As in :func:`sobol_chunk`.
     k_low : int
         Number of lowest samples whose points are kept (``>= 0``).
+    unit : ndarray, shape (size, d), optional
+        The chunk's unit-cube points if already generated (:func:`sobol_chunks`); they are
+        scaled in place (the array is consumed). Default: :func:`sobol_chunk`.
 
     Returns
     -------
@@ -384,8 +446,12 @@ def evaluate_chunk(
     """
     lo, hi = _as_box(lower, upper)
     k_low = _check_int(k_low, "k_low", minimum=0)
-    X = scale_to_box(sobol_chunk(lo.size, seed, index, size), lo, hi)
-    return _evaluate_points(f, X, index, k_low)
+    U = _unit_points(lo.size, seed, index, size, unit)
+    # scale_to_box's arithmetic (``U·(hi − lo) + lo``, same bytes) on the fresh points in place:
+    # no (size, d) temporary to allocate and fault in per chunk
+    U *= hi - lo
+    U += lo
+    return _evaluate_points(f, U, index, k_low)
 
 
 def oriented_box_points(
@@ -433,15 +499,19 @@ def evaluate_oriented_chunk(
     index: int,
     size: int,
     k_low: int,
+    *,
+    unit: np.ndarray | None = None,
 ) -> ChunkResult:
     """Evaluate ``f`` on one Sobol chunk of an oriented box (:func:`oriented_box_points`).
 
     The box must lie inside ``[lower, upper]`` (the domain); the points are clipped to it, which
-    only removes rounding (an ulp) at faces the box touches. Otherwise as :func:`evaluate_chunk`.
+    only removes rounding (an ulp) at faces the box touches. Otherwise as :func:`evaluate_chunk`
+    (``unit``: the chunk's unit-cube points if already generated, read only).
     """
     lo, hi = _as_box(lower, upper)
     k_low = _check_int(k_low, "k_low", minimum=0)
-    X = oriented_box_points(sobol_chunk(lo.size, seed, index, size), center, axes, half_widths)
+    U = _unit_points(lo.size, seed, index, size, unit)
+    X = oriented_box_points(U, center, axes, half_widths)
     np.clip(X, lo, hi, out=X)
     return _evaluate_points(f, X, index, k_low)
 
@@ -457,6 +527,8 @@ def evaluate_intersected_chunk(
     index: int,
     size: int,
     k_low: int,
+    *,
+    unit: np.ndarray | None = None,
 ) -> ChunkResult:
     """One Sobol chunk of an oriented box ``B`` intersected with the domain ``[lower, upper]``.
 
@@ -476,8 +548,8 @@ def evaluate_intersected_chunk(
         As in :func:`oriented_box_points`.
     lower, upper : array_like, shape (d,)
         The domain.
-    seed, index, size, k_low
-        As in :func:`evaluate_chunk`.
+    seed, index, size, k_low, unit
+        As in :func:`evaluate_chunk` (``unit`` is read only).
 
     Returns
     -------
@@ -487,7 +559,8 @@ def evaluate_intersected_chunk(
     """
     lo, hi = _as_box(lower, upper)
     k_low = _check_int(k_low, "k_low", minimum=0)
-    X = oriented_box_points(sobol_chunk(lo.size, seed, index, size), center, axes, half_widths)
+    U = _unit_points(lo.size, seed, index, size, unit)
+    X = oriented_box_points(U, center, axes, half_widths)
     inside = np.all((X >= lo) & (X <= hi), axis=1)
     values = np.full(size, np.inf)
     if np.any(inside):
@@ -562,6 +635,21 @@ def merge_chunk_results(results: Sequence[ChunkResult], k_low: int) -> MergedTab
         )
     values = np.concatenate([r.values for r in results])
     cand_index = np.concatenate([r.low_index + j * size for j, r in enumerate(results)])
-    cand_x = np.concatenate([r.low_x for r in results])
-    order = np.lexsort((cand_index, values[cand_index]))[:k]
-    return MergedTable(values, cand_x[order], values[cand_index[order]])
+    cand_values = values[cand_index]
+    # the k lowest by (value, index) are among the candidates of value <= the k-th smallest
+    # candidate value: sort those only (ties, -0.0 == 0.0 included, are all kept)
+    sel = np.arange(cand_index.size)
+    if 0 < k < cand_index.size:
+        kth = cand_values[np.argpartition(cand_values, k - 1)[k - 1]]
+        sel = np.flatnonzero(cand_values <= kth)
+    elif k == 0:
+        sel = sel[:0]
+    order = sel[np.lexsort((cand_index[sel], cand_values[sel]))[:k]]
+    # gather only the kept points (not a concatenation of every chunk's candidates)
+    starts = np.cumsum([0] + [r.low_index.size for r in results])
+    chunk = np.searchsorted(starts, order, "right") - 1
+    low_x = np.empty((order.size, results[0].low_x.shape[1]), dtype=np.float64)
+    for j in np.unique(chunk):
+        rows = chunk == j
+        low_x[rows] = results[j].low_x[order[rows] - starts[j]]
+    return MergedTable(values, low_x, cand_values[order])

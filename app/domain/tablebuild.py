@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
@@ -99,6 +99,7 @@ def compute_chunk(
     k_exact: int,
     index: int,
     chunk_size: int,
+    unit: np.ndarray | None = None,
 ) -> sampling.ChunkResult:
     """Evaluate chunk ``index`` (Sobol indices ``[index·B, (index+1)·B)``) of a table.
 
@@ -116,6 +117,9 @@ def compute_chunk(
         Lowest values whose points are kept (at most ``chunk_size``).
     index, chunk_size : int
         Chunk number and ``B``.
+    unit : ndarray, shape (B, d), optional
+        The chunk's unit-cube Sobol points if already generated
+        (:func:`app.domain.sampling.sobol_chunks`; consumed). Default: generated here.
 
     Returns
     -------
@@ -146,14 +150,57 @@ def compute_chunk(
                 return fn.evaluate(X)
 
         return sampling.evaluate_intersected_chunk(
-            kept_f, center, axes, half, fn.lower, fn.upper, seed, index, chunk_size, k_low
+            kept_f,
+            center,
+            axes,
+            half,
+            fn.lower,
+            fn.upper,
+            seed,
+            index,
+            chunk_size,
+            k_low,
+            unit=unit,
         )
     if region["kind"] == "oriented":  # a ladder box along the local form's axes
         center, axes, half = oriented_geometry(region)
         return sampling.evaluate_oriented_chunk(
-            f, center, axes, half, fn.lower, fn.upper, seed, index, chunk_size, k_low
+            f, center, axes, half, fn.lower, fn.upper, seed, index, chunk_size, k_low, unit=unit
         )
-    return sampling.evaluate_chunk(f, lower, upper, seed, index, chunk_size, k_low)
+    return sampling.evaluate_chunk(f, lower, upper, seed, index, chunk_size, k_low, unit=unit)
+
+
+def compute_chunks(
+    fn: BenchmarkFunction,
+    region: Mapping[str, Any],
+    *,
+    seed: int,
+    k_exact: int,
+    first: int,
+    count: int,
+    chunk_size: int,
+) -> Iterator[sampling.ChunkResult]:
+    """Evaluate the consecutive chunks ``first … first + count − 1`` of a table, in order.
+
+    Each result equals :func:`compute_chunk` of that chunk byte for byte; the Sobol points come
+    from one engine (:func:`app.domain.sampling.sobol_chunks`), fast-forwarded once.
+
+    Yields
+    ------
+    ChunkResult
+        Chunk ``first``, then ``first + 1``, …
+    """
+    units = sampling.sobol_chunks(fn.dim, int(seed), first, chunk_size, count)
+    for offset, unit in enumerate(units):
+        yield compute_chunk(
+            fn,
+            region,
+            seed=seed,
+            k_exact=k_exact,
+            index=first + offset,
+            chunk_size=chunk_size,
+            unit=unit,
+        )
 
 
 class StoredChunk(Protocol):
@@ -238,6 +285,30 @@ def combine_chunks(
     return Combined(values, np.ascontiguousarray(low_x))
 
 
+def stable_sorted(values: FloatArray) -> FloatArray:
+    """``np.sort(values, kind="stable")`` byte for byte, with the fast (SIMD) unstable sort.
+
+    Values that compare equal have equal bytes, except ``-0.0 == 0.0`` (the samples are never
+    NaN): only the zeros' signs can depend on the sort's stability. They are put back in the
+    order a stable sort keeps, the order of ``values``.
+
+    Parameters
+    ----------
+    values : ndarray, shape (N,)
+        float64 samples without NaN (``±inf`` allowed).
+
+    Returns
+    -------
+    ndarray, shape (N,)
+        A new array.
+    """
+    ys = np.sort(values)
+    lo, hi = np.searchsorted(ys, 0.0, "left"), np.searchsorted(ys, 0.0, "right")
+    if hi > lo:
+        ys[lo:hi] = values[values == 0.0]  # the zeros in their order in ``values``
+    return ys
+
+
 class BuiltTable(NamedTuple):
     """A merged table.
 
@@ -246,11 +317,15 @@ class BuiltTable(NamedTuple):
     data : TableData
         The stored representation (:func:`app.domain.absrank.build_table_data`).
     values : ndarray, shape (M,)
-        The samples it was built from (``M = N``, or the kept points of ``B ∩ Ω``).
+        The samples it was built from (``M = N``, or the kept points of ``B ∩ Ω``), in Sobol
+        order.
+    sorted_values : ndarray, shape (M,)
+        The same samples, sorted (:func:`stable_sorted`).
     """
 
     data: absrank.TableData
     values: FloatArray
+    sorted_values: FloatArray
 
 
 def build_table(
@@ -282,8 +357,11 @@ def build_table(
         if values.size == 0:
             raise ValueError("no Sobol point of the oriented box lies inside the domain")
         low_x = np.ascontiguousarray(low_x[: min(low_x.shape[0], values.size)])
-    data = absrank.build_table_data(values, low_x, k_exact=k_exact, n_knots=n_knots)
-    return BuiltTable(data, values)
+    ys = stable_sorted(values)
+    # build_table_data sorts its input stably: handed the sorted samples, that sort finds one
+    # run (linear time) and the table is the one of the samples in Sobol order, byte for byte
+    data = absrank.build_table_data(ys, low_x, k_exact=k_exact, n_knots=n_knots)
+    return BuiltTable(data, values, ys)
 
 
 # ---------------------------------------------------------------------------- summaries
@@ -315,17 +393,31 @@ class SampleSummary:
         }
 
 
-def summarize(values: FloatArray) -> SampleSummary:
+def _one_signed_zero(ys: FloatArray) -> bool:
+    """Whether the sorted ``ys`` has no zeros of both signs (equal values have equal bytes)."""
+    lo, hi = np.searchsorted(ys, 0.0, "left"), np.searchsorted(ys, 0.0, "right")
+    signs = np.signbit(ys[lo:hi])
+    return bool(signs.all() or not signs.any())
+
+
+def summarize(values: FloatArray, *, sorted_values: FloatArray | None = None) -> SampleSummary:
     """Return ``y_1``, ``y_N`` and order statistics of a table's samples.
 
     For each level ``v`` in :data:`SUMMARY_LEVELS` the quantile is the smallest sample ``t``
     with ``#{y_i <= t} / (N + 1) >= v`` (``y_1`` when none is; ``y_N`` when ``v > N/(N + 1)``):
     an order statistic, not the inverse of the published curve.
+
+    ``sorted_values`` (the same samples sorted, e.g. :attr:`BuiltTable.sorted_values`) saves
+    the partition of ``values``; the answer is the same bytes (when zeros of both signs tie,
+    the partition of ``values`` decides which one is reported, as without it).
     """
     n = values.size
     ranks = [min(max(math.ceil(v * (n + 1)), 1), n) for v in SUMMARY_LEVELS]
     kth = sorted({0, n - 1, *(r - 1 for r in ranks)})
-    part = np.partition(values, kth)
+    if sorted_values is not None and sorted_values.size == n and _one_signed_zero(sorted_values):
+        part = sorted_values
+    else:
+        part = np.partition(values, kth)
     return SampleSummary(
         y_1=float(part[0]),
         y_N=float(part[n - 1]),

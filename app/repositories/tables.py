@@ -13,7 +13,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, case, delete, exists, func, insert, or_, select, update
+from sqlalchemy import (
+    LargeBinary,
+    and_,
+    case,
+    delete,
+    exists,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm import Session, undefer
 
@@ -74,6 +86,49 @@ class ChunkBlobs:
     values: bytes
     low_index: bytes
     low_x: bytes
+
+
+@dataclass(frozen=True)
+class ChunkWrite:
+    """One computed chunk to store (:meth:`TableRepository.finish_chunks`)."""
+
+    index: int
+    values: bytes
+    low_index: bytes
+    low_x: bytes
+    cpu_seconds: float
+
+
+@dataclass(frozen=True)
+class ClaimState:
+    """What a worker reads before claiming a chunk: the table's row and the chunk's state.
+
+    Attributes
+    ----------
+    status : str
+        The table's status.
+    spec : dict
+        The table's spec.
+    n, chunk_size, n_chunks : int
+        ``N``, ``B`` and ``N / B``.
+    started : bool
+        Whether a chunk of the table was claimed before (``tables.started_at`` is set).
+    function_id : str
+    chunk_status : str or None
+        ``None`` if the table has no such chunk.
+    chunk_lease_until : datetime or None
+        The chunk's lease (UTC).
+    """
+
+    status: str
+    spec: dict[str, Any]
+    n: int
+    chunk_size: int
+    n_chunks: int
+    started: bool
+    function_id: str
+    chunk_status: str | None
+    chunk_lease_until: datetime | None
 
 
 @dataclass(frozen=True)
@@ -283,13 +338,168 @@ class TableRepository:
         )
         return _rowcount(result) == 1
 
+    def claim_state(self, table_id: str, index: int) -> ClaimState | None:
+        """Return the table row and chunk ``index``'s state in one query (``None``: no table)."""
+        stmt = (
+            select(
+                Table.status,
+                Table.spec,
+                Table.n,
+                Table.chunk_size,
+                Table.n_chunks,
+                Table.started_at,
+                Table.function_id,
+                TableChunk.status,
+                TableChunk.lease_until,
+            )
+            .select_from(Table)
+            .outerjoin(TableChunk, and_(TableChunk.table_id == Table.id, TableChunk.index == index))
+            .where(Table.id == table_id)
+        )
+        row = self.session.execute(stmt).one_or_none()
+        if row is None:
+            return None
+        status, spec, n, size, n_chunks, started, function_id, c_status, c_lease = row
+        return ClaimState(
+            status=str(status),
+            spec=dict(spec),
+            n=int(n),
+            chunk_size=int(size),
+            n_chunks=int(n_chunks),
+            started=started is not None,
+            function_id=str(function_id),
+            chunk_status=None if c_status is None else str(c_status),
+            chunk_lease_until=as_utc(c_lease),
+        )
+
+    def claim_following(
+        self,
+        table_id: str,
+        index: int,
+        count: int,
+        *,
+        now: datetime,
+        lease_until: datetime,
+        worker: str,
+    ) -> builtins.list[int]:
+        """Lease the claimable chunks among ``index + 1 … index + count`` in one statement.
+
+        Claimable as in :meth:`claim_chunk` (pending, no live lease); each claimed chunk's
+        ``attempts`` is incremented. Returns the indices claimed, ascending.
+        """
+        if count <= 0:
+            return []
+        stmt = (
+            update(TableChunk)
+            .where(
+                TableChunk.table_id == table_id,
+                TableChunk.index > index,
+                TableChunk.index <= index + count,
+                TableChunk.status == "pending",
+                or_(TableChunk.lease_until.is_(None), TableChunk.lease_until < now),
+            )
+            .values(
+                lease_until=lease_until,
+                attempts=TableChunk.attempts + 1,
+                worker=worker,
+                started_at=now,
+            )
+            .returning(TableChunk.index)
+            .execution_options(synchronize_session=False)
+        )
+        return sorted(int(i) for i in self.session.execute(stmt).scalars())
+
+    def finish_chunks(
+        self,
+        table_id: str,
+        chunks: Sequence[ChunkWrite],
+        *,
+        worker: str,
+        now: datetime,
+        store_blobs: bool = True,
+    ) -> builtins.list[int]:
+        """Store computed chunks in one ``UPDATE``, each unless it is done already.
+
+        The blobs and CPU seconds of the chunks are bound per row (``CASE index WHEN ...``), so
+        one statement writes them all; a chunk another worker finished first is left as it is.
+        ``store_blobs=False`` marks them done without their blobs (the caller stores the merged
+        table in the same transaction).
+
+        Returns
+        -------
+        list of int
+            The indices this call wrote, ascending.
+        """
+        if not chunks:
+            return []
+        blobs: dict[str, Any] = {}
+
+        def per_chunk(field: str, type_: Any = None) -> Any:
+            whens = {c.index: literal(getattr(c, field), type_) for c in chunks}
+            return case(whens, value=TableChunk.index)
+
+        stmt = (
+            update(TableChunk)
+            .where(
+                TableChunk.table_id == table_id,
+                TableChunk.index.in_([c.index for c in chunks]),
+                TableChunk.status != "done",
+            )
+            .values(
+                status="done",
+                cpu_seconds=per_chunk("cpu_seconds"),
+                worker=worker,
+                finished_at=now,
+                lease_until=None,
+            )
+            .returning(TableChunk.index)
+            .execution_options(synchronize_session=False)
+        )
+        if store_blobs:
+            blobs = {
+                "values": per_chunk("values", LargeBinary()),
+                "low_index": per_chunk("low_index", LargeBinary()),
+                "low_x": per_chunk("low_x", LargeBinary()),
+            }
+            stmt = stmt.values(**blobs)
+        return sorted(int(i) for i in self.session.execute(stmt).scalars())
+
+    def seconds_per_point(self, function_id: str, *, limit: int = 256) -> float | None:
+        """Mean CPU seconds per Sobol point of the latest finished chunks of a function.
+
+        From up to ``limit`` chunks (most recently finished first) of its tables; ``None``
+        when none has finished.
+        """
+        recent = (
+            select(TableChunk.cpu_seconds.label("cpu"), Table.chunk_size.label("size"))
+            .join(Table, Table.id == TableChunk.table_id)
+            .where(
+                Table.function_id == function_id,
+                TableChunk.status == "done",
+                TableChunk.cpu_seconds.is_not(None),
+            )
+            .order_by(TableChunk.finished_at.desc())
+            .limit(limit)
+            .subquery()
+        )
+        cpu, points = self.session.execute(
+            select(func.sum(recent.c.cpu), func.sum(recent.c.size))
+        ).one()
+        if cpu is None or not points:
+            return None
+        return float(cpu) / float(points)
+
     def release_chunk(self, table_id: str, index: int) -> None:
         """Drop the lease of a pending chunk (so the next message may claim it at once)."""
+        self.release_chunks(table_id, [index])
+
+    def release_chunks(self, table_id: str, indices: Iterable[int]) -> None:
+        """Drop the leases of pending chunks (:meth:`release_chunk` of each, one statement)."""
         self.session.execute(
             update(TableChunk)
             .where(
                 TableChunk.table_id == table_id,
-                TableChunk.index == index,
+                TableChunk.index.in_(list(indices)),
                 TableChunk.status == "pending",
             )
             .values(lease_until=None)
@@ -361,13 +571,13 @@ class TableRepository:
             assert low_x is not None
             yield ChunkBlobs(int(index), bytes(values), bytes(low_index), bytes(low_x))
 
-    def clear_chunk_blobs(self, table_id: str) -> None:
-        """Drop the chunk blobs of a merged table (the merged data replaces them)."""
-        self.session.execute(
-            update(TableChunk)
-            .where(TableChunk.table_id == table_id)
-            .values(values=None, low_index=None, low_x=None)
-        )
+    def clear_chunk_blobs(self, table_id: str, *, stored_only: bool = False) -> None:
+        """Drop the chunk blobs of a merged table (the merged data replaces them);
+        ``stored_only`` touches only the rows that hold blobs."""
+        stmt = update(TableChunk).where(TableChunk.table_id == table_id)
+        if stored_only:
+            stmt = stmt.where(TableChunk.values.is_not(None))
+        self.session.execute(stmt.values(values=None, low_index=None, low_x=None))
 
     # ------------------------------------------------------------------ merge
     def claim_merge(self, table_id: str, *, now: datetime, lease_until: datetime) -> bool:
@@ -408,6 +618,36 @@ class TableRepository:
         result = self.session.execute(
             update(Table)
             .where(Table.id == table_id, Table.status == "merging")
+            .values(
+                status="ready",
+                data=data,
+                data_sha256=data_sha256,
+                max_interp_error=max_interp_error,
+                summary=summary,
+                provenance=provenance,
+                finished_at=now,
+                merge_lease_until=None,
+                error=None,
+            )
+        )
+        return _rowcount(result) == 1
+
+    def finish_built(
+        self,
+        table_id: str,
+        *,
+        data: bytes,
+        data_sha256: str,
+        max_interp_error: float,
+        summary: dict[str, Any],
+        provenance: dict[str, Any],
+        now: datetime,
+    ) -> bool:
+        """Store the data of a table merged by the task that finished its last chunks (in the
+        same transaction) and mark it ready, if it is still ``building``."""
+        result = self.session.execute(
+            update(Table)
+            .where(Table.id == table_id, Table.status == "building")
             .values(
                 status="ready",
                 data=data,

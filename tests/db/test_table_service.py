@@ -11,7 +11,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db import session_scope
+from app.models import TableChunk
 from app.repositories import TableRepository
+from app.services import table_build
 from app.services import tables as svc
 from app.services.table_cache import TableCaches
 
@@ -118,3 +120,36 @@ def test_concurrent_requests_create_one_table(sm: SM, settings: Settings) -> Non
     assert len({table_id for table_id, _ in results}) == 1
     assert [created for _, created in results].count(True) == 1
     assert len(rec.chunks) == 8
+
+
+@pytest.mark.parametrize("cost", [1e-9, 2e-5])  # every chunk in one task; a few per task
+def test_concurrent_workers_taking_chunks_along_build_the_table_once(
+    sm: SM, settings: Settings, cost: float
+) -> None:
+    """Six threads run every chunk message, each taking the next chunks along (the last one
+    stores its chunks with the merged table): each chunk is claimed once, the table is the
+    one-shot build's bytes."""
+    rec = Recorder()
+    view, _ = svc.request_table(
+        sm, settings, rec, function_id=FUNCTION, log2n=13, cache=TableCaches.from_settings(settings)
+    )
+    assert view.n_chunks == 16
+
+    def run(key: tuple[str, int]) -> str:
+        costs = table_build.TaskCosts({FUNCTION: cost})  # each thread a worker process of its own
+        return svc.run_chunk(sm, settings, *key, task_seconds=0.01, share=2, costs=costs)
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        outcomes = list(pool.map(run, rec.chunks))
+    assert outcomes.count("merged") == 1
+    assert "failed" not in outcomes
+    ready = svc.get_table(sm, view.id)
+    assert ready.status == "ready"
+    with session_scope(sm) as s:
+        repo = TableRepository(s)
+        blob = repo.get_data(view.id)
+        assert list(repo.iter_chunk_blobs(view.id)) == []  # none left behind
+    assert blob == svc.compute_table_data(view.spec)
+    with session_scope(sm) as s:
+        attempts = [c.attempts for c in s.query(TableChunk).filter_by(table_id=view.id)]
+    assert attempts == [1] * 16

@@ -74,6 +74,22 @@ def test_a_worker_makes_its_caches_with_its_sessionmaker(settings: Settings):
         worker_app.reset()
 
 
+def test_a_worker_process_keeps_its_measured_costs(settings: Settings) -> None:
+    worker_app.configure(settings=settings)
+    try:
+        costs = worker_app.worker_costs()
+        costs.seconds_per_point["f"] = 1.0
+        assert worker_app.worker_costs() is costs
+        assert worker_app.consumer_workers() == 1  # no consumer in this process
+    finally:
+        worker_app.reset()
+    worker_app.configure(settings=settings)
+    try:
+        assert worker_app.worker_costs().seconds_per_point == {}  # reset forgets them
+    finally:
+        worker_app.reset()
+
+
 def test_worker_sqlite_connections_are_wal_with_synchronous_normal(settings: Settings):
     worker_app.configure(settings=settings)
     try:
@@ -92,7 +108,7 @@ class _FakeConsumer:
         pass
 
 
-def test_consumer_polls_an_idle_queue_every_tenth_of_a_second(
+def test_consumer_polls_an_idle_queue_every_fiftieth_of_a_second(
     monkeypatch: pytest.MonkeyPatch, make_settings: Callable[..., Settings], tmp_path: Path
 ):
     instance = worker_app.make_huey(make_settings(queue_url=f"sqlite:///{tmp_path / 'q.db'}"))
@@ -109,5 +125,5 @@ def test_consumer_polls_an_idle_queue_every_tenth_of_a_second(
     instance.storage.close()
     assert options[0]["workers"] == 2
     assert options[0]["worker_type"] == "process"
-    assert (options[0]["initial_delay"], options[0]["max_delay"]) == (0.1, 0.1)
+    assert (options[0]["initial_delay"], options[0]["max_delay"]) == (0.02, 0.02)
     assert options[1]["max_delay"] == 1.0  # callers may still override it

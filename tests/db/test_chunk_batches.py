@@ -1,0 +1,167 @@
+"""Multi-chunk claims and one-statement chunk writes on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db import session_scope
+from app.models import Table, TableChunk
+from app.repositories import TableRepository
+from app.repositories.tables import ChunkBlobs, ChunkWrite
+
+pytestmark = pytest.mark.db
+
+SM = sessionmaker[Session]
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def _seed(sm: SM, make_table: Callable[..., Table], **overrides: object) -> Table:
+    table = make_table(**overrides)
+    with session_scope(sm) as s:
+        repo = TableRepository(s)
+        repo.add(table)
+        repo.add_chunks(table.id, table.n_chunks, dispatched_at=T0)
+    return table
+
+
+def _write(index: int, tag: float = 0.0) -> ChunkWrite:
+    return ChunkWrite(
+        index,
+        (np.arange(16, dtype="<f8") + index + tag).tobytes(),
+        np.arange(2, dtype="<i8").tobytes(),
+        np.full((2, 2), index + tag, dtype="<f8").tobytes(),
+        0.25 * (index + 1),
+    )
+
+
+def _rows(sm: SM, table_id: str) -> list[tuple[int, str, int, str | None, float | None]]:
+    with session_scope(sm) as s:
+        stmt = (
+            select(
+                TableChunk.index,
+                TableChunk.status,
+                TableChunk.attempts,
+                TableChunk.worker,
+                TableChunk.cpu_seconds,
+            )
+            .where(TableChunk.table_id == table_id)
+            .order_by(TableChunk.index)
+        )
+        return [tuple(r) for r in s.execute(stmt)]  # type: ignore[misc]
+
+
+def test_finish_chunks_writes_each_row_once_in_one_statement(
+    sm: SM, make_table: Callable[..., Table]
+) -> None:
+    table = _seed(sm, make_table, n_chunks=6)
+    with session_scope(sm) as s:
+        repo = TableRepository(s)
+        assert repo.finish_chunks(table.id, [_write(1), _write(2), _write(4)], worker="a", now=T0)
+    with session_scope(sm) as s:
+        repo = TableRepository(s)
+        # a redelivered batch: the done rows are left as they are, the new one is written
+        later = T0 + timedelta(seconds=5)
+        assert repo.finish_chunks(
+            table.id, [_write(2, 9.0), _write(3, 9.0)], worker="b", now=later
+        ) == [3]
+        assert repo.finish_chunks(table.id, [_write(1, 9.0)], worker="b", now=later) == []
+        assert repo.finish_chunks(table.id, [], worker="b", now=later) == []
+        blobs = {b.index: b for b in repo.iter_chunk_blobs(table.id)}
+    assert sorted(blobs) == [1, 2, 3, 4]
+    for index, tag in ((1, 0.0), (2, 0.0), (3, 9.0), (4, 0.0)):
+        w = _write(index, tag)
+        assert blobs[index] == ChunkBlobs(index, w.values, w.low_index, w.low_x)
+    rows = _rows(sm, table.id)
+    assert [(r[0], r[1], r[3]) for r in rows] == [
+        (0, "pending", None),
+        (1, "done", "a"),
+        (2, "done", "a"),
+        (3, "done", "b"),
+        (4, "done", "a"),
+        (5, "pending", None),
+    ]
+    assert [r[4] for r in rows] == [None, 0.5, 0.75, 1.0, 1.25, None]  # each row its own CPU
+
+
+def test_claim_following_takes_only_free_pending_chunks(
+    sm: SM, make_table: Callable[..., Table]
+) -> None:
+    table = _seed(sm, make_table, n_chunks=8)
+    lease = T0 + timedelta(seconds=30)
+    with session_scope(sm) as s:
+        repo = TableRepository(s)
+        assert repo.claim_chunk(table.id, 3, now=T0, lease_until=lease, worker="other")
+        assert repo.finish_chunks(table.id, [_write(4)], worker="other", now=T0) == [4]
+    with session_scope(sm) as s:
+        repo = TableRepository(s)
+        assert repo.claim_chunk(table.id, 1, now=T0, lease_until=lease, worker="me")
+        # 2 is free, 3 is leased by another worker, 4 is done, 5 is free; 6 is past the count
+        got = repo.claim_following(table.id, 1, 4, now=T0, lease_until=lease, worker="me")
+        assert got == [2, 5]
+        assert repo.claim_following(table.id, 1, 0, now=T0, lease_until=lease, worker="me") == []
+        # once the other worker's lease expired, its chunk may be taken along
+        after = lease + timedelta(seconds=1)
+        assert repo.claim_following(
+            table.id, 2, 1, now=after, lease_until=after + timedelta(seconds=30), worker="me"
+        ) == [3]
+        state = repo.claim_state(table.id, 3)
+    rows = _rows(sm, table.id)
+    assert [(r[0], r[2], r[3]) for r in rows] == [
+        (0, 0, None),
+        (1, 1, "me"),
+        (2, 1, "me"),
+        (3, 2, "me"),
+        (4, 0, "other"),
+        (5, 1, "me"),
+        (6, 0, None),
+        (7, 0, None),
+    ]
+    assert state is not None
+    assert state.chunk_status == "pending"
+    assert state.chunk_lease_until == lease + timedelta(seconds=31)
+
+
+def test_claim_state_reads_table_and_chunk_in_one_query(
+    sm: SM, make_table: Callable[..., Table]
+) -> None:
+    table = _seed(sm, make_table)
+    with session_scope(sm) as s:
+        repo = TableRepository(s)
+        state = repo.claim_state(table.id, 0)
+        assert state is not None
+        assert (state.status, state.n, state.chunk_size, state.n_chunks) == ("building", 64, 16, 4)
+        assert state.spec == table.spec
+        assert not state.started
+        assert state.chunk_status == "pending"
+        assert state.chunk_lease_until is None
+        missing_chunk = repo.claim_state(table.id, 99)
+        assert missing_chunk is not None
+        assert missing_chunk.chunk_status is None
+        assert repo.claim_state("tnone", 0) is None
+        repo.mark_started(table.id, now=T0)
+        started = repo.claim_state(table.id, 0)
+        assert started is not None
+        assert started.started
+
+
+def test_seconds_per_point_of_finished_chunks(sm: SM, make_table: Callable[..., Table]) -> None:
+    table = _seed(sm, make_table, function_id="classic/ellipsoid/d2")
+    with session_scope(sm) as s:
+        repo = TableRepository(s)
+        assert repo.seconds_per_point("classic/ellipsoid/d2") is None
+        repo.finish_chunks(table.id, [_write(0), _write(1)], worker="a", now=T0)
+    with session_scope(sm) as s:
+        repo = TableRepository(s)
+        # (0.25 + 0.5) CPU seconds over 2 chunks of 16 points
+        assert repo.seconds_per_point("classic/ellipsoid/d2") == pytest.approx(0.75 / 32)
+        assert repo.seconds_per_point("classic/ellipsoid/d2", limit=1) in (
+            pytest.approx(0.25 / 16),
+            pytest.approx(0.5 / 16),
+        )
+        assert repo.seconds_per_point("classic/sphere/d2") is None
