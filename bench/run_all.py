@@ -17,10 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import _common as c
@@ -342,6 +344,40 @@ def summary(mode: str, names: Sequence[str] = SCRIPTS) -> list[Row]:
     return [row for name in names for row in SUMMARIES[name](mode)]
 
 
+def _commit() -> str:
+    """The checkout's short commit, ``+dirty`` when tracked files differ from it."""
+    git = ["git", "-C", str(c.ROOT)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run([*git, "diff", "--quiet", "HEAD"], check=False).returncode != 0
+    return head.stdout.strip() + ("+dirty" if dirty else "")
+
+
+def markdown(
+    rows: Sequence[Row],
+    *,
+    mode: str,
+    seconds: float,
+    load: tuple[tuple[float, ...], tuple[float, ...]],
+) -> str:
+    """The summary as the Markdown table bench/README.md keeps (one run, one commit)."""
+
+    def fmt(avg: tuple[float, ...]) -> str:
+        return " ".join(f"{x:.2f}" for x in avg)
+
+    lines = [
+        f"One `bench/run_all.py` run ({mode}, {seconds:.0f} s) on commit `{_commit()}`, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average (1, 5, 15 min) "
+        f"{fmt(load[0])} at the start, {fmt(load[1])} at the end.",
+        "",
+        "| goal | figure | target | verdict |",
+        "|---|---|---|---|",
+    ]
+    for label, value, goal, ok in rows:
+        cells = (x.replace("|", "\\|") for x in (label, value, goal))
+        lines.append("| " + " | ".join(cells) + f" | {'met' if ok else '**missed**'} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--quick", action="store_true", help="short runs of every benchmark")
@@ -352,6 +388,12 @@ def main() -> int:
         metavar="NAME[,NAME]",
         help=f"run and summarize only these benchmarks (of: {', '.join(SCRIPTS)})",
     )
+    p.add_argument(
+        "--markdown",
+        default=None,
+        metavar="PATH",
+        help="also write the summary as a Markdown table (commit, load averages) to PATH",
+    )
     args = p.parse_args()
     names = SCRIPTS
     if args.only:
@@ -361,6 +403,7 @@ def main() -> int:
             p.error(f"--only: {args.only!r}: name one or more of {', '.join(SCRIPTS)}")
     c.exit_on_sigterm()
     mode = "quick" if args.quick else "full"
+    load_before = os.getloadavg()
     t0 = time.perf_counter()
     for name in names:
         print(f"\n=== bench/{name}.py ({mode})", flush=True)
@@ -378,6 +421,11 @@ def main() -> int:
     value_width = max(36, *(len(r[1]) for r in rows))
     for label, value, goal, ok in rows:
         print(f"  {label:<{width}}  {value:<{value_width}} goal {goal:<8} {c.verdict(ok)}")
+    if args.markdown:
+        seconds = time.perf_counter() - t0
+        Path(args.markdown).write_text(
+            markdown(rows, mode=mode, seconds=seconds, load=(load_before, os.getloadavg()))
+        )
     return 1 if args.strict and not all(r[3] for r in rows) else 0
 
 
