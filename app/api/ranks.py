@@ -8,15 +8,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Response
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.api.deps import (
-    DispatcherDep,
-    JsonBody,
-    LadderCachesDep,
-    MayQueueBuildsDep,
-    SessionmakerDep,
-    SettingsDep,
-    TableCachesDep,
-)
+from app.api.deps import JsonBody, RankEnvDep, SettingsDep
 from app.api.responses import JSON, adapter
 from app.errors import TableNotBuilt
 from app.schemas.common import (
@@ -103,12 +95,7 @@ def rank_response(answer: RankAnswer) -> Response:
 )
 async def absolute_ranks(
     body: RankRequest,
-    sm: SessionmakerDep,
-    settings: SettingsDep,
-    dispatcher: DispatcherDep,
-    may_queue_builds: MayQueueBuildsDep,
-    cache: TableCachesDep,
-    ladder_cache: LadderCachesDep,
+    env: RankEnvDep,
 ) -> Response:
     """Turn metric values into absolute ranks v (lower is better; log10_v is authoritative)."""
     # The service returns plain JSON types in RankResponse's shape, checked by the model
@@ -119,12 +106,12 @@ async def absolute_ranks(
     def answer_with(sessions: sessionmaker[Session]) -> Response:
         answer = rank_answer(
             sessions,
-            settings,
-            dispatcher,
+            env.settings,
+            env.dispatcher,
             body,
-            may_queue_builds=may_queue_builds,
-            cache=cache,
-            ladder_cache=ladder_cache,
+            may_queue_builds=env.may_queue_builds,
+            cache=env.table_caches,
+            ladder_cache=env.ladder_caches,
         )
         return rank_response(answer)
 
@@ -137,7 +124,7 @@ async def absolute_ranks(
             return answer_with(_WARM_ONLY)
         except _NeedsDatabase:
             pass
-    return await anyio.to_thread.run_sync(answer_with, sm)
+    return await anyio.to_thread.run_sync(answer_with, env.sessionmaker)
 
 
 @router.post(

@@ -23,6 +23,7 @@ from app.domain import absrank
 from app.domain.absrank import METHODS
 from app.main import create_app
 from app.services.ranks import RankAnswer, RankColumns, rank_answer
+from app.services.table_cache import AppCaches
 from tests.api.conftest import api_settings
 from tests.support import migrate
 from tests.unit.services.ranks_reference import reference_bytes, reference_rank_items
@@ -265,6 +266,7 @@ def test_a_warm_request_runs_on_the_event_loop(
     """The first request for a table needs the database (a thread); once its table and curve
     are cached the same request opens no session and runs on the loop, with the same bytes;
     a request above ON_LOOP_UP_TO values always runs in a thread."""
+    import anyio
     import anyio.to_thread
 
     from app.api import ranks as route
@@ -277,14 +279,22 @@ def test_a_warm_request_runs_on_the_event_loop(
         hops.append(fn)
         return await real(fn, *args)
 
-    monkeypatch.setattr(route.anyio.to_thread, "run_sync", counted)
-    payload = {"table_id": table_id, "values": [0.5, 3.0], "tail": "paper", "tail_k": 7}
-    first = client.post("/v1/absolute-ranks", json=payload)
-    assert first.status_code == 200, first.text
-    assert len(hops) == 1  # a new curve: the table's rows looked up in the database
-    again = client.post("/v1/absolute-ranks", json=payload)
-    assert again.content == first.content
-    assert len(hops) == 1
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+    state = client.app.state  # type: ignore[attr-defined]
+    kept = state.table_caches, state.ladder_caches
+    fresh = AppCaches.from_settings(state.settings)  # nothing cached: the table is read
+    # (set and put back by hand: monkeypatch would delete State's attributes on undo)
+    state.table_caches, state.ladder_caches = fresh.tables, fresh.ladders
+    try:
+        payload = {"table_id": table_id, "values": [0.5, 3.0], "tail": "paper", "tail_k": 7}
+        first = client.post("/v1/absolute-ranks", json=payload)
+        assert first.status_code == 200, first.text
+        assert len(hops) == 1  # the table's rows read from the database, in a thread
+        again = client.post("/v1/absolute-ranks", json=payload)
+        assert again.content == first.content
+        assert len(hops) == 1
+    finally:
+        state.table_caches, state.ladder_caches = kept
     monkeypatch.setattr(route, "ON_LOOP_UP_TO", 1)
     assert client.post("/v1/absolute-ranks", json=payload).content == first.content
     assert len(hops) == 2
