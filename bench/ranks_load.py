@@ -7,8 +7,9 @@ seeds 0..ROTATION-1). Figures, each a ratio against a peer or a limit measured i
 * **in-process, 10^5 values** (this process, the table decoded and cached): the endpoint's work
   (request parsed from its JSON bytes, :func:`app.services.ranks.rank_answer`, the route's
   check and bytes) vs the bare numpy limit on the same stored knots (``np.searchsorted`` +
-  ``np.interp`` + ``log10``, then ``pydantic_core.to_json`` of the same columns), cold (first
-  call: the table read from the database and decoded) and warm (median of repeats). Also the
+  ``np.interp`` + ``log10``, then ``orjson.dumps`` of the same columns, the real encoder),
+  cold (first call: the table read from the database and decoded) and warm (median of
+  repeats). Also the
   per-value implementation it replaced (``tests/unit/services/ranks_reference.py``), and the
   cost of the response check: what the route validates (envelope + typed columns) vs one model
   per value (``TypeAdapter(RankResponse)`` over the plain answer), as shares of the endpoint.
@@ -343,6 +344,7 @@ def _clock(fn: Callable[[], object], reps: int) -> list[float]:
 def inprocess(dep: c.Deployment, view: Any, sm: Any, reps: int) -> dict[str, Any]:
     """10^5 values in this process: the endpoint's work vs the numpy limit, cold and warm; the
     per-value implementation it replaced; the response check's cost at 10^3 and 10^5."""
+    import orjson
     from pydantic_core import to_json
 
     from app.api.ranks import rank_response
@@ -373,7 +375,8 @@ def inprocess(dep: c.Deployment, view: Any, sm: Any, reps: int) -> dict[str, Any
             lo, hi = lv - 0.05, np.minimum(lv + 0.05, 0.0)
             method = np.where(j == 0, "tail-power", "interpolated").tolist()
             cols = (t, 10.0**lv, lv, lo, hi, 10.0**lo, 10.0**hi)
-            return [to_json(x.tolist()) for x in cols] + [to_json(method)]
+            numpy = orjson.OPT_SERIALIZE_NUMPY  # the encoder of the real columns
+            return [orjson.dumps(x, option=numpy) for x in cols] + [orjson.dumps(method)]
 
         return limit
 

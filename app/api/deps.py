@@ -7,6 +7,7 @@ most of the fixed cost of a small ``POST /v1/absolute-ranks``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Path, Query, Request
@@ -145,6 +146,38 @@ async def require_api_key(settings: SettingsDep, x_api_key: ApiKeyHeader = None)
 
 ApiKeyDep = Depends(require_api_key)
 MayQueueBuildsDep = Annotated[bool, Depends(may_queue_builds)]
+
+
+@dataclass(frozen=True)
+class RankEnv:
+    """What a rank request needs from the application, as one dependency (FastAPI solves each
+    dependency separately: one instead of six is ~a third of a small request's framework
+    cost)."""
+
+    sessionmaker: sessionmaker[Session]
+    settings: Settings
+    dispatcher: Any
+    table_caches: TableCaches
+    ladder_caches: LadderCaches
+    may_queue_builds: bool
+
+
+async def rank_env(request: Request, x_api_key: ApiKeyHeader = None) -> RankEnv:
+    """The application's state for a rank request, and whether it may queue table builds
+    (:func:`may_queue_builds`: a wrong key is a 401)."""
+    state = request.app.state
+    settings: Settings = state.settings
+    return RankEnv(
+        state.sessionmaker,
+        settings,
+        state.dispatcher,
+        state.table_caches,
+        state.ladder_caches,
+        _may_queue_builds(settings, x_api_key),
+    )
+
+
+RankEnvDep = Annotated[RankEnv, Depends(rank_env)]
 
 
 class ContentTypes:

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from typing import cast
 
-from app.api.deps import (
-    DispatcherDep,
-    JsonBody,
-    LadderCachesDep,
-    MayQueueBuildsDep,
-    SessionmakerDep,
-    SettingsDep,
-    TableCachesDep,
-)
+import anyio.to_thread
+from fastapi import APIRouter, Response
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.api.deps import JsonBody, RankEnvDep, SettingsDep
 from app.api.responses import JSON, adapter
 from app.errors import TableNotBuilt
 from app.schemas.common import (
@@ -29,6 +25,28 @@ from app.services.ranks import RankAnswer, rank_answer
 from app.services.spread import rank_spread
 
 router = APIRouter(prefix="/v1", tags=["absolute ranks"])
+
+ON_LOOP_UP_TO = 10_000
+"""Requests with at most this many values are first ranked on the event loop (no thread hop),
+as long as they need no database (see :class:`_WarmOnly`); larger ones run in a thread."""
+
+
+class _NeedsDatabase(BaseException):
+    """Raised by :class:`_WarmOnly` when a request would open a session (a ``BaseException``,
+    so no handler on the way turns it into an answer)."""
+
+
+class _WarmOnly:
+    """A sessionmaker that opens nothing: the warm path (table, curve and ladder cached) never
+    calls it; the cold path does, and is then run again, whole, in a thread with the real one
+    (ranking is a pure function of the request and the stored data, so the rerun is the same
+    computation; nothing is written before the first session is opened)."""
+
+    def __call__(self, *args: object, **kwargs: object) -> Session:
+        raise _NeedsDatabase
+
+
+_WARM_ONLY = cast("sessionmaker[Session]", _WarmOnly())
 
 
 def rank_response(answer: RankAnswer) -> Response:
@@ -75,28 +93,38 @@ def rank_response(answer: RankAnswer) -> Response:
         *body_problems(invalid("values.0", "Input should be a valid number", "float_type")),
     ),
 )
-def absolute_ranks(
+async def absolute_ranks(
     body: RankRequest,
-    sm: SessionmakerDep,
-    settings: SettingsDep,
-    dispatcher: DispatcherDep,
-    may_queue_builds: MayQueueBuildsDep,
-    cache: TableCachesDep,
-    ladder_cache: LadderCachesDep,
+    env: RankEnvDep,
 ) -> Response:
     """Turn metric values into absolute ranks v (lower is better; log10_v is authoritative)."""
     # The service returns plain JSON types in RankResponse's shape, checked by the model
     # (the per-value items as columns, see rank_response) and sent as built.
-    answer = rank_answer(
-        sm,
-        settings,
-        dispatcher,
-        body,
-        may_queue_builds=may_queue_builds,
-        cache=cache,
-        ladder_cache=ladder_cache,
-    )
-    return rank_response(answer)
+    # A warm request (its table, curve and ladder cached) does no I/O: it runs on the event
+    # loop; one that needs the database (or is large) runs in the thread pool.
+
+    def answer_with(sessions: sessionmaker[Session]) -> Response:
+        answer = rank_answer(
+            sessions,
+            env.settings,
+            env.dispatcher,
+            body,
+            may_queue_builds=env.may_queue_builds,
+            cache=env.table_caches,
+            ladder_cache=env.ladder_caches,
+        )
+        return rank_response(answer)
+
+    if body.values is not None:
+        size = len(body.values)
+    else:
+        size = sum(len(v) for v in (body.runs_by_algorithm or {}).values())
+    if size <= ON_LOOP_UP_TO:
+        try:
+            return answer_with(_WARM_ONLY)
+        except _NeedsDatabase:
+            pass
+    return await anyio.to_thread.run_sync(answer_with, env.sessionmaker)
 
 
 @router.post(

@@ -3,11 +3,11 @@
 :class:`RankColumns` holds the columns of ``RankResponse.results`` (one entry per value) and
 writes them as the JSON bytes ``pydantic_core.to_json`` writes for the list of ``RankItem``
 dicts that :meth:`RankColumns.items` makes (the shape the endpoint has always sent), without
-making those dicts: every float column is formatted by one ``to_json`` call (the same encoder,
-so the same digits), cut at its commas and laid out, a fixed-width row per item, with numpy;
-the padding is then dropped (from :data:`COLUMNAR_FROM` values; below, the dicts are
-cheaper). ``tests/unit/services/ranks_reference.py`` keeps the per-value implementation this
-replaces, and the property tests compare the two.
+making those dicts: every float column is written by one ``orjson.dumps`` (numpy arrays
+directly; its shortest round-trip floats are ``to_json``'s digits, byte for byte), cut at its
+commas and joined with the keys between them, for every size.
+``tests/unit/services/ranks_reference.py`` keeps the per-value implementation this replaces,
+and the property tests compare the two.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+import orjson
 from pydantic_core import to_json
 
 from app.domain import absrank
@@ -40,58 +40,16 @@ _END = b"}},"
 _END_PROVISIONAL = b'},"provisional":true},'
 
 
-def _pow10(x: list[float]) -> list[float]:
+def _texts(column: Any) -> list[bytes]:
+    """The JSON text of every entry of ``column`` (a float64 array or a list of floats; NaN and
+    infinities as null), by one ``orjson.dumps`` cut at its commas (no float's text holds one)."""
+    return orjson.dumps(column, option=orjson.OPT_SERIALIZE_NUMPY)[1:-1].split(b",")
+
+
+def _pow10(x: np.ndarray) -> np.ndarray:
     """``10.0**x`` per entry as Python computes it (numpy's vectorized power may differ in
-    the last bit, and these digits are sent)."""
-    return list(map((10.0).__pow__, x))
-
-
-COLUMNAR_FROM = 50_000
-"""From this many values :meth:`RankColumns.json` lays the columns out with numpy
-(bench/ranks_load.py: below it the dicts + ``to_json`` take less CPU; 1.6x less at 10^3, 1.4x
-at 10^4, 1.1x more at 10^5)."""
-
-_MAX_TOKEN = 24
-"""The longest JSON text of a float (``-2.2250738585072014e-308``) or null."""
-_SENTINEL = "#" * _MAX_TOKEN
-"""The last entry of the flat column: its text is longer than any float's (see _tokens)."""
-
-
-def _tokens(column: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Where the JSON text of every entry of ``column`` (floats or None, then
-    :data:`_SENTINEL`) begins in ``to_json(column)`` and how long it is; and that text, as a
-    uint8 array. No entry's text but the sentinel's holds a comma, and the sentinel makes
-    every window of :data:`_MAX_TOKEN` bytes from an entry's start lie inside the text."""
-    buf = np.frombuffer(to_json(column), dtype=np.uint8)
-    commas = np.flatnonzero(buf == ord(","))
-    starts = np.concatenate(([1], commas + 1))
-    lengths = np.concatenate((commas, [len(buf) - 1])) - starts
-    return buf, starts[:-1], lengths[:-1]
-
-
-def _categories(a: np.ndarray) -> tuple[list[str], np.ndarray]:
-    """The distinct strings of ``a`` and the index of each entry's (``np.unique`` without its
-    string sort: the entries are keyed by a weighted sum of their code points, and the keys
-    are checked to tell the strings apart, else ``np.unique`` decides)."""
-    u = np.ascontiguousarray(a, dtype=str)
-    width = u.dtype.itemsize // 4
-    if len(u) == 0 or width == 0:
-        names, which = np.unique(u, return_inverse=True)
-        return names.tolist(), which.reshape(-1)
-    points = u.view(np.uint32).reshape(len(u), width).astype(np.float64)
-    keys = points @ np.random.default_rng(0).uniform(1.0, 2.0, width)
-    _, first, which = np.unique(keys, return_index=True, return_inverse=True)
-    which = which.reshape(-1)
-    if not (u[first][which] == u).all():  # two strings share a key
-        names, which = np.unique(u, return_inverse=True)
-        return names.tolist(), which.reshape(-1)
-    return u[first].tolist(), which
-
-
-def _literal(strings: list[bytes]) -> np.ndarray:
-    """Byte strings as rows of a zero-padded uint8 array."""
-    width = max(len(s) for s in strings)
-    return np.array([list(s.ljust(width, b"\0")) for s in strings], dtype=np.uint8)
+    the last bit, and these digits are sent): the one per-value step, in a C loop."""
+    return np.fromiter(map((10.0).__pow__, x.tolist()), dtype=np.float64, count=len(x))
 
 
 @dataclass(frozen=True)
@@ -157,30 +115,34 @@ class RankColumns:
     def __len__(self) -> int:
         return len(self.value)
 
-    def _sent(self) -> tuple[list[Any], ...]:
-        """The sent columns as JSON types: value, v, log10_v, log10_lo, log10_hi, v_lo, v_hi
-        (``None`` where a ``log10`` is not finite, or the lower end of a provisional rank)."""
+    def _sent(self) -> tuple[np.ndarray, ...]:
+        """The sent float columns: v, log10_v, log10_lo, log10_hi, v_lo, v_hi (NaN, sent as
+        null, where a ``log10`` is not finite or for the lower end of a provisional rank; then
+        ``v_lo``/``v_hi`` are 0)."""
         lo, hi = self.log10_lo, self.log10_hi
         no_lo = ~np.isfinite(lo)
         if self.provisional is not None:  # a tail model bounds v only from above (METHODS.md)
             no_lo = no_lo | self.provisional
         no_hi = ~np.isfinite(hi)
-        lo_list, hi_list = lo.tolist(), hi.tolist()
-        v_lo = _pow10(np.where(no_lo, 0.0, lo).tolist())
-        v_hi = _pow10(np.where(no_hi, 0.0, hi).tolist())
-        for i in np.flatnonzero(no_lo).tolist():
-            lo_list[i], v_lo[i] = None, 0.0
-        for i in np.flatnonzero(no_hi).tolist():
-            hi_list[i], v_hi[i] = None, 0.0
-        log10_v = self.log10_v.tolist()
-        for i in np.flatnonzero(~np.isfinite(self.log10_v)).tolist():
-            log10_v[i] = None
-        return self.value, self.v.tolist(), log10_v, lo_list, hi_list, v_lo, v_hi
+        v_lo = _pow10(np.where(no_lo, 0.0, lo))
+        v_lo[no_lo] = 0.0
+        v_hi = _pow10(np.where(no_hi, 0.0, hi))
+        v_hi[no_hi] = 0.0
+        lv = self.log10_v
+        return (
+            self.v,
+            np.where(np.isfinite(lv), lv, np.nan),
+            np.where(no_lo, np.nan, lo),
+            np.where(no_hi, np.nan, hi),
+            v_lo,
+            v_hi,
+        )
 
     def items(self) -> list[dict[str, Any]]:
         """One ``RankItem`` dict per value (for callers that read items; the endpoint sends
         :meth:`json`)."""
-        value, v, log10_v, lo, hi, v_lo, v_hi = self._sent()
+        v, log10_v, lo, hi, v_lo, v_hi = (_plain(c) for c in self._sent())
+        value = self.value
         marks = [False] * len(value) if self.provisional is None else self.provisional.tolist()
         out: list[dict[str, Any]] = []
         for row in zip(
@@ -204,57 +166,46 @@ class RankColumns:
         return out
 
     def json(self) -> bytes:
-        """``to_json(self.items())``: below :data:`COLUMNAR_FROM` values exactly that (one
-        dict per value, serialized in Rust, is the fastest there), from there on made from
-        the columns with numpy (no object per value: the dicts' cost grows faster than
-        linearly, with the garbage collector's passes over them)."""
-        if len(self.value) < COLUMNAR_FROM:
-            return to_json(self.items())
-        return self.columnar_json()
-
-    def columnar_json(self) -> bytes:
-        """``to_json(self.items())`` laid out from the columns with numpy, whatever ``n``."""
+        """``to_json(self.items())`` without a dict per value: every column written by one
+        ``orjson.dumps`` (the same shortest round-trip digits as ``to_json``), cut at its
+        commas and joined with the keys around it (C loops only)."""
         n = len(self.value)
         if n == 0:
             return b"[]"
-        flat: list[Any] = [None] * (7 * n + 1)
-        for j, col in enumerate(self._sent()):
-            flat[j : 7 * n : 7] = col
-        flat[-1] = _SENTINEL
-        buf, starts, lengths = _tokens(flat)
-        if int(lengths.max()) > _MAX_TOKEN:
-            raise ValueError("a float longer than _MAX_TOKEN characters")
-        starts, lengths = starts.reshape(n, 7), lengths.reshape(n, 7)
-        names, which = _categories(self.method)
-        methods = _literal([to_json(m) for m in names])
-        ends = _literal([_END, _END_PROVISIONAL])
-        widths = lengths.max(axis=0).tolist()
-        widths.insert(3, methods.shape[1])
-        # one row per item: key, column, key, column, ..., the end; then only the bytes kept
-        size = sum(len(k) for k in _KEYS) + sum(widths) + ends.shape[1]
-        template = np.zeros(size, dtype=np.uint8)
-        at, spans = 0, []
-        for key, width in zip(_KEYS, widths, strict=True):
-            template[at : at + len(key)] = np.frombuffer(key, dtype=np.uint8)
-            spans.append(at + len(key))
-            at += len(key) + width
-        rows = np.tile(template, (n, 1))
-        keep = np.tile(template != 0, (n, 1))
-        for j, at in enumerate(spans):
-            w = widths[j]
-            if j == 3:
-                picked = methods[which]
-                rows[:, at : at + w] = picked
-                keep[:, at : at + w] = picked != 0
-                continue
-            k = j if j < 3 else j - 1
-            rows[:, at : at + w] = sliding_window_view(buf, w)[starts[:, k]]
-            np.less(np.arange(w), lengths[:, k, None], out=keep[:, at : at + w])
-        end = ends[0] if self.provisional is None else ends[self.provisional.astype(np.intp)]
-        rows[:, size - ends.shape[1] :] = end
-        keep[:, size - ends.shape[1] :] = end != 0
-        text: bytes = rows[keep].tobytes()
-        return b"[" + text[:-1] + b"]"
+        v, log10_v, lo, hi, v_lo, v_hi = self._sent()
+        names = self.method.tolist()
+        text = {m: orjson.dumps(m) for m in set(names)}
+        methods = list(map(text.__getitem__, names))
+        if self.provisional is None:
+            ends: list[bytes] = [_END] * n
+        else:
+            ends = np.array([_END, _END_PROVISIONAL], dtype=object)[
+                self.provisional.astype(np.intp)
+            ].tolist()
+        columns = (
+            _texts(self.value),
+            _texts(v),
+            _texts(log10_v),
+            methods,
+            _texts(lo),
+            _texts(hi),
+            _texts(v_lo),
+            _texts(v_hi),
+        )
+        parts: list[bytes] = [b""] * (17 * n)
+        for j, (key, column) in enumerate(zip(_KEYS, columns, strict=True)):
+            parts[2 * j :: 17] = [key] * n
+            parts[2 * j + 1 :: 17] = column
+        parts[16::17] = ends
+        return b"[" + b"".join(parts)[:-1] + b"]"
+
+
+def _plain(column: np.ndarray) -> list[float | None]:
+    """A float column as Python floats, NaN as None."""
+    out: list[float | None] = column.tolist()
+    for i in np.flatnonzero(np.isnan(column)).tolist():
+        out[i] = None
+    return out
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from app.domain import absrank
 from app.domain.absrank import METHODS
 from app.main import create_app
 from app.services.ranks import RankAnswer, RankColumns, rank_answer
-from app.services.ranks._columns import COLUMNAR_FROM
+from app.services.table_cache import AppCaches
 from tests.api.conftest import api_settings
 from tests.support import migrate
 from tests.unit.services.ranks_reference import reference_bytes, reference_rank_items
@@ -74,15 +74,14 @@ def test_columns_write_the_reference_bytes(
     values, res, provisional = case
     cols = RankColumns.of(values, res, provisional)
     reference = reference_rank_items(values, res, provisional)
-    assert cols.columnar_json() == to_json(reference)
     assert cols.json() == to_json(reference)
     assert cols.items() == reference
 
 
 def test_many_columns_write_the_reference_bytes() -> None:
-    """Above COLUMNAR_FROM (the numpy layout), with every kind of entry mixed."""
+    """A large answer (10^5 values), with every kind of entry mixed."""
     rng = np.random.default_rng(5)
-    n = COLUMNAR_FROM + 17
+    n = 100_017
     log10_v = rng.uniform(-330.0, 0.0, n)
     log10_v[rng.random(n) < 0.05] = -np.inf
     lo = np.where(rng.random(n) < 0.05, -np.inf, log10_v - rng.exponential(1.0, n))
@@ -160,7 +159,6 @@ def _sent_and_reference(
         return seen[-1]
 
     monkeypatch.setattr("app.api.ranks.rank_answer", spy)
-    monkeypatch.setattr("app.services.ranks._columns.COLUMNAR_FROM", 1)  # the numpy layout
     r = client.post("/v1/absolute-ranks", json=payload)
     assert r.status_code == 200, r.text
     (answer,) = seen
@@ -260,3 +258,43 @@ def test_non_finite_values_are_refused(
     )
     assert r.status_code == 422, r.text
     assert r.json()["errors"][0]["field"].startswith("values"), r.text
+
+
+def test_a_warm_request_runs_on_the_event_loop(
+    served: tuple[TestClient, str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first request for a table needs the database (a thread); once its table and curve
+    are cached the same request opens no session and runs on the loop, with the same bytes;
+    a request above ON_LOOP_UP_TO values always runs in a thread."""
+    import anyio
+    import anyio.to_thread
+
+    from app.api import ranks as route
+
+    client, table_id, _ = served
+    hops: list[object] = []
+    real = anyio.to_thread.run_sync
+
+    async def counted(fn: Any, *args: Any) -> Any:
+        hops.append(fn)
+        return await real(fn, *args)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+    state = client.app.state  # type: ignore[attr-defined]
+    kept = state.table_caches, state.ladder_caches
+    fresh = AppCaches.from_settings(state.settings)  # nothing cached: the table is read
+    # (set and put back by hand: monkeypatch would delete State's attributes on undo)
+    state.table_caches, state.ladder_caches = fresh.tables, fresh.ladders
+    try:
+        payload = {"table_id": table_id, "values": [0.5, 3.0], "tail": "paper", "tail_k": 7}
+        first = client.post("/v1/absolute-ranks", json=payload)
+        assert first.status_code == 200, first.text
+        assert len(hops) == 1  # the table's rows read from the database, in a thread
+        again = client.post("/v1/absolute-ranks", json=payload)
+        assert again.content == first.content
+        assert len(hops) == 1
+    finally:
+        state.table_caches, state.ladder_caches = kept
+    monkeypatch.setattr(route, "ON_LOOP_UP_TO", 1)
+    assert client.post("/v1/absolute-ranks", json=payload).content == first.content
+    assert len(hops) == 2
