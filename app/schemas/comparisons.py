@@ -192,8 +192,7 @@ class PairGroup(BaseModel):
     """
 
     code: list[int] = Field(
-        description="per pair, its row of distinct (negative c: row −1 − c, negated fields "
-        "negated)"
+        description="per pair, its row of distinct (negative c: row −1 − c, negated fields negated)"
     )
     negated: list[str] = Field(description="fields negated in a negative code's row")
     constant: dict[str, JsonValue] = Field(description="fields equal for every pair, once")
@@ -295,7 +294,8 @@ class AbsoluteRead(BaseModel):
 
 class ComparisonPosthocPairs(PairGroup, PairOrder):
     """The post-hoc comparisons of pairs of algorithms, compact (:class:`PairOrder`,
-    :class:`PairGroup`), in the family's order (all pairs ``i < j``, or the control ``i`` against each other ``j``).
+    :class:`PairGroup`), in the family's order (all pairs ``i < j``, or the control ``i``
+    against each other ``j``).
 
     Fields per pair, as ``/v1/tests/posthoc`` lists them pair by pair: ``rank_difference``
     (R_i − R_j, average ranks), ``z``, ``p_value``, ``p_adjusted``, ``log10_p_value``,
@@ -447,7 +447,7 @@ class ComparisonRead(BaseModel):
     """A stored comparison: relative ranks, absolute ranks, NIIA report, provenance.
 
     Infinite numbers are the strings ``"Infinity"`` / ``"-Infinity"``. ``view=summary``
-    leaves out ``matrix``, ``n_runs``, ``relative.ranks``, the post-hoc p-value matrices,
+    leaves out ``matrix``, ``n_runs``, ``relative.ranks``,
     the Bradley–Terry probabilities, the per-cell absolute ranks and the table specs.
     """
 

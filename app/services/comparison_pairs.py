@@ -90,9 +90,7 @@ def compact_columns(columns: dict[str, Any], k: int) -> dict[str, Any]:
     if listed:
         out["i"], out["j"] = i, j
     nested = {key: v for key, v in columns.items() if isinstance(v, dict)}
-    flat = {
-        key: v for key, v in columns.items() if isinstance(v, list) and key not in _INDEX
-    }
+    flat = {key: v for key, v in columns.items() if isinstance(v, list) and key not in _INDEX}
     once = {key: v for key, v in columns.items() if not isinstance(v, (dict, list))}
     if nested:
         for key, cols in nested.items():

@@ -44,8 +44,8 @@ from app.services._comparison_common import (
 from app.services.cd_diagram import cd_diagram_svg
 from app.services.comparison_answers import (
     CellWarning,
-    grouped_warnings,
     compact,
+    grouped_warnings,
     pairs_as_columns,
     summary,
 )

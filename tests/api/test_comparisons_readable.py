@@ -148,7 +148,9 @@ def test_comparison_pairs_are_named(client: TestClient) -> None:
     names = out.algorithms
     assert out.relative.posthoc.control_name == "B"
     pairs = out.relative.posthoc.pairs  # compact: vs the control, listed
-    assert pairs.order == "listed" and pairs.i is not None and pairs.j is not None
+    assert pairs.order == "listed"
+    assert pairs.i is not None
+    assert pairs.j is not None
     assert pairs.n_pairs == len(pairs.i) == len(pairs.code) == len(names) - 1
     rows = pair_rows(r.json()["relative"]["posthoc"]["pairs"], names)
     assert [p["a"] for p in rows] == [names[i] for i in pairs.i]
@@ -158,7 +160,8 @@ def test_comparison_pairs_are_named(client: TestClient) -> None:
     ]
     tests = out.absolute.pairwise
     assert tests is not None
-    assert tests.i and tests.order == "listed"
+    assert tests.i
+    assert tests.order == "listed"
     rows = pair_rows(r.json()["absolute"]["pairwise"], names)
     assert all("B" in (p["a"], p["b"]) for p in rows)  # vs control
     assert len(tests.wilcoxon.code) == len(tests.sign_test.code) == len(tests.i) == len(rows)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-
-import numpy as np
 from typing import Any
 
+import numpy as np
 from fastapi.testclient import TestClient
 
 from tests.support import pair_rows

@@ -795,7 +795,7 @@ def pair_columns(pairs: Any) -> JSON:
         i, j = list(pairs["i"]), list(pairs["j"])
     else:
         i, j = _triangle(int(pairs["n_pairs"]))
-    out: JSON = {"i": i, "j": j}
+    out: dict[str, Any] = {"i": i, "j": j}
     skip = {"order", "n_pairs", "i", "j", "code", "negated", "constant", "distinct"}
     if "code" in pairs:
         out.update(_expand_group(pairs))
@@ -832,12 +832,12 @@ def pair_rows(pairs: Any, algorithms: Sequence[str] | None = None) -> list[JSON]
             return {k: entry(v, p) for k, v in value.items()}
         return value
 
-    rows = [{k: entry(v, p) for k, v in pairs.items()} for p in range(n)]
+    rows: list[dict[str, Any]] = [{k: entry(v, p) for k, v in pairs.items()} for p in range(n)]
     if algorithms is not None:
         for r in rows:
             r.setdefault("a", algorithms[r["i"]])
             r.setdefault("b", algorithms[r["j"]])
-    return rows
+    return list(rows)
 
 
 def posthoc_matrices(posthoc: JSON, k: int) -> dict[str, Any]:
@@ -853,17 +853,20 @@ def posthoc_matrices(posthoc: JSON, k: int) -> dict[str, Any]:
     p, lp = cols.get("p_adjusted") or [], cols.get("log10_p_adjusted") or []
     if posthoc.get("comparison") == "vs-control":
         c, lc = [1.0] * k, [0.0] * k
-        for y, v, lv in zip(j, p, lp):
+        for y, v, lv in zip(j, p, lp, strict=False):
             c[y], lc[y] = v, lv
-        return {"p_matrix": None, "log10_p_matrix": None, "p_vs_control": c,
-                "log10_p_vs_control": lc}
+        return {
+            "p_matrix": None,
+            "log10_p_matrix": None,
+            "p_vs_control": c,
+            "log10_p_vs_control": lc,
+        }
     m = [[1.0] * k for _ in range(k)]
     lm: list[list[Any]] = [[0.0] * k for _ in range(k)]
-    for x, y, v, lv in zip(i, j, p, lp):
+    for x, y, v, lv in zip(i, j, p, lp, strict=False):
         m[x][y] = m[y][x] = v
         lm[x][y] = lm[y][x] = lv
-    return {"p_matrix": m, "log10_p_matrix": lm, "p_vs_control": None,
-            "log10_p_vs_control": None}
+    return {"p_matrix": m, "log10_p_matrix": lm, "p_vs_control": None, "log10_p_vs_control": None}
 
 
 def bradley_terry_probabilities(bradley_terry: JSON) -> list[list[float]] | None:

@@ -29,11 +29,13 @@ def test_old_recorded_answers_convert_and_the_client_sees_what_they_held() -> No
             o, n = old, new
             for key in path:
                 o, n = o[key], n[key]
-            assert "order" in n and "i" not in n
+            assert "order" in n
+            assert "i" not in n
             assert _dumps(pair_rows(n, names)) == _dumps(pair_rows(o, names))
             assert _dumps(expand_pairs(n, names)) == _dumps(o)
         op, np_ = old["relative"]["posthoc"], new["relative"]["posthoc"]
-        assert "p_matrix" not in np_ and "log10_p_matrix" not in np_
+        assert "p_matrix" not in np_
+        assert "log10_p_matrix" not in np_
         rebuilt = posthoc_matrices(np_, k)
         for key in ("p_matrix", "log10_p_matrix", "p_vs_control", "log10_p_vs_control"):
             assert _dumps(rebuilt[key]) == _dumps(op.get(key))
@@ -88,9 +90,13 @@ def test_compact_columns_round_trip(k: int, control: int | None, data: Any) -> N
     assert _dumps(expand_pairs(c, names)) == _dumps(cols)
     assert _dumps(pair_rows(c, names)) == _dumps(pair_rows(cols))
     nested = {
-        "i": cols["i"], "j": cols["j"], "a": cols["a"], "b": cols["b"],
+        "i": cols["i"],
+        "j": cols["j"],
+        "a": cols["a"],
+        "b": cols["b"],
         "wilcoxon": {"p_value": cols["p_value"], "method": cols["method"]},
-        "p_adjusted": cols["z"], "adjustment": "holm",
+        "p_adjusted": cols["z"],
+        "adjustment": "holm",
     }
     c = compact_columns(nested, k)
     assert _dumps(expand_pairs(c, names)) == _dumps(nested)
