@@ -101,3 +101,22 @@ def test_compact_columns_round_trip(k: int, control: int | None, data: Any) -> N
     c = compact_columns(nested, k)
     assert _dumps(expand_pairs(c, names)) == _dumps(nested)
     assert _dumps(pair_rows(c, names)) == _dumps(pair_rows(nested))
+
+
+def test_answers_stored_with_one_object_per_pair_read_compact_too() -> None:
+    from app.services.comparison_answers import pairs_as_columns
+
+    for old in json.loads(OLD.read_text()):
+        rows = dict(old)
+        rows["relative"] = {
+            **old["relative"],
+            "posthoc": {
+                **old["relative"]["posthoc"],
+                "pairs": pair_rows(old["relative"]["posthoc"]["pairs"]),
+            },
+        }
+        rows["absolute"] = {
+            **old["absolute"],
+            "pairwise": pair_rows(old["absolute"]["pairwise"]),
+        }
+        assert _dumps(compact(pairs_as_columns(rows))) == _dumps(compact(old))
