@@ -230,16 +230,9 @@ def pg_databases(admin_url: str) -> Iterator[Callable[[], str]]:
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def pair_rows(columns: Any) -> list[dict[str, Any]]:
-    """A comparison's pairwise results (columns, one list per field) as one object per pair;
-    nested column objects (``wilcoxon``) become per-pair objects, scalars repeat."""
-    n = len(columns["i"])
+def pair_rows(pairs: Any, algorithms: Any = None) -> list[dict[str, Any]]:
+    """A comparison's pairwise results (compact, or columns) as one object per pair, as the
+    client gives them (``absrank_client.models.pair_rows``)."""
+    from absrank_client.models import pair_rows as client_pair_rows
 
-    def entry(value: Any, p: int) -> Any:
-        if isinstance(value, list):
-            return value[p]
-        if isinstance(value, dict):
-            return {k: entry(v, p) for k, v in value.items()}
-        return value
-
-    return [{k: entry(v, p) for k, v in columns.items()} for p in range(n)]
+    return client_pair_rows(pairs, algorithms)

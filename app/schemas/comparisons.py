@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.config import JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from app.schemas.common import STRICT_REQUEST, FiniteFloat
 from app.schemas.ranks import MAX_TABLE_ID_LENGTH, Regions
@@ -183,37 +182,62 @@ class ComparisonWarning(BaseModel):
     )
 
 
-class AbsolutePairs(BaseModel):
-    """Paired tests of algorithms' absolute ranks v over the problems, as columns.
+class PairGroup(BaseModel):
+    """Fields of a family of pairs, compact: distinct results once, a code per pair.
 
-    One list per field, one entry per pair (every pair ``i < j``, or every pair with the
-    control), in the order ``(i, j)``: pair ``p`` is algorithms ``i[p]`` and ``j[p]``, named
-    ``a[p]`` and ``b[p]``, with Wilcoxon's ``wilcoxon["p_value"][p]`` and so on. Columns keep
-    200 algorithms' 19,900 pairs compact (the client's ``Comparison.absolute_pairs`` gives
-    them pair by pair).
+    Pair ``p`` has ``constant[f]`` for every field of ``constant`` and
+    ``distinct[f][code[p]]`` for every field of ``distinct``; a negative ``code[p] = c``
+    stands for row ``−1 − c`` with the fields listed in ``negated`` (odd in ``(i, j)``:
+    ``rank_difference``, ``z``) negated. Lossless (full float precision).
     """
 
-    model_config = ConfigDict(extra="allow")
-    i: list[int] = Field(description="index of the first algorithm of each pair")
-    j: list[int] = Field(description="index of the second algorithm of each pair")
-    a: list[str] = Field(description="name of algorithm i")
-    b: list[str] = Field(description="name of algorithm j")
-    wilcoxon: dict[str, list[Any]] = Field(
-        description="Wilcoxon signed-rank test of v_i − v_j per pair: one list per field "
-        "(statistic, p_value, log10_p_value, method, method_reason, alternative, zero_method, "
-        "zero_tol, n, n_zeros, n_effective, z, continuity, degenerate, reason)"
+    code: list[int] = Field(
+        description="per pair, its row of distinct (negative c: row −1 − c, negated fields negated)"
     )
-    sign_test: dict[str, list[Any]] = Field(
-        description="sign test of v_i − v_j per pair: one list per field (statistic, p_value, "
-        "log10_p_value, method, method_reason, alternative, zero_tol, n, n_less, n_greater, "
-        "n_ties, n_effective, degenerate, reason)"
+    negated: list[str] = Field(description="fields negated in a negative code's row")
+    constant: dict[str, JsonValue] = Field(description="fields equal for every pair, once")
+    distinct: dict[str, list[JsonValue]] = Field(
+        description="the other fields: one list per field, one entry per distinct result"
     )
-    p_adjusted: list[float] = Field(description="Wilcoxon p-value adjusted within the family")
-    log10_p_adjusted: list[Number | None] = Field(
-        description="log10 of p_adjusted (no underflow)"
+
+
+class PairOrder(BaseModel):
+    """Which pair entry ``p`` of a family is.
+
+    ``upper-triangle``: the p-th ``(i, j)`` with ``i < j``, row by row (``(0, 1), (0, 2), …,
+    (0, k−1), (1, 2), …``; ``i``/``j`` absent); ``listed``: ``(i[p], j[p])`` (a family against
+    a control). Names are ``algorithms[i]``, ``algorithms[j]``. The client's ``pair_rows``
+    (``Comparison.absolute_pairs``, ``posthoc.pairs``) expands a family pair by pair, with
+    ``i``, ``j``, ``a``, ``b`` (docs: README, "Comparisons").
+    """
+
+    order: Literal["upper-triangle", "listed"] = Field(description="which pair entry p is")
+    n_pairs: int = Field(ge=0, description="number of pairs")
+    i: list[int] | None = Field(None, description="order listed: first algorithm of each pair")
+    j: list[int] | None = Field(None, description="order listed: second algorithm of each pair")
+
+
+class AbsolutePairs(PairOrder):
+    """Paired tests of algorithms' absolute ranks v over the problems (every pair ``i < j``,
+    or every pair with the control), compact: one :class:`PairGroup` per test and one for
+    the family's adjustment. At k = 200 the 19,900 pairs have about a thousand distinct
+    Wilcoxon results and a hundred sign tests."""
+
+    wilcoxon: PairGroup = Field(
+        description="Wilcoxon signed-rank test of v_i − v_j: statistic, p_value, "
+        "log10_p_value, method, method_reason, alternative, zero_method, zero_tol, n, "
+        "n_zeros, n_effective, z, continuity, degenerate, reason"
+    )
+    sign_test: PairGroup = Field(
+        description="sign test of v_i − v_j: statistic, p_value, log10_p_value, method, "
+        "method_reason, alternative, zero_tol, n, n_less, n_greater, n_ties, n_effective, "
+        "degenerate, reason"
+    )
+    adjusted: PairGroup = Field(
+        description="p_adjusted (Wilcoxon p adjusted within the family), log10_p_adjusted "
+        "(no underflow), significant (p_adjusted < alpha)"
     )
     adjustment: str = Field(description="the family's adjustment (every pair's)")
-    significant: list[bool] = Field(description="p_adjusted < alpha")
 
 
 class AbsoluteRegion(BaseModel):
@@ -260,7 +284,7 @@ class AbsoluteRead(BaseModel):
     mean_log10_v: list[float | None] | None = None
     order_by: str | None = None
     pairwise: AbsolutePairs | None = Field(
-        None, description="the paired tests of every pair, as columns (one list per field)"
+        None, description="the paired tests of every pair, compact (distinct rows, codes)"
     )
     tables: dict[str, dict[str, Any]] | None = Field(
         None, description="per problem, the table, ladder or exact form that ranked it (full view)"
@@ -268,26 +292,18 @@ class AbsoluteRead(BaseModel):
     warnings: list[ComparisonWarning] | None = None
 
 
-class ComparisonPosthocPairs(BaseModel):
-    """The post-hoc comparisons of pairs of algorithms, as columns.
+class ComparisonPosthocPairs(PairGroup, PairOrder):
+    """The post-hoc comparisons of pairs of algorithms, compact (:class:`PairOrder`,
+    :class:`PairGroup`), in the family's order (all pairs ``i < j``, or the control ``i``
+    against each other ``j``).
 
-    One list per field, one entry per pair in the family's order (all pairs ``i < j``, or the
-    control ``i`` against each other ``j``): pair ``p`` compares algorithms ``i[p]`` and
-    ``j[p]``, named ``a[p]`` and ``b[p]``. ``/v1/tests/posthoc`` lists the same fields pair by
-    pair; the client's ``Posthoc.pairs`` gives a comparison's pair by pair too.
+    Fields per pair, as ``/v1/tests/posthoc`` lists them pair by pair: ``rank_difference``
+    (R_i − R_j, average ranks), ``z``, ``p_value``, ``p_adjusted``, ``log10_p_value``,
+    ``log10_p_adjusted``, ``significant`` (p_adjusted < alpha). ``p_matrix`` (k × k, 1 on the
+    diagonal, ``p_adjusted`` of pair (i, j) at [i][j] and [j][i]) and ``p_vs_control`` (1 at
+    the control) are these values laid out by index: the client rebuilds them
+    (``absrank_client.models.posthoc_matrices``).
     """
-
-    i: list[int]
-    j: list[int]
-    a: list[str] = Field(description="name of algorithm i")
-    b: list[str] = Field(description="name of algorithm j")
-    rank_difference: list[float] = Field(description="R_i − R_j, average ranks")
-    z: list[Number]
-    p_value: list[float]
-    p_adjusted: list[float]
-    log10_p_value: list[Number | None]
-    log10_p_adjusted: list[Number | None]
-    significant: list[bool] = Field(description="p_adjusted < alpha")
 
 
 class ComparisonLowPower(BaseModel):
@@ -317,8 +333,9 @@ class ComparisonPosthocRead(BaseModel):
     """A comparison's post-hoc family, with algorithm names beside every index.
 
     The fields of :class:`app.schemas.stattests.PosthocRead` and the family's numbers, in the
-    order a comparison sends them. ``p_matrix`` / ``p_vs_control`` (adjusted p-values by index)
-    are left out by ``view=summary``; ``pairs`` carry the same numbers, as columns.
+    order a comparison sends them. ``p_matrix`` / ``p_vs_control`` and their log10 (adjusted
+    p-values by index) are not sent: ``pairs`` carry the same numbers (and answers stored
+    before, with the matrices, read the same way).
     """
 
     model_config = ConfigDict(extra="allow")
@@ -331,9 +348,7 @@ class ComparisonPosthocRead(BaseModel):
     n_algorithms: int
     critical_difference: float | None = None
     critical_value: float | None = None
-    pairs: ComparisonPosthocPairs = Field(
-        description="the family's pairs, as columns (one list per field)"
-    )
+    pairs: ComparisonPosthocPairs = Field(description="the family's pairs, compact")
     p_matrix: list[list[float | None]] | None = None
     p_vs_control: list[float | None] | None = None
     log10_p_matrix: list[list[Number | None]] | None = None
@@ -358,7 +373,11 @@ class ComparisonBradleyTerry(BaseModel):
     model_config = ConfigDict(extra="allow")
     strengths: list[Number]
     probabilities: list[list[float]] | None = Field(
-        None, description="P(i beats j), algorithms × algorithms (full view)"
+        None,
+        description="P(i beats j), algorithms × algorithms: sent only when it is not "
+        "strengths[i] / (strengths[i] + strengths[j]) (0.5 on the diagonal), e.g. a "
+        "degenerate fit; otherwise the client rebuilds it bit for bit "
+        "(absrank_client.models.bradley_terry_probabilities)",
     )
     components: list[list[int]] | None = None
     iterations: int | None = None
@@ -428,7 +447,7 @@ class ComparisonRead(BaseModel):
     """A stored comparison: relative ranks, absolute ranks, NIIA report, provenance.
 
     Infinite numbers are the strings ``"Infinity"`` / ``"-Infinity"``. ``view=summary``
-    leaves out ``matrix``, ``n_runs``, ``relative.ranks``, the post-hoc p-value matrices,
+    leaves out ``matrix``, ``n_runs``, ``relative.ranks``,
     the Bradley–Terry probabilities, the per-cell absolute ranks and the table specs.
     """
 

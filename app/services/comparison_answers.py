@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from app.services.comparison_pairs import compact_columns
+
 
 @dataclass(frozen=True)
 class CellWarning:
@@ -123,4 +127,67 @@ def pairs_as_columns(comparison: dict[str, Any]) -> dict[str, Any]:
         columns["adjustment"] = rows[0]["adjustment"] if rows else None
         columns["significant"] = [r["significant"] for r in rows]
         out["absolute"] = {**absolute, "pairwise": columns}
+    return out
+
+
+def _posthoc_matrices_follow(posthoc: dict[str, Any], pairs: dict[str, Any], k: int) -> bool:
+    """Whether ``p_matrix`` / ``p_vs_control`` (and their log10) are the pairs' adjusted
+    p-values laid out by index (1 and 0 on the diagonal / at the control), as the client
+    rebuilds them (``absrank_client.models.posthoc_matrices``)."""
+    p, lp = pairs["p_adjusted"], pairs["log10_p_adjusted"]
+    if isinstance(posthoc.get("p_matrix"), list) or isinstance(posthoc.get("log10_p_matrix"), list):
+        m = [[1.0] * k for _ in range(k)]
+        lm: list[list[Any]] = [[0.0] * k for _ in range(k)]
+        for x, y, v, lv in zip(pairs["i"], pairs["j"], p, lp, strict=True):
+            m[x][y] = m[y][x] = v
+            lm[x][y] = lm[y][x] = lv
+        if posthoc.get("p_matrix") != m or posthoc.get("log10_p_matrix") != lm:
+            return False
+    if isinstance(posthoc.get("p_vs_control"), list):
+        c, lc = [1.0] * k, [0.0] * k
+        for y, v, lv in zip(pairs["j"], p, lp, strict=True):
+            c[y], lc[y] = v, lv
+        if posthoc.get("p_vs_control") != c or posthoc.get("log10_p_vs_control") != lc:
+            return False
+    return True
+
+
+def _probabilities_follow(bt: dict[str, Any]) -> bool:
+    """Whether the Bradley–Terry ``probabilities`` are ``θ_i / (θ_i + θ_j)`` of the finite
+    ``strengths`` (0.5 on the diagonal), bit for bit, as the client rebuilds them."""
+    s, probs = bt.get("strengths"), bt.get("probabilities")
+    if not isinstance(probs, list) or not all(isinstance(x, float) for x in s or ()):
+        return False
+    a = np.asarray(s, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        m = a[:, None] / (a[:, None] + a[None, :])
+    np.fill_diagonal(m, 0.5)
+    return bool(m.tolist() == probs)
+
+
+def compact(comparison: dict[str, Any]) -> dict[str, Any]:
+    """A comparison (result or read) in the compact shape of issue 15
+    (:mod:`app.services.comparison_pairs`): the post-hoc pairs and the absolute pairwise tests
+    as distinct rows and codes; ``p_matrix``, ``log10_p_matrix``, ``p_vs_control``,
+    ``log10_p_vs_control`` and the Bradley–Terry ``probabilities`` left out where the client
+    rebuilds them exactly (kept otherwise, e.g. probabilities of a degenerate fit). Answers in
+    the columns shape (stored before) are converted; compact ones are returned as they are."""
+    k = len(comparison.get("algorithms") or ())
+    relative = comparison.get("relative") or {}
+    posthoc = relative.get("posthoc") or {}
+    absolute = comparison.get("absolute") or {}
+    pairs, pairwise = posthoc.get("pairs"), absolute.get("pairwise")
+    out = dict(comparison)
+    if isinstance(pairs, dict) and "order" not in pairs:
+        new_posthoc = dict(posthoc)
+        if _posthoc_matrices_follow(posthoc, pairs, k):
+            for key in ("p_matrix", "log10_p_matrix", "p_vs_control", "log10_p_vs_control"):
+                new_posthoc.pop(key, None)
+        new_posthoc["pairs"] = compact_columns(pairs, k)
+        bt = dict(relative.get("bradley_terry") or {})
+        if _probabilities_follow(bt):
+            del bt["probabilities"]
+        out["relative"] = {**relative, "posthoc": new_posthoc, "bradley_terry": bt}
+    if isinstance(pairwise, dict) and "order" not in pairwise:
+        out["absolute"] = {**absolute, "pairwise": compact_columns(pairwise, k)}
     return out

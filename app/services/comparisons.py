@@ -44,6 +44,7 @@ from app.services._comparison_common import (
 from app.services.cd_diagram import cd_diagram_svg
 from app.services.comparison_answers import (
     CellWarning,
+    compact,
     grouped_warnings,
     pairs_as_columns,
     summary,
@@ -523,6 +524,7 @@ def create_comparison(
             return Stored(_read(cid, stored.status, stored.result, view), False)
     ctx = AbsoluteInputs(sm, settings, dispatcher, may_queue_builds, cache, ladder_cache)
     result, pending = _analyse(body, rows, field, ctx)
+    result = compact(result)
     status = "partial" if pending else "complete"
     result["provenance"] = provenance(
         payload,
@@ -545,7 +547,7 @@ def create_comparison(
 
 
 def _read(cid: str, status: str, result: dict[str, Any], view: str = "full") -> dict[str, Any]:
-    result = pairs_as_columns(result)  # stored before the pairs were columns
+    result = compact(pairs_as_columns(result))  # stored before the compact pairs
     full = {"id": cid, "location": location(cid), "status": status, "view": view, **result}
     return summary(full) if view == "summary" else full
 

@@ -56,7 +56,9 @@ def test_relative_and_absolute_ranks_with_the_niia_report(client: TestClient) ->
     assert len(absolute["v"][0]) == 3
     assert all(0.0 <= v <= 1.0 for row in absolute["v"] for v in row)
     assert absolute["tables"]["classic/sphere/d2"]["kind"] == "analytic"
-    assert len(absolute["pairwise"]["i"]) == 3  # columns: one entry per pair
+    assert absolute["pairwise"]["n_pairs"] == 3  # compact: distinct rows, a code per pair
+    assert absolute["pairwise"]["order"] == "upper-triangle"
+    assert len(pair_rows(absolute["pairwise"])) == 3
     assert absolute["warnings"]  # budget 1: v1 ranks, and it says so
     niia = out["niia"]
     assert ["A", "B"] in niia["relative"]["flipped_pairs"]

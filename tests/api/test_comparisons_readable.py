@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 
 from app.schemas.comparisons import ComparisonRead
 from app.schemas.stattests import BradleyTerryRead, PosthocRead
+from tests.support import pair_rows
 
 PROBLEMS = ("classic/sphere/d2", "classic/rastrigin/d2", "classic/ackley/d2")
 #: Three runs per cell; C's run 1 on rastrigin is missing (NA).
@@ -61,7 +62,7 @@ def test_par_k_with_a_missing_run_is_answered_like_worst_rank(
     assert absolute["method"][i][j] == "missing (par-k: v = 1)"
     assert ref["absolute"]["method"][i][j] == "missing (worst-rank: v = 1)"
     assert absolute["v"] == ref["absolute"]["v"]
-    assert absolute["pairwise"]["p_adjusted"] == ref["absolute"]["pairwise"]["p_adjusted"]
+    assert absolute["pairwise"]["adjusted"] == ref["absolute"]["pairwise"]["adjusted"]
     # the same rows as JSON give the same comparison
     rows = [
         {"algorithm": a, "problem": p, "run": int(r), "value": None if v == "NA" else float(v)}
@@ -146,20 +147,25 @@ def test_comparison_pairs_are_named(client: TestClient) -> None:
     out = ComparisonRead.model_validate(r.json())
     names = out.algorithms
     assert out.relative.posthoc.control_name == "B"
-    pairs = out.relative.posthoc.pairs  # columns
-    assert pairs.a == [names[i] for i in pairs.i]
-    assert pairs.b == [names[j] for j in pairs.j]
-    assert len(pairs.i) == len(pairs.p_adjusted) == len(pairs.significant) == len(names) - 1
+    pairs = out.relative.posthoc.pairs  # compact: vs the control, listed
+    assert pairs.order == "listed"
+    assert pairs.i is not None
+    assert pairs.j is not None
+    assert pairs.n_pairs == len(pairs.i) == len(pairs.code) == len(names) - 1
+    rows = pair_rows(r.json()["relative"]["posthoc"]["pairs"], names)
+    assert [p["a"] for p in rows] == [names[i] for i in pairs.i]
+    assert all("p_adjusted" in p and "significant" in p for p in rows)
     assert out.relative.posthoc.clique_names == [
         [names[m] for m in c] for c in out.relative.posthoc.cliques
     ]
     tests = out.absolute.pairwise
     assert tests is not None
     assert tests.i
-    assert tests.a == [names[i] for i in tests.i]
-    assert tests.b == [names[j] for j in tests.j]
-    assert all("B" in pair for pair in zip(tests.a, tests.b, strict=True))  # vs control
-    assert len(tests.wilcoxon["p_value"]) == len(tests.sign_test["p_value"]) == len(tests.i)
+    assert tests.order == "listed"
+    rows = pair_rows(r.json()["absolute"]["pairwise"], names)
+    assert all("B" in (p["a"], p["b"]) for p in rows)  # vs control
+    assert len(tests.wilcoxon.code) == len(tests.sign_test.code) == len(tests.i) == len(rows)
+    assert all("p_value" in p["wilcoxon"] and "p_value" in p["sign_test"] for p in rows)
     bt = out.relative.bradley_terry
     assert [s.algorithm for s in bt.strengths_by_algorithm] == names
 
@@ -183,6 +189,7 @@ def test_summary_view_keeps_the_paper_table_and_the_id(client: TestClient) -> No
         assert key not in s
     assert "ranks" not in s["relative"]
     assert "p_matrix" not in s["relative"]["posthoc"]
+    assert "p_matrix" not in f["relative"]["posthoc"]  # the client rebuilds it from the pairs
     assert "probabilities" not in s["relative"]["bradley_terry"]
     for key in ("v", "log10_v", "method", "tables"):
         assert key not in s["absolute"]
