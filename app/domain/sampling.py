@@ -334,6 +334,12 @@ def region_box(
     if np.any(r_hi <= r_lo):
         bad = int(np.flatnonzero(r_hi <= r_lo)[0])
         shown = half if np.ndim(half) == 0 else np.asarray(half)[bad]
+        if lo[bad] <= x[bad] <= hi[bad]:  # x* is inside: the box is too thin to hold a float
+            raise InvalidInput(
+                f"delta = {shown} is too small: [x* - delta, x* + delta] has no width in "
+                f"floating point in coordinate {bad} (x*={x[bad]})",
+                field="delta",
+            )
         raise InvalidInput(
             f"[x* - delta, x* + delta] does not meet the domain in coordinate {bad} "
             f"(x*={x[bad]}, delta={shown}, domain=[{lo[bad]}, {hi[bad]}])",

@@ -155,6 +155,7 @@ def test_paging_is_bounded(client: TestClient, params: dict, field: str) -> None
         ("classic/sphere/d2", 1e-300),
         ("classic/sphere/d2", 1e-9),  # 2e-9 wide < 1e-9 x 10.24
         ("bbob/f1/i1/d2", 1e-12),
+        ("bbob/f3/i1/d2", 1e-300),  # x* = -2.34...: x* ± 1e-300 rounds to x*, zero width
     ],
 )
 def test_degenerate_delta_box_is_refused(
