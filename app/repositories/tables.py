@@ -615,22 +615,16 @@ class TableRepository:
         now: datetime,
     ) -> bool:
         """Store the merged data and mark the table ready, if it is still ``merging``."""
-        result = self.session.execute(
-            update(Table)
-            .where(Table.id == table_id, Table.status == "merging")
-            .values(
-                status="ready",
-                data=data,
-                data_sha256=data_sha256,
-                max_interp_error=max_interp_error,
-                summary=summary,
-                provenance=provenance,
-                finished_at=now,
-                merge_lease_until=None,
-                error=None,
-            )
+        return self._store_ready(
+            table_id,
+            "merging",
+            data=data,
+            data_sha256=data_sha256,
+            max_interp_error=max_interp_error,
+            summary=summary,
+            provenance=provenance,
+            now=now,
         )
-        return _rowcount(result) == 1
 
     def finish_built(
         self,
@@ -645,9 +639,33 @@ class TableRepository:
     ) -> bool:
         """Store the data of a table merged by the task that finished its last chunks (in the
         same transaction) and mark it ready, if it is still ``building``."""
+        return self._store_ready(
+            table_id,
+            "building",
+            data=data,
+            data_sha256=data_sha256,
+            max_interp_error=max_interp_error,
+            summary=summary,
+            provenance=provenance,
+            now=now,
+        )
+
+    def _store_ready(
+        self,
+        table_id: str,
+        from_status: str,
+        *,
+        data: bytes,
+        data_sha256: str,
+        max_interp_error: float,
+        summary: dict[str, Any],
+        provenance: dict[str, Any],
+        now: datetime,
+    ) -> bool:
+        """Store a table's data and mark it ready if its status is still ``from_status``."""
         result = self.session.execute(
             update(Table)
-            .where(Table.id == table_id, Table.status == "building")
+            .where(Table.id == table_id, Table.status == from_status)
             .values(
                 status="ready",
                 data=data,

@@ -250,13 +250,7 @@ def aggregate_ranks(
     >>> round(float(res.v[0]), 12), res.method[0]
     (0.125, 'mean-power')
     """
-    values = np.atleast_1d(np.asarray(t, dtype=np.float64))
-    if values.ndim != 1 or not np.all(np.isfinite(values)):
-        raise InvalidInput(
-            "values must be a one-dimensional array of finite numbers", field="values"
-        )
-    budget, runs = int_option(budget, "budget"), int_option(runs, "runs")
-    kind = statistic(aggregate, runs)
+    values, budget, runs, kind = _checked(t, budget, runs, aggregate)
     if kind is None:
         return absrank.ranks_from_curve(
             values, curve, budget=budget, runs=runs, aggregate=aggregate, values_are=values_are
@@ -288,13 +282,7 @@ def aggregate_ranks_each(
     all values (each value's numbers do not depend on the others': every chain and quadrature is
     row-wise). For a mean or an even median only (``ValueError`` otherwise); the same errors.
     """
-    values = np.atleast_1d(np.asarray(t, dtype=np.float64))
-    if values.ndim != 1 or not np.all(np.isfinite(values)):
-        raise InvalidInput(
-            "values must be a one-dimensional array of finite numbers", field="values"
-        )
-    budget, runs = int_option(budget, "budget"), int_option(runs, "runs")
-    kind = statistic(aggregate, runs)
+    values, budget, runs, kind = _checked(t, budget, runs, aggregate)
     if kind is None:
         raise ValueError(f"{aggregate!r} of {runs} runs is an order statistic")
     if curve.f_opt is None:  # the same error as aggregate_ranks
@@ -308,6 +296,20 @@ def aggregate_ranks_each(
         )
         for i in range(values.size)
     ]
+
+
+def _checked(
+    t: np.ndarray, budget: int, runs: int, aggregate: str
+) -> tuple[np.ndarray, int, int, str | None]:
+    """The values as a 1-d float array (finite), budget and runs as ints, and the statistic's
+    kind (None for an order statistic), or the request's error."""
+    values = np.atleast_1d(np.asarray(t, dtype=np.float64))
+    if values.ndim != 1 or not np.all(np.isfinite(values)):
+        raise InvalidInput(
+            "values must be a one-dimensional array of finite numbers", field="values"
+        )
+    budget, runs = int_option(budget, "budget"), int_option(runs, "runs")
+    return values, budget, runs, statistic(aggregate, runs)
 
 
 def _estimates(
