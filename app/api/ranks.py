@@ -27,8 +27,19 @@ from app.services.spread import rank_spread
 router = APIRouter(prefix="/v1", tags=["absolute ranks"])
 
 ON_LOOP_UP_TO = 10_000
-"""Requests with at most this many values are first ranked on the event loop (no thread hop),
-as long as they need no database (see :class:`_WarmOnly`); larger ones run in a thread."""
+"""Requests with at most this many values (and nothing to aggregate, see :func:`_light`) are
+first ranked on the event loop (no thread hop), as long as they need no database (see
+:class:`_WarmOnly`); the others run in a thread."""
+
+
+def _light(body: RankRequest) -> bool:
+    """Whether a warm answer is cheap enough for the event loop: at most ON_LOOP_UP_TO values
+    looked up on a stored curve. Runs to aggregate (a mean or median of r runs is a chain of
+    convolutions or a quadrature per value: seconds at r = 256) and inline samples (sorted per
+    request) always run in the thread pool, so they never hold up other requests."""
+    if body.values is None or body.sample is not None or len(body.values) > ON_LOOP_UP_TO:
+        return False
+    return body.runs == 1 or body.aggregate not in ("mean", "median")
 
 
 class _NeedsDatabase(BaseException):
@@ -115,11 +126,7 @@ async def absolute_ranks(
         )
         return rank_response(answer)
 
-    if body.values is not None:
-        size = len(body.values)
-    else:
-        size = sum(len(v) for v in (body.runs_by_algorithm or {}).values())
-    if size <= ON_LOOP_UP_TO:
+    if _light(body):
         try:
             return answer_with(_WARM_ONLY)
         except _NeedsDatabase:
