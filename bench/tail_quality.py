@@ -546,9 +546,10 @@ def _fingerprint(fn: Any) -> str:
 def build_ladder(fn: Any, settings: Any, use_cache: bool) -> tuple[list[Any], dict[str, Any]]:
     """Every level of the service's ladder of ``fn`` as ``(TableView, TableData)``, cached."""
     from app.domain import absrank
-    from app.services import tables
+    from app.services import table_cache, tables
 
-    specs = tables.ladder_specs(settings, fn.id)
+    caches = table_cache.AppCaches.from_settings(settings)  # this bench's own, as a worker's
+    specs = tables.ladder_specs(settings, fn.id, cache=caches.ladders)
     default = tables.table_spec(settings, function_id=fn.id)
     assert tables.spec_hash(specs[0]) == tables.spec_hash(default), "level 0 != default table"
     fp = _fingerprint(fn)
@@ -587,7 +588,7 @@ def build_ladder(fn: Any, settings: Any, use_cache: bool) -> tuple[list[Any], di
             provenance=None,
         )
         ladder.append((view, data))
-    _, shape, plan = tables.ladder_plan(settings, fn.id)
+    _, shape, plan = tables.ladder_plan(settings, fn.id, cache=caches.ladders)
     desc = shape.describe()
     info = {
         "levels": len(specs) - 1,
