@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from absrank_client.models import JSON, Row, _Tabular
+from absrank_client._models_base import JSON, Row, _Tabular
 
 __all__ = [
     "LadderCurve",
