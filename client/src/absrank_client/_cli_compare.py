@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -24,7 +24,7 @@ from absrank_client._cli_base import (
     _note,
     _write_rows,
 )
-from absrank_client.models import Comparison, Posthoc
+from absrank_client.models import Comparison, Posthoc, Row
 from absrank_client.pairs import pair_rows
 
 __all__ = ["compare", "leaderboard", "pareto", "run_test"]
@@ -39,7 +39,7 @@ def _emit_comparison(cmp: Comparison, fmt: Format) -> None:
         f"{len(cmp.problems)} problems",
         fmt,
     )
-    rows = [
+    rows: list[Row] = [
         {
             "algorithm": s.algorithm,
             "average rank": s.average_rank,
@@ -229,7 +229,7 @@ def compare(
             progress=not no_progress,
         )
         if cd_diagram is not None:
-            kind = "png" if cd_diagram.suffix.lower() == ".png" else "svg"
+            kind: Literal["svg", "png"] = "png" if cd_diagram.suffix.lower() == ".png" else "svg"
             client.cd_diagram(cmp, format=kind, path=cd_diagram)
             _note(f"critical-difference diagram written to {cd_diagram}")
     _emit_comparison(cmp, fmt)
@@ -299,7 +299,7 @@ def run_test(
             if name == "friedman":
                 _emit(client.friedman(values, algorithms, problems), fmt, "Friedman family")
             elif name == "posthoc":
-                result = client.posthoc(
+                posthoc = client.posthoc(
                     values,
                     method or "nemenyi",
                     algorithms=algorithms,
@@ -308,7 +308,7 @@ def run_test(
                     control=control,
                     cd_convention=cd_convention,
                 )
-                _emit_posthoc(result, fmt)
+                _emit_posthoc(posthoc, fmt)
             else:
                 _emit(client.bradley_terry(values, algorithms, problems), fmt, "Bradley-Terry")
             return

@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 import httpx
 
@@ -45,10 +45,10 @@ def _floats(xs: Iterable[Any] | None) -> list[float | None] | None:
 
 
 @dataclass
-class _Polled:
+class _Polled(Generic[_Job]):
     """What :meth:`Client._wait_resource` knows of a job between polls."""
 
-    job: Table | RegionScan
+    job: _Job
     retry_after: str | None = None
     fresh: bool = True  # the job as given has not been shown yet: no GET before the first look
 

@@ -183,7 +183,11 @@ class StatisticsMethods(_Session):
         missing: str | None = None,
     ) -> TestResult:
         """Permutation test of the difference of medians (default) or means of two samples."""
-        options = {"statistic": statistic, "alternative": alternative, "method": method}
+        options: dict[str, Any] = {
+            "statistic": statistic,
+            "alternative": alternative,
+            "method": method,
+        }
         options |= {"n_resamples": n_resamples, "seed": seed, "rtol": rtol, "missing": missing}
         return self._sample_test("permutation", x, y, options)
 

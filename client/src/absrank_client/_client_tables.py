@@ -309,7 +309,8 @@ class TableMethods(_Session):
                 status = JobStatus(self._url(where), "building", prog, eta)
                 return None, status, (exc.headers or {}).get("retry-after")
 
-        return self._wait(fetch, timeout=timeout, progress=progress, label=label)
+        answer: T = self._wait(fetch, timeout=timeout, progress=progress, label=label)
+        return answer
 
     # ------------------------------------------------------------ published curves
 

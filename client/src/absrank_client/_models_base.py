@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 JSON = Mapping[str, Any]
 Cell = str | int | float | bool | list[float] | None
@@ -125,7 +125,7 @@ class _Page(_Tabular):
         raise NotImplementedError
 
     @classmethod
-    def parse(cls, raw: JSON) -> Any:
+    def parse(cls, raw: JSON) -> Self:
         items = tuple(cls._item(i) for i in raw.get("items", ()))
         return cls(int(raw.get("total", len(items))), items, raw)
 

@@ -39,12 +39,13 @@ class ParetoRanking(_Tabular):
         )
 
     def rows(self) -> list[Row]:
-        return [
-            {"algorithm": a}
-            | {f"{rule}_rank": ranks[i] for rule, ranks in self.ranks.items()}
-            | {f"{rule}_score": scores[i] for rule, scores in self.scores.items()}
-            for i, a in enumerate(self.algorithms)
-        ]
+        out: list[Row] = []
+        for i, a in enumerate(self.algorithms):
+            row: Row = {"algorithm": a}
+            row |= {f"{rule}_rank": ranks[i] for rule, ranks in self.ranks.items()}
+            row |= {f"{rule}_score": scores[i] for rule, scores in self.scores.items()}
+            out.append(row)
+        return out
 
 
 @dataclass(frozen=True)

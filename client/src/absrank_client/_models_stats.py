@@ -72,7 +72,7 @@ class TestResult(_Tabular):
         )
 
     def rows(self) -> list[Row]:
-        row = {
+        row: Row = {
             "test": self.test,
             "statistic": self.statistic,
             "p_value": self.p_value,

@@ -313,9 +313,8 @@ class AlgorithmRank(Rank):
         )
 
     def row(self) -> Row:
-        return {"algorithm": self.algorithm, "runs": self.runs, "aggregate": self.aggregate} | (
-            super().row()
-        )
+        row: Row = {"algorithm": self.algorithm, "runs": self.runs, "aggregate": self.aggregate}
+        return row | super().row()
 
 
 @dataclass(frozen=True)

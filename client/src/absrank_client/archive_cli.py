@@ -55,7 +55,7 @@ def upload(
     with _client() as client:
         rs = client.create_result_set(
             path,
-            format=None if upload_format is None else upload_format.value,  # type: ignore[arg-type]
+            format=None if upload_format is None else upload_format.value,
             name=name,
             values_are=values_are,  # type: ignore[arg-type]
             version=version,

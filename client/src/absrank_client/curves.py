@@ -111,7 +111,8 @@ def _v1(
         v = 1.0
     else:
         v = n / (n + 1.0)
-    return max(v, atom) if atom > 0 else v
+    out: float = max(v, atom) if atom > 0 else v
+    return out
 
 
 @dataclass(frozen=True)
