@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import httpx
 
-from absrank_client.models import JSON, Row, _Page, _Row, _Tabular
+from absrank_client._models_base import JSON, Row, _Page, _Row, _Tabular
 
 __all__ = [
     "ArchiveMethods",

@@ -1,4 +1,5 @@
-"""``absrank-client upload``, ``result-sets`` and ``result-set``: the results archive."""
+"""``absrank-client upload``, ``result-sets`` and ``result-set``: the results archive
+(registered by :mod:`absrank_client.cli`)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from typing import Annotated
 
 import typer
 
+from absrank_client._cli_base import Format, FormatOption, _client, _emit, _handled, _note
 from absrank_client.archive import _FunctionTable
-from absrank_client.cli import Format, FormatOption, _client, _emit, _handled, _note, app
 
 __all__ = ["result_set", "result_sets", "upload"]
 
@@ -26,7 +27,6 @@ OutputOption = Annotated[
 ]
 
 
-@app.command()
 @_handled
 def upload(
     path: Annotated[Path, typer.Argument(help="results file: .zip/.tgz archive or CSV")],
@@ -55,7 +55,7 @@ def upload(
     with _client() as client:
         rs = client.create_result_set(
             path,
-            format=None if upload_format is None else upload_format.value,  # type: ignore[arg-type]
+            format=None if upload_format is None else upload_format.value,
             name=name,
             values_are=values_are,  # type: ignore[arg-type]
             version=version,
@@ -74,7 +74,6 @@ def upload(
     _emit(_FunctionTable(rs), out, f"{rs.name}: {rs.n_runs} runs on {rs.n_functions} functions")
 
 
-@app.command("result-sets")
 @_handled
 def result_sets(
     suite: Annotated[str | None, typer.Option(help="bbob, cec2005, ...")] = None,
@@ -92,7 +91,6 @@ def result_sets(
     _emit(page, out, f"result sets ({page.total} in all)")
 
 
-@app.command("result-set")
 @_handled
 def result_set(
     set_id: Annotated[str, typer.Argument(help="a result set id (r + 23 hex digits)")],

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from absrank_client.models import JSON, Row, _Tabular
+from absrank_client._models_base import JSON, Row, _Tabular
 
 __all__ = [
     "LadderCurve",
@@ -111,7 +111,8 @@ def _v1(
         v = 1.0
     else:
         v = n / (n + 1.0)
-    return max(v, atom) if atom > 0 else v
+    out: float = max(v, atom) if atom > 0 else v
+    return out
 
 
 @dataclass(frozen=True)

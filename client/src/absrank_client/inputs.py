@@ -55,7 +55,7 @@ def _frame_records(frame: Any) -> list[dict[str, Any]]:
     return list(frame.to_dict(orient="records"))
 
 
-def _records(results: ResultsInput) -> list[Mapping[str, Any]]:
+def _records(results: ResultsInput) -> Sequence[Mapping[str, Any]]:
     if _is_frame(results):
         return _frame_records(results)
     if _is_path(results):

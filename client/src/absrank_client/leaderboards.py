@@ -8,16 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from absrank_client.models import (
-    JSON,
-    AwaitedLadder,
-    Posthoc,
-    Row,
-    ServiceWarning,
-    _Tabular,
-    _warnings,
-    log10_of,
-)
+from absrank_client._models_base import JSON, Row, ServiceWarning, _Tabular, _warnings, log10_of
+from absrank_client.models import AwaitedLadder, Posthoc
 
 __all__ = [
     "Awaited",
