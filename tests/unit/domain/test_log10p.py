@@ -109,6 +109,21 @@ def test_f_log_tail_continued_fraction_matches_the_quadrature(f: float, d1: int,
     assert ranktests.f_log10_sf(f, d1, d2) == pytest.approx(got / math.log(10), rel=1e-15)
 
 
+def test_f_log_tail_with_large_df_matches_the_mpmath_series() -> None:
+    # bench/ranktests.py's Iman–Davenport F (100 × 500); mpmath's betainc does not converge
+    # there, so the reference sums I_y(a, b) = y^a (1−y)^b / (a B(a, b)) · 2F1(a+b, 1; a+1; y)
+    f, d1, d2 = 95.27663505273831, 99, 49401
+    a, b = mp.mpf(d2) / 2, mp.mpf(d1) / 2
+    y = mp.mpf(d2) / (d2 + d1 * mp.mpf(f))
+    term, total, n = mp.mpf(1), mp.mpf(0), 0
+    while term > total * mp.mpf(10) ** -40:
+        total += term
+        term *= (a + b + n) / (a + 1 + n) * y
+        n += 1
+    ref = mp.log10(y**a * (1 - y) ** b / (a * mp.beta(a, b)) * total)  # −1761.89796011567735
+    _close(ranktests.f_log10_sf(f, d1, d2), ref, rel=1e-14)
+
+
 def test_log_tail_continued_fraction_declines_outside_its_domain() -> None:
     assert _common._log_sf_continued_fraction("chi2", 5.0, {"df": 20}) is None  # x/2 < a + 1
     assert _common._log_sf_continued_fraction("f", 1e307, {"dfn": 1000, "dfd": 10}) is None
