@@ -8,7 +8,7 @@ from typing import Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
+from scipy import special, stats
 
 from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.ranking import rank_rows
@@ -52,17 +52,90 @@ def _log_space_family(name: str) -> Callable[..., _LogSpaceDistribution]:
     return family
 
 
+_CF_TINY = 1e-300  # modified Lentz: a vanishing denominator is replaced by this
+_CF_EPS = 4e-16  # a continued fraction has converged when a factor is 1 within this
+_CF_MAX_TERMS = 20_000  # else the quadrature decides (O(sqrt(max(a, b))) terms are needed)
+
+
+def _lentz(value: float) -> float:
+    return value if abs(value) >= _CF_TINY else _CF_TINY
+
+
+def _log_gamma_q(a: float, x: float) -> float | None:
+    """``ln Q(a, x)`` (regularized upper incomplete gamma) for ``x > a + 1`` by Legendre's
+    continued fraction (modified Lentz; Numerical Recipes §6.2), or None if it did not
+    converge: ``Q = e^{−x} x^a / Γ(a) · 1/(x + 1 − a − 1·(1 − a)/(x + 3 − a − …))``."""
+    b = x + 1.0 - a
+    c, d = 1.0 / _CF_TINY, 1.0 / b
+    h = d
+    for i in range(1, _CF_MAX_TERMS):
+        an = -i * (i - a)
+        b += 2.0
+        d = 1.0 / _lentz(an * d + b)
+        c = _lentz(b + an / c)
+        h *= d * c
+        if abs(d * c - 1.0) < _CF_EPS:
+            return -x + a * math.log(x) - math.lgamma(a) + math.log(h)
+    return None
+
+
+def _log_beta_i(a: float, b: float, y: float, one_minus_y: float) -> float | None:
+    """``ln I_y(a, b)`` (regularized incomplete beta) for ``y < (a + 1)/(a + b + 2)`` by its
+    continued fraction (modified Lentz; Numerical Recipes §6.4), or None if it did not
+    converge; ``one_minus_y`` is ``1 − y`` computed without cancellation."""
+    c, d = 1.0, 1.0 / _lentz(1.0 - (a + b) * y / (a + 1.0))
+    h = d
+    for m in range(1, _CF_MAX_TERMS):
+        m2 = 2 * m
+        even = m * (b - m) * y / ((a - 1.0 + m2) * (a + m2))
+        d = 1.0 / _lentz(1.0 + even * d)
+        c = _lentz(1.0 + even / c)
+        h *= d * c
+        odd = -(a + m) * (a + b + m) * y / ((a + m2) * (a + 1.0 + m2))
+        d = 1.0 / _lentz(1.0 + odd * d)
+        c = _lentz(1.0 + odd / c)
+        h *= d * c
+        if abs(d * c - 1.0) < _CF_EPS:
+            front = a * math.log(y) + b * math.log(one_minus_y) - math.log(a)
+            return front - float(special.betaln(a, b)) + math.log(h)
+    return None
+
+
+def _log_sf_continued_fraction(name: str, x: float, params: dict[str, float]) -> float | None:
+    """``ln P(X > x)`` of χ² or F by the incomplete gamma or beta continued fraction where it
+    converges fast (the far upper tail, where the float SF underflows), else None."""
+    if name == "chi2":
+        a, half = 0.5 * params["df"], 0.5 * x
+        return _log_gamma_q(a, half) if half > a + 1.0 else None
+    if name == "f":  # P(F > x) = I_y(dfd/2, dfn/2), y = dfd / (dfd + dfn x)
+        dfn, dfd = params["dfn"], params["dfd"]
+        a, b = 0.5 * dfd, 0.5 * dfn
+        y, one_minus_y = dfd / (dfd + dfn * x), dfn * x / (dfd + dfn * x)
+        fast = 0.0 < y < (a + 1.0) / (a + b + 2.0) and one_minus_y < math.inf  # dfn x overflows
+        return _log_beta_i(a, b, y, one_minus_y) if fast else None
+    return None
+
+
 def _log10_sf(name: str, x: float, sf: float, **params: float) -> float:
     """``log10 P(X > x)`` given the float ``sf``: its own log while it is a normal float, else
-    scipy's ``logccdf`` (log-space quadrature of ``logpdf``; tests: within 1e-12 relative of
-    mpmath down to p ≈ 1e-8900)."""
+    the continued fraction of the incomplete gamma (χ²) or beta (F) function where it
+    converges (the far tail: ~0.1 ms, where scipy's quadrature took 2–3 ms), else scipy's
+    ``logccdf`` (log-space quadrature of ``logpdf``). Tests: both within 1e-12 relative of
+    mpmath down to p ≈ 1e-8900, and of each other."""
     if is_normal_p(sf):
         return log10_of(sf)
     if math.isinf(x):
         return -math.inf
-    with np.errstate(divide="ignore", under="ignore"):  # its log(ccdf) try underflows first
-        log_sf = float(_log_space_family(name)(**params).logccdf(x))
+    log_sf = _log_sf_continued_fraction(name, x, params)
+    if log_sf is None:
+        log_sf = _log_sf_quadrature(name, x, params)
     return log10_clip(log_sf / LN10)
+
+
+def _log_sf_quadrature(name: str, x: float, params: dict[str, float]) -> float:
+    """``ln P(X > x)`` by scipy's log-space quadrature (``logccdf``)."""
+    with np.errstate(divide="ignore", under="ignore"):  # its log(ccdf) try underflows first
+        return float(_log_space_family(name)(**params).logccdf(x))
 
 
 def chi2_log10_sf(x: float, df: int, sf: float | None = None) -> float:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import cached_property, partial
+from functools import cached_property, lru_cache, partial
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from app.domain.errors import InvalidInput
-from app.domain.ranking import rank_rows
+from app.domain.ranking import check_tolerances, rank_rows
 from app.domain.ranktests._adjust import AdjustedPValues, adjusted_family
 from app.domain.ranktests._cliques import rank_cliques
 from app.domain.ranktests._common import LN10, SQRT2, frozen, k_iv, matrix_iv
@@ -299,7 +299,9 @@ def low_power_warning(
     )
 
 
+@lru_cache(maxsize=256)
 def _nemenyi_critical(alpha: float, k: int) -> float:
+    # cached: a Nemenyi call asks twice (its CD, then the low-power rule's), 0.35 ms each
     return studentized_range_isf(alpha, k) / SQRT2
 
 
@@ -422,6 +424,10 @@ def _posthoc_iv(
     atol: float,
     cd_convention: object = "standard",
 ) -> tuple[_Procedure, str, np.ndarray]:
+    """The checks :func:`posthoc` and :func:`posthoc_pairs_alone` share: the procedure (with
+    its CD convention), alpha, the matrix, the comparison (``"all-pairs"`` or
+    ``"vs-control"``) and the tie tolerances; returns the procedure, the comparison and the
+    matrix (not ranked: each caller ranks what it tests)."""
     procedure = POSTHOC_METHODS.get(method) if isinstance(method, str) else None
     if procedure is None:
         raise InvalidInput(
@@ -433,7 +439,8 @@ def _posthoc_iv(
     procedure = _convention_iv(procedure, method, cd_convention)
     a = matrix_iv(values, min_problems=1)
     comparison = _comparison_iv(method, procedure, control, a.shape[1])
-    return procedure, comparison, rank_rows(a, rtol=rtol, atol=atol)
+    check_tolerances(rtol, atol)
+    return procedure, comparison, a
 
 
 def _pair_indices(comparison: str, k: int, control: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -516,9 +523,10 @@ def posthoc(
     >>> round(res.critical_difference, 3), res.cliques
     (1.929, ((4, 1), (1, 0), (0, 2), (2, 3)))
     """
-    procedure, comparison, ranks = _posthoc_iv(
+    procedure, comparison, a = _posthoc_iv(
         values, method, alpha, control, rtol, atol, cd_convention
     )
+    ranks = rank_rows(a, rtol=rtol, atol=atol)
     n, k = ranks.shape
     ctrl = None if control is None else int(control)
     i, j = _pair_indices(comparison, k, ctrl)
@@ -717,8 +725,7 @@ def posthoc_pairs_alone(
     app.domain.errors.InvalidInput
         As :func:`posthoc` on ``values``.
     """
-    procedure, _, _ = _posthoc_iv(values, method, alpha, control, rtol, atol, cd_convention)
-    a = matrix_iv(values, min_problems=1)
+    procedure, _, a = _posthoc_iv(values, method, alpha, control, rtol, atol, cd_convention)
     ii = np.asarray(i, dtype=np.intp).ravel()
     jj = np.asarray(j, dtype=np.intp).ravel()
     tested = np.ones(ii.size, dtype=bool) if control is None else (ii == control) | (jj == control)

@@ -16,6 +16,7 @@ from statsmodels.stats.multitest import multipletests
 
 from app.domain import machines, paired, permutation, ranktests, twosample
 from app.domain.errors import InvalidInput
+from app.domain.ranktests import _common
 from app.domain.stattools import (
     binomial_half_log10_cdf,
     log10_int_ratio,
@@ -76,6 +77,56 @@ def test_chi2_log_tail_matches_mpmath(x: float, df: int) -> None:
 )
 def test_f_log_tail_matches_mpmath(f: float, d1: int, d2: int) -> None:
     _close(ranktests.f_log10_sf(f, d1, d2), _f_ref(f, d1, d2))
+
+
+# The continued fractions (the far tail, where the float SF underflows) against scipy's log-space
+# quadrature, the implementation before them (still the fallback): also where mpmath's betainc
+# gives up (dfd = 49,401: the 100 × 500 Friedman test of bench/ranktests.py).
+_CHI2_FAR = [(7936.023657891268, 99), (1600.0, 10), (3e4, 9999), (1e6, 3), (2000.0, 500)]
+_F_FAR = [
+    (95.2847, 99, 49401),
+    (3000.0, 9, 4491),
+    (1e120, 3, 6),
+    (500.0, 2, 2000),
+    (300, 999, 499500),
+]
+
+
+@pytest.mark.parametrize(("x", "df"), _CHI2_FAR)
+def test_chi2_log_tail_continued_fraction_matches_the_quadrature(x: float, df: int) -> None:
+    got = _common._log_sf_continued_fraction("chi2", x, {"df": df})
+    assert got is not None
+    assert got == pytest.approx(_common._log_sf_quadrature("chi2", x, {"df": df}), rel=1e-13)
+    assert ranktests.chi2_log10_sf(x, df) == pytest.approx(got / math.log(10), rel=1e-15)
+
+
+@pytest.mark.parametrize(("f", "d1", "d2"), _F_FAR)
+def test_f_log_tail_continued_fraction_matches_the_quadrature(f: float, d1: int, d2: int) -> None:
+    params = {"dfn": d1, "dfd": d2}
+    got = _common._log_sf_continued_fraction("f", f, params)
+    assert got is not None
+    assert got == pytest.approx(_common._log_sf_quadrature("f", f, params), rel=1e-13)
+    assert ranktests.f_log10_sf(f, d1, d2) == pytest.approx(got / math.log(10), rel=1e-15)
+
+
+def test_f_log_tail_with_large_df_matches_the_mpmath_series() -> None:
+    # bench/ranktests.py's Iman–Davenport F (100 × 500); mpmath's betainc does not converge
+    # there, so the reference sums I_y(a, b) = y^a (1−y)^b / (a B(a, b)) · 2F1(a+b, 1; a+1; y)
+    f, d1, d2 = 95.27663505273831, 99, 49401
+    a, b = mp.mpf(d2) / 2, mp.mpf(d1) / 2
+    y = mp.mpf(d2) / (d2 + d1 * mp.mpf(f))
+    term, total, n = mp.mpf(1), mp.mpf(0), 0
+    while term > total * mp.mpf(10) ** -40:
+        total += term
+        term *= (a + b + n) / (a + 1 + n) * y
+        n += 1
+    ref = mp.log10(y**a * (1 - y) ** b / (a * mp.beta(a, b)) * total)  # −1761.89796011567735
+    _close(ranktests.f_log10_sf(f, d1, d2), ref, rel=1e-14)
+
+
+def test_log_tail_continued_fraction_declines_outside_its_domain() -> None:
+    assert _common._log_sf_continued_fraction("chi2", 5.0, {"df": 20}) is None  # x/2 < a + 1
+    assert _common._log_sf_continued_fraction("f", 1e307, {"dfn": 1000, "dfd": 10}) is None
 
 
 @pytest.mark.parametrize("z", [0.5, 5.0, 38.0, 67.7, 200.0])

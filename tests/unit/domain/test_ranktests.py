@@ -27,6 +27,7 @@ from statsmodels.stats.multitest import multipletests
 from app.domain import ranktests as rt
 from app.domain.errors import InvalidInput, NotApplicable
 from app.domain.ranking import tie_sizes
+from app.domain.ranktests import _studentized
 
 BASE = [-5.2, -6.0, -2.1, -1.7, -6.4]
 CONCORDANT = np.array([[v + 0.01 * j for v in BASE] for j in range(10)])
@@ -331,6 +332,68 @@ def test_range_sf_edges_and_shape() -> None:
     np.testing.assert_array_equal(huge, 0.0)
     grid = rt.studentized_range_sf(np.linspace(0, 20, 400), 7)
     assert np.all(np.diff(grid) <= 0)
+
+
+# The interpolated path (>= 512 values: Nemenyi's all pairs) against the direct quadrature it
+# interpolates (the implementation before the interpolant, still used below 512 values): within
+# 3e-14 relative plus the SF's own conditioning eps·q²/2 (one rounding of q), 2e-14 absolute.
+_INTERPOLATED_KS = [*range(2, 201), 300, 1000, 10_000]
+
+
+def _interpolated_and_direct(k: int, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    assert q.size >= _studentized._INTERP_MIN_VALUES
+    order = np.argsort(q)
+    direct = np.empty(q.size)
+    direct[order] = _studentized._range_sf_sorted(q[order], k)
+    return rt.studentized_range_sf(q, k), direct
+
+
+@pytest.mark.parametrize("k", _INTERPOLATED_KS)
+def test_range_sf_interpolated_matches_the_direct_quadrature(k: int) -> None:
+    rng = np.random.default_rng(k)
+    q_max = _studentized._range_q_max(k)
+    q = np.concatenate(
+        (
+            rng.uniform(0.0, q_max, 600),
+            rng.uniform(0.0, 10.0, 400),
+            [1e-9, 1e-3, q_max * (1 - 1e-9)],
+        )
+    )
+    got, direct = _interpolated_and_direct(k, q)
+    assert np.all(direct > 0.0)
+    np.testing.assert_array_less(np.abs(got - direct), 2e-14)
+    np.testing.assert_array_less(np.abs(got / direct - 1.0), 3e-14 + 1.1e-16 * q * q)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 5, 7, 10, 20, 50, 100, 150, 200])
+def test_range_sf_interpolated_matches_scipy(k: int) -> None:
+    # scipy integrates the CDF k ∫ φ(z) [Φ(z+q) − Φ(z)]^(k−1) dz per value (quad): ~1e-14 abs
+    q = np.linspace(0.01, 12.0, 600)
+    got = rt.studentized_range_sf(q, k)
+    np.testing.assert_allclose(got, stats.studentized_range.sf(q, k, np.inf), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        1.0 - got, stats.studentized_range.cdf(q, k, np.inf), rtol=0, atol=1e-12
+    )
+
+
+def test_range_sf_interpolated_tail_for_two_means_is_erfc() -> None:
+    q = np.linspace(0.0, 52.0, 1000)  # down to erfc(26) ≈ 5.6e-296
+    got = rt.studentized_range_sf(q, 2)
+    np.testing.assert_array_less(np.abs(got / special.erfc(q / 2) - 1.0), 1e-14 + 1.1e-16 * q * q)
+
+
+@pytest.mark.parametrize(("q", "k"), [(q, k) for k in (3, 10, 100) for q in (1.0, 6.0, 11.0)])
+def test_range_sf_interpolated_against_double_quadrature(q: float, k: int) -> None:
+    values = np.full(_studentized._INTERP_MIN_VALUES, q)
+    got = rt.studentized_range_sf(values, k)
+    assert got[0] == pytest.approx(_range_sf_reference(q, k), rel=1e-9)
+
+
+def test_range_interpolant_is_cheaper_than_the_values_it_serves() -> None:
+    # what makes the interpolant worth it: at most ~600 quadratures per k (4,569 distinct q in
+    # bench/ranktests.py's 100 × 500 Nemenyi test)
+    for k in (2, 10, 100, 1000):
+        assert _studentized._range_interpolant(k).n_quadratures <= 700
 
 
 def test_range_sf_is_fast_for_all_pairs_of_100() -> None:
