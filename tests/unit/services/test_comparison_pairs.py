@@ -82,6 +82,7 @@ def test_old_recorded_answers_convert_and_the_client_sees_what_they_held() -> No
 _value = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False, width=64),
     st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, None, "Infinity", "-Infinity"]),
+    st.sampled_from([0, 1, -1, True, False, "1", "1.0", "true"]),  # 1, 1.0, True: three rows
 )
 
 
