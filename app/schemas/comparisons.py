@@ -201,6 +201,10 @@ class PairGroup(BaseModel):
     )
 
 
+def _absent(value: object) -> bool:
+    return value is None
+
+
 class PairOrder(BaseModel):
     """Which pair entry ``p`` of a family is.
 
@@ -213,8 +217,12 @@ class PairOrder(BaseModel):
 
     order: Literal["upper-triangle", "listed"] = Field(description="which pair entry p is")
     n_pairs: int = Field(ge=0, description="number of pairs")
-    i: list[int] | None = Field(None, description="order listed: first algorithm of each pair")
-    j: list[int] | None = Field(None, description="order listed: second algorithm of each pair")
+    i: list[int] | None = Field(
+        None, exclude_if=_absent, description="order listed: first algorithm of each pair"
+    )
+    j: list[int] | None = Field(
+        None, exclude_if=_absent, description="order listed: second algorithm of each pair"
+    )
 
 
 class AbsolutePairs(PairOrder):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
+from pydantic import JsonValue
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -32,6 +33,7 @@ from app.services._comparison_common import (
 )
 from app.services._comparison_pairs import PairTests, all_pair_tests
 from app.services.comparison_answers import CellWarning, grouped_warnings
+from app.services.comparison_pairs import AbsoluteColumns
 from app.services.functions import find_function
 from app.services.ranks import numerical, rank_values_warned
 from app.services.serialize import jsonable
@@ -352,10 +354,10 @@ def pair_tests(
         )
 
 
-def result_columns(cls: type, results: Sequence[Any]) -> dict[str, Any]:
+def result_columns(cls: type, results: Sequence[object]) -> dict[str, list[JsonValue]]:
     """The results (frozen dataclasses of type ``cls``) as columns: one list per field, each
     value as :func:`app.services.serialize.jsonable` gives it (JSON-ready: the answer leaves
-    these columns out of its final conversion, :func:`json_ready_columns`)."""
+    these columns out of its final conversion, ``comparisons._jsonable_around_pairs``)."""
     return {
         f.name: _json_column([getattr(r, f.name) for r in results])
         for f in dataclasses.fields(cls)
@@ -365,7 +367,7 @@ def result_columns(cls: type, results: Sequence[Any]) -> dict[str, Any]:
 _PLAIN = (frozenset({int}), frozenset({bool}), frozenset({str}), frozenset({str, type(None)}))
 
 
-def _json_column(values: list[Any]) -> list[Any]:
+def _json_column(values: list[Any]) -> list[JsonValue]:
     """``jsonable(values)`` without its walk where the column is plain already."""
     types = frozenset(map(type, values))
     if not types or types in _PLAIN or types == frozenset({type(None)}):
@@ -373,9 +375,9 @@ def _json_column(values: list[Any]) -> list[Any]:
     if types <= {float, np.float64}:
         a = np.asarray(values, dtype=np.float64)
         if np.isfinite(a).all():
-            out: list[Any] = a.tolist()
+            out: list[JsonValue] = a.tolist()
             return out
-    converted: list[Any] = jsonable(values)
+    converted: list[JsonValue] = jsonable(values)
     return converted
 
 
@@ -385,12 +387,13 @@ def pairwise_absolute(
     control: int | None,
     settings: Settings,
     names: Sequence[str] | None = None,
-) -> tuple[dict[str, Any], np.ndarray, list[PairTests]]:
+) -> tuple[AbsoluteColumns | None, np.ndarray, list[PairTests]]:
     """Wilcoxon and sign tests on the absolute ranks of every pair (or every pair with the
     control), adjusted by the post-hoc's family; the significance matrix, and with ``names``
-    the tests themselves as columns (one list per field, pairs in the order of ``i``, ``j``,
-    named ``a``, ``b``; :class:`app.schemas.comparisons.AbsolutePairs`); and the unadjusted
-    tests (the NIIA report reuses them)."""
+    the tests themselves as columns (:class:`app.services.comparison_pairs.AbsoluteColumns`,
+    pairs in the order of ``i``, ``j``; compacted with the answer as
+    :class:`app.schemas.comparisons.AbsolutePairs`); and the unadjusted tests (the NIIA
+    report reuses them)."""
     k = v.shape[1]
     tests = pair_tests(v, body, control, settings)
     with request_problems(data_field(body)):
@@ -403,19 +406,21 @@ def pairwise_absolute(
     sig = np.full((k, k), None, dtype=object)
     sig[i, j] = sig[j, i] = [bool(x) for x in significant]
     if names is None:
-        return {}, sig, tests
-    out = {
-        "i": i.tolist(),
-        "j": j.tolist(),
-        "a": [names[x] for x in i.tolist()],
-        "b": [names[x] for x in j.tolist()],
-        "wilcoxon": result_columns(paired.WilcoxonResult, [t.wilcoxon for t in tests]),
-        "sign_test": result_columns(paired.SignTestResult, [t.sign_test for t in tests]),
-        "p_adjusted": _json_column(np.asarray(adjusted.p, dtype=np.float64).tolist()),
-        "log10_p_adjusted": _json_column(np.asarray(adjusted.log10_p, dtype=np.float64).tolist()),
-        "adjustment": ABSOLUTE_ADJUSTMENT[body.posthoc],
-        "significant": significant.tolist(),
-    }
+        return None, sig, tests
+    out = AbsoluteColumns(
+        i=i.tolist(),
+        j=j.tolist(),
+        fields={
+            "p_adjusted": _json_column(np.asarray(adjusted.p, dtype=np.float64).tolist()),
+            "log10_p_adjusted": _json_column(
+                np.asarray(adjusted.log10_p, dtype=np.float64).tolist()
+            ),
+            "significant": significant.tolist(),
+        },
+        wilcoxon=result_columns(paired.WilcoxonResult, [t.wilcoxon for t in tests]),
+        sign_test=result_columns(paired.SignTestResult, [t.sign_test for t in tests]),
+        adjustment=ABSOLUTE_ADJUSTMENT[body.posthoc],
+    )
     return out, sig, tests
 
 

@@ -7,12 +7,19 @@ stored answer (:func:`summary`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from pydantic import JsonValue
 
-from app.services.comparison_pairs import compact_columns
+from app.services.comparison_pairs import (
+    CompactPairs,
+    FamilyColumns,
+    compact_columns,
+    stored_columns,
+)
 
 
 @dataclass(frozen=True)
@@ -93,101 +100,96 @@ def summary(comparison: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def pairs_as_columns(comparison: dict[str, Any]) -> dict[str, Any]:
-    """A stored comparison with its pairwise results as columns (the answer's shape since
-    issue 15): answers stored before, with one object per pair in ``relative.posthoc.pairs``
-    and ``absolute.pairwise``, are read in the columns a new computation gives (the same
-    numbers, one list per field), so their ids and requests stay what they were."""
-    relative = comparison.get("relative") or {}
-    posthoc = relative.get("posthoc") or {}
-    absolute = comparison.get("absolute") or {}
-    old_posthoc = isinstance(posthoc.get("pairs"), list)
-    old_absolute = isinstance(absolute.get("pairwise"), list)
-    if not (old_posthoc or old_absolute):
-        return comparison
-    out = dict(comparison)
-    if old_posthoc:
-        rows = posthoc["pairs"]
-        keys = (
-            *("i", "j", "a", "b", "rank_difference", "z", "p_value", "p_adjusted"),
-            *("log10_p_value", "log10_p_adjusted", "significant"),
-        )
-        out["relative"] = {
-            **relative,
-            "posthoc": {**posthoc, "pairs": {key: [r[key] for r in rows] for key in keys}},
-        }
-    if old_absolute:
-        rows = absolute["pairwise"]
-        columns: dict[str, Any] = {key: [r[key] for r in rows] for key in ("i", "j", "a", "b")}
-        for test in ("wilcoxon", "sign_test"):
-            fields = list(rows[0][test]) if rows else []
-            columns[test] = {f: [r[test][f] for r in rows] for f in fields}
-        for key in ("p_adjusted", "log10_p_adjusted"):
-            columns[key] = [r[key] for r in rows]
-        columns["adjustment"] = rows[0]["adjustment"] if rows else None
-        columns["significant"] = [r["significant"] for r in rows]
-        out["absolute"] = {**absolute, "pairwise": columns}
-    return out
+def _family(pairs: object, *, absolute: bool) -> FamilyColumns | None:
+    """A family as columns: computed (:class:`FamilyColumns`) or stored (one object per pair
+    before issue 15, columns in its first step: :func:`stored_columns`); ``None``: compact."""
+    if isinstance(pairs, FamilyColumns):
+        return pairs
+    if isinstance(pairs, list | dict):
+        return stored_columns(pairs, absolute=absolute)
+    return None
 
 
-def _posthoc_matrices_follow(posthoc: dict[str, Any], pairs: dict[str, Any], k: int) -> bool:
+def _laid_out(pairs: FamilyColumns, k: int) -> tuple[list[list[JsonValue]], list[list[JsonValue]]]:
+    m: list[list[JsonValue]] = [[1.0] * k for _ in range(k)]
+    lm: list[list[JsonValue]] = [[0.0] * k for _ in range(k)]
+    p, lp = pairs.fields["p_adjusted"], pairs.fields["log10_p_adjusted"]
+    for x, y, v, lv in zip(pairs.i, pairs.j, p, lp, strict=True):
+        m[x][y] = m[y][x] = v
+        lm[x][y] = lm[y][x] = lv
+    return m, lm
+
+
+def _posthoc_matrices_follow(posthoc: Mapping[str, object], pairs: FamilyColumns, k: int) -> bool:
     """Whether ``p_matrix`` / ``p_vs_control`` (and their log10) are the pairs' adjusted
     p-values laid out by index (1 and 0 on the diagonal / at the control), as the client
     rebuilds them (``absrank_client.models.posthoc_matrices``)."""
-    p, lp = pairs["p_adjusted"], pairs["log10_p_adjusted"]
+    p, lp = pairs.fields["p_adjusted"], pairs.fields["log10_p_adjusted"]
     if isinstance(posthoc.get("p_matrix"), list) or isinstance(posthoc.get("log10_p_matrix"), list):
-        m = [[1.0] * k for _ in range(k)]
-        lm: list[list[Any]] = [[0.0] * k for _ in range(k)]
-        for x, y, v, lv in zip(pairs["i"], pairs["j"], p, lp, strict=True):
-            m[x][y] = m[y][x] = v
-            lm[x][y] = lm[y][x] = lv
+        m, lm = _laid_out(pairs, k)
         if posthoc.get("p_matrix") != m or posthoc.get("log10_p_matrix") != lm:
             return False
     if isinstance(posthoc.get("p_vs_control"), list):
-        c, lc = [1.0] * k, [0.0] * k
-        for y, v, lv in zip(pairs["j"], p, lp, strict=True):
+        c: list[JsonValue] = [1.0] * k
+        lc: list[JsonValue] = [0.0] * k
+        for y, v, lv in zip(pairs.j, p, lp, strict=True):
             c[y], lc[y] = v, lv
         if posthoc.get("p_vs_control") != c or posthoc.get("log10_p_vs_control") != lc:
             return False
     return True
 
 
-def _probabilities_follow(bt: dict[str, Any]) -> bool:
+def _probabilities_follow(strengths: object, probabilities: object) -> bool:
     """Whether the Bradley–Terry ``probabilities`` are ``θ_i / (θ_i + θ_j)`` of the finite
     ``strengths`` (0.5 on the diagonal), bit for bit, as the client rebuilds them."""
-    s, probs = bt.get("strengths"), bt.get("probabilities")
-    if not isinstance(probs, list) or not all(isinstance(x, float) for x in s or ()):
+    if not isinstance(probabilities, list) or not isinstance(strengths, list):
         return False
-    a = np.asarray(s, dtype=np.float64)
+    if not all(isinstance(x, float) for x in strengths):
+        return False
+    a = np.asarray(strengths, dtype=np.float64)
     with np.errstate(all="ignore"):
         m = a[:, None] / (a[:, None] + a[None, :])
     np.fill_diagonal(m, 0.5)
-    return bool(m.tolist() == probs)
+    return bool(m.tolist() == probabilities)
+
+
+def _stored(pairs: CompactPairs) -> dict[str, JsonValue]:
+    """A compact family as the answer stores it (JSON; ``i``/``j`` only when listed)."""
+    out: dict[str, JsonValue] = pairs.model_dump()
+    return out
 
 
 def compact(comparison: dict[str, Any]) -> dict[str, Any]:
-    """A comparison (result or read) in the compact shape of issue 15
+    """A comparison (computed, or stored) in the compact shape of issue 15
     (:mod:`app.services.comparison_pairs`): the post-hoc pairs and the absolute pairwise tests
     as distinct rows and codes; ``p_matrix``, ``log10_p_matrix``, ``p_vs_control``,
     ``log10_p_vs_control`` and the Bradley–Terry ``probabilities`` left out where the client
-    rebuilds them exactly (kept otherwise, e.g. probabilities of a degenerate fit). Answers in
-    the columns shape (stored before) are converted; compact ones are returned as they are."""
+    rebuilds them exactly (kept otherwise, e.g. probabilities of a degenerate fit). Answers
+    stored in an earlier shape (one object per pair, columns) are converted; compact ones are
+    returned as they are.
+
+    ``comparison`` is the answer's JSON document (as stored: the repository's JSON column),
+    with its families as :class:`FamilyColumns` (the absolute pairwise tests:
+    :class:`app.services.comparison_pairs.AbsoluteColumns`) when it was just computed; those
+    of the result are JSON (:class:`app.schemas.comparisons.ComparisonPosthocPairs`,
+    :class:`app.schemas.comparisons.AbsolutePairs` dumped)."""
     k = len(comparison.get("algorithms") or ())
     relative = comparison.get("relative") or {}
     posthoc = relative.get("posthoc") or {}
     absolute = comparison.get("absolute") or {}
-    pairs, pairwise = posthoc.get("pairs"), absolute.get("pairwise")
+    pairs = _family(posthoc.get("pairs"), absolute=False)
+    pairwise = _family(absolute.get("pairwise"), absolute=True)
     out = dict(comparison)
-    if isinstance(pairs, dict) and "order" not in pairs:
+    if pairs is not None:
         new_posthoc = dict(posthoc)
         if _posthoc_matrices_follow(posthoc, pairs, k):
             for key in ("p_matrix", "log10_p_matrix", "p_vs_control", "log10_p_vs_control"):
                 new_posthoc.pop(key, None)
-        new_posthoc["pairs"] = compact_columns(pairs, k)
+        new_posthoc["pairs"] = _stored(compact_columns(pairs, k))
         bt = dict(relative.get("bradley_terry") or {})
-        if _probabilities_follow(bt):
+        if _probabilities_follow(bt.get("strengths"), bt.get("probabilities")):
             del bt["probabilities"]
         out["relative"] = {**relative, "posthoc": new_posthoc, "bradley_terry": bt}
-    if isinstance(pairwise, dict) and "order" not in pairwise:
-        out["absolute"] = {**absolute, "pairwise": compact_columns(pairwise, k)}
+    if pairwise is not None:
+        out["absolute"] = {**absolute, "pairwise": _stored(compact_columns(pairwise, k))}
     return out

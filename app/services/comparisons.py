@@ -46,10 +46,10 @@ from app.services.comparison_answers import (
     CellWarning,
     compact,
     grouped_warnings,
-    pairs_as_columns,
     summary,
 )
 from app.services.comparison_archive import archived_rows
+from app.services.comparison_pairs import FamilyColumns, int_column
 from app.services.provenance import canonical_sha256, provenance
 from app.services.serialize import jsonable
 from app.services.stattests import named_bradley_terry, named_posthoc, value_based
@@ -213,18 +213,12 @@ def _relative(
 
 def _posthoc_answer(post: ranktests.PosthocResult, names: tuple[str, ...]) -> dict[str, Any]:
     """The post-hoc family as :func:`app.services.stattests.named_posthoc` gives it, its pairs
-    as columns (:class:`app.schemas.comparisons.ComparisonPosthocPairs`): ``i``, ``j``, ``a``,
-    ``b``, then one list per field of :class:`app.domain.ranktests.PairComparison`."""
+    as columns (:class:`app.services.comparison_pairs.FamilyColumns`: one list per field of
+    :class:`app.domain.ranktests.PairComparison`; compacted with the answer, :func:`compact`)."""
     out = named_posthoc(dataclasses.replace(post, pair_columns=ranktests.PairColumns.none()), names)
     columns = result_columns(ranktests.PairComparison, post.pairs)
     i, j = columns.pop("i"), columns.pop("j")
-    out["pairs"] = {
-        "i": i,
-        "j": j,
-        "a": [names[x] for x in i],
-        "b": [names[x] for x in j],
-        **columns,
-    }
+    out["pairs"] = FamilyColumns(int_column(i), int_column(j), columns)
     return out
 
 
@@ -420,8 +414,10 @@ def _analyse(
 
 
 def _jsonable_around_pairs(result: dict[str, Any]) -> dict[str, Any]:
-    """``jsonable(result)`` without walking the pairwise columns again (JSON-ready already:
-    :func:`app.services._comparison_absolute.result_columns`; 19,900 pairs at k = 200)."""
+    """``jsonable(result)`` without walking the pairwise families: they stay
+    :class:`app.services.comparison_pairs.FamilyColumns` (of JSON-ready columns:
+    :func:`app.services._comparison_absolute.result_columns`; 19,900 pairs at k = 200) for
+    :func:`compact`, which gives the stored JSON."""
     posthoc = result["relative"]["posthoc"]
     absolute = result["absolute"]
     pairs, pairwise = posthoc["pairs"], absolute.get("pairwise")
@@ -547,7 +543,7 @@ def create_comparison(
 
 
 def _read(cid: str, status: str, result: dict[str, Any], view: str = "full") -> dict[str, Any]:
-    result = compact(pairs_as_columns(result))  # stored before the compact pairs
+    result = compact(result)  # stored before the compact pairs: converted
     full = {"id": cid, "location": location(cid), "status": status, "view": view, **result}
     return summary(full) if view == "summary" else full
 

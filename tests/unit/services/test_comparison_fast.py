@@ -5,7 +5,7 @@ tolerances, zero methods and both the relative and the absolute side."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from hypothesis import given
@@ -58,7 +58,7 @@ def requests(draw: Any, k: int) -> tuple[ComparisonCreate, int | None]:
     else:
         method = draw(st.sampled_from(ALL_PAIRS))
         control = None
-    convention = "standard"
+    convention: Literal["standard", "jing-liu"] = "standard"
     if method in ("nemenyi", "bonferroni-dunn") and draw(st.booleans()):
         convention = "jing-liu"
     body = ComparisonCreate(
@@ -104,7 +104,7 @@ def test_niia_report_equals_the_reference(data: st.DataObject) -> None:
 
 @given(st.data())
 def test_pairwise_absolute_equals_the_reference(data: st.DataObject) -> None:
-    from app.services.comparison_answers import pairs_as_columns
+    from app.services.comparison_pairs import stored_columns
     from app.services.serialize import jsonable
 
     v = data.draw(matrices())
@@ -114,8 +114,12 @@ def test_pairwise_absolute_equals_the_reference(data: st.DataObject) -> None:
     new, new_sig, _ = pairwise_absolute(v, body, control, SETTINGS, names)
     old, old_sig = reference_pairwise_absolute(v, body, control, SETTINGS, names)
     assert (new_sig == old_sig).all()
-    as_columns = pairs_as_columns({"absolute": {"pairwise": jsonable(old)}})
-    assert jsonable(new) == as_columns["absolute"]["pairwise"]
+    as_columns = stored_columns(jsonable(old), absolute=True)
+    assert new is not None
+    assert as_columns is not None
+    assert json_bytes(new.json(names)) == json_bytes(as_columns.json(names))
+    reference = reference_pairs_as_columns(jsonable(old))  # its keys in another order
+    assert json_bytes(new.json(names), sort_keys=True) == json_bytes(reference, sort_keys=True)
 
 
 @given(matrices(max_k=6), st.sampled_from(["pratt", "wilcox", "zsplit"]), st.integers(0, 30))
@@ -142,7 +146,7 @@ def test_infinite_values_take_the_one_call_per_pair_path() -> None:
 @given(st.data())
 def test_stored_pairs_read_as_the_columns_a_new_computation_gives(data: st.DataObject) -> None:
     """A comparison stored with one object per pair is read in today's columns, equal."""
-    from app.services.comparison_answers import pairs_as_columns
+    from app.services.comparison_pairs import stored_columns
     from app.services.serialize import jsonable
     from app.services.stattests import named_posthoc
 
@@ -159,17 +163,26 @@ def test_stored_pairs_read_as_the_columns_a_new_computation_gives(data: st.DataO
         }
     )
     columns, _, _ = pairwise_absolute(v, body, control, SETTINGS, names)
-    new = jsonable(
-        {
-            "relative": {"posthoc": comparisons._posthoc_answer(post, names)},
-            "absolute": {"pairwise": columns},
-        }
-    )
-    assert pairs_as_columns(stored) == new
-    assert json_bytes(pairs_as_columns(stored)) == json_bytes(new)
+    posthoc = comparisons._posthoc_answer(post, names)["pairs"]
+    assert columns is not None
+    for new, family, absolute in (
+        (posthoc, stored["relative"]["posthoc"]["pairs"], False),
+        (columns, stored["absolute"]["pairwise"], True),
+    ):
+        read = stored_columns(family, absolute=absolute)
+        assert read == new
+        assert read is not None
+        assert json_bytes(read.json(names)) == json_bytes(new.json(names))
 
 
-def json_bytes(doc: Any) -> bytes:
+def reference_pairs_as_columns(rows: Any) -> Any:
+    """The absolute pairwise rows as columns, by the dict-based oracle."""
+    from tests.unit.services._reference_compact import pairs_as_columns
+
+    return pairs_as_columns({"absolute": {"pairwise": rows}})["absolute"]["pairwise"]
+
+
+def json_bytes(doc: Any, *, sort_keys: bool = False) -> bytes:
     import json
 
-    return json.dumps(doc, allow_nan=False).encode()
+    return json.dumps(doc, allow_nan=False, sort_keys=sort_keys).encode()

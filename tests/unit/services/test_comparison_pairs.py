@@ -1,4 +1,5 @@
-"""The compact pairwise shape (issue 15): lossless against the columns shape it replaced."""
+"""The compact pairwise shape (issue 15): lossless against the columns shape it replaced, and
+byte for byte what its dict-based implementation gave (the oracle, ``_reference_compact``)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,17 @@ from absrank_client.models import bradley_terry_probabilities, pair_rows, postho
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.schemas.comparisons import AbsolutePairs, ComparisonPosthocPairs
 from app.services.comparison_answers import compact
-from app.services.comparison_pairs import compact_columns, expand_pairs
+from app.services.comparison_pairs import (
+    AbsoluteColumns,
+    CompactPairs,
+    FamilyColumns,
+    compact_columns,
+    expand_pairs,
+    int_column,
+)
+from tests.unit.services import _reference_compact as ref
 
 OLD = Path(__file__).parents[2] / "data" / "comparison_shapes" / "columns_shape.json"
 
@@ -20,9 +30,32 @@ def _dumps(x: Any) -> str:
     return json.dumps(x, sort_keys=True)
 
 
+def _bytes(x: Any) -> str:
+    """JSON text with the keys in their order (what is stored)."""
+    return json.dumps(x, allow_nan=False)
+
+
+def _columns(doc: dict[str, Any]) -> FamilyColumns:
+    """A columns-shape family (JSON) as :class:`FamilyColumns` (absolute: with its tests)."""
+    i, j = int_column(doc["i"]), int_column(doc["j"])
+    skip = ("i", "j", "a", "b", "wilcoxon", "sign_test", "adjustment")
+    flat = {key: v for key, v in doc.items() if key not in skip}
+    if "wilcoxon" not in doc:
+        return FamilyColumns(i, j, flat)
+    return AbsoluteColumns(i, j, flat, doc["wilcoxon"], doc["sign_test"], doc["adjustment"])
+
+
+def _parsed(doc: dict[str, Any]) -> CompactPairs:
+    """A compact family (JSON) as its schema model."""
+    if "wilcoxon" in doc:
+        return AbsolutePairs.model_validate(doc)
+    return ComparisonPosthocPairs.model_validate(doc)
+
+
 def test_old_recorded_answers_convert_and_the_client_sees_what_they_held() -> None:
     for old in json.loads(OLD.read_text()):
         new = compact(old)
+        assert _bytes(new) == _bytes(ref.compact(old))
         names = old["algorithms"]
         k = len(names)
         for path in (("relative", "posthoc", "pairs"), ("absolute", "pairwise")):
@@ -32,7 +65,7 @@ def test_old_recorded_answers_convert_and_the_client_sees_what_they_held() -> No
             assert "order" in n
             assert "i" not in n
             assert _dumps(pair_rows(n, names)) == _dumps(pair_rows(o, names))
-            assert _dumps(expand_pairs(n, names)) == _dumps(o)
+            assert _dumps(expand_pairs(_parsed(n), k).json(names)) == _dumps(o)
         op, np_ = old["relative"]["posthoc"], new["relative"]["posthoc"]
         assert "p_matrix" not in np_
         assert "log10_p_matrix" not in np_
@@ -49,6 +82,7 @@ def test_old_recorded_answers_convert_and_the_client_sees_what_they_held() -> No
 _value = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False, width=64),
     st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, None, "Infinity", "-Infinity"]),
+    st.sampled_from([0, 1, -1, True, False, "1", "1.0", "true"]),  # 1, 1.0, True: three rows
 )
 
 
@@ -86,26 +120,27 @@ def test_compact_columns_round_trip(k: int, control: int | None, data: Any) -> N
         "p_value": [r[2] for r in rows],
         "method": ["exact"] * n,
     }
-    c = compact_columns(cols, k)
-    assert _dumps(expand_pairs(c, names)) == _dumps(cols)
-    assert _dumps(pair_rows(c, names)) == _dumps(pair_rows(cols))
+    c = compact_columns(_columns(cols), k)
+    assert _bytes(c.model_dump()) == _bytes(ref.compact_columns(cols, k))
+    assert _dumps(expand_pairs(c, k).json(names)) == _dumps(cols)
+    assert _dumps(pair_rows(c.model_dump(), names)) == _dumps(pair_rows(cols))
     nested = {
         "i": cols["i"],
         "j": cols["j"],
         "a": cols["a"],
         "b": cols["b"],
         "wilcoxon": {"p_value": cols["p_value"], "method": cols["method"]},
+        "sign_test": {"p_value": cols["rank_difference"]},
         "p_adjusted": cols["z"],
         "adjustment": "holm",
     }
-    c = compact_columns(nested, k)
-    assert _dumps(expand_pairs(c, names)) == _dumps(nested)
-    assert _dumps(pair_rows(c, names)) == _dumps(pair_rows(nested))
+    c = compact_columns(_columns(nested), k)
+    assert _bytes(c.model_dump()) == _bytes(ref.compact_columns(nested, k))
+    assert _dumps(expand_pairs(c, k).json(names)) == _dumps(nested)
+    assert _dumps(pair_rows(c.model_dump(), names)) == _dumps(pair_rows(nested))
 
 
 def test_answers_stored_with_one_object_per_pair_read_compact_too() -> None:
-    from app.services.comparison_answers import pairs_as_columns
-
     for old in json.loads(OLD.read_text()):
         rows = dict(old)
         rows["relative"] = {
@@ -119,4 +154,5 @@ def test_answers_stored_with_one_object_per_pair_read_compact_too() -> None:
             **old["absolute"],
             "pairwise": pair_rows(old["absolute"]["pairwise"]),
         }
-        assert _dumps(compact(pairs_as_columns(rows))) == _dumps(compact(old))
+        assert _dumps(compact(rows)) == _dumps(compact(old))
+        assert _bytes(compact(rows)) == _bytes(ref.compact(ref.pairs_as_columns(rows)))
