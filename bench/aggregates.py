@@ -285,8 +285,9 @@ def main() -> None:
         f"\ngoals: 200 values at r = 25 < {GOAL_200_AT_25_S} s: "
         f"{c.verdict(g['200_values_r25_under_1s'])}; r = 256 < "
         f"{GOAL_256_PER_VALUE_S * 1e3:.0f} ms per value (alone and 4 together): "
-        f"{c.verdict(g['r256_under_50ms_per_value'])}; answers within the peer's error and "
-        f"bracket: {c.verdict(g['answers_within_error_and_bracket'])}"
+        f"{c.verdict(g['r256_under_50ms_per_value'])}; answers in each other's rigorous "
+        "bracket (direct and before), within 1e-9 of the same lattices convolved directly: "
+        f"{c.verdict(g['answers_within_error_and_bracket'])}"
     )
     c.finish("aggregates", results, None, goals)
 
