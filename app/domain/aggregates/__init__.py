@@ -37,8 +37,14 @@ which only involves the law of ``W`` on ``[0, L]``.
   sum is centred on the reads; tilting commutes with convolution and the reads untilt it), and
   a rigorous bound on every entry's rounding (Higham's FFT error bound, propagated through the
   chain) widens the bracket's ends and is added to the error estimate; a chain whose bound
-  exceeds ``1e-6`` in ``ln`` of a read is convolved directly. All values of a request refine
-  together: each FFT of a grid level transforms every value's and curve's chain at once.
+  exceeds ``1e-6`` in ``ln`` of a read is convolved directly. Without an atom the lattices are
+  shared by the request's values (:mod:`._lattice`): cells of width ``h = 2^{e−1}/n`` for
+  ``L ∈ [2^{e−1}, 2^e)`` (``L/h`` between ``n`` and ``2n``, not a whole number), one chain per
+  octave ``e``, tilt bin, curve and grid level, read at every value (the bounds at ``⌊L/h⌋ − r``
+  and ``⌊L/h⌋`` cells, the midpoint's CDF interpolated at ``L/h − r/2`` by a cubic in ``ln``); a
+  value's lattice depends on the value alone, so its answer is the same in any request. With an
+  atom every value keeps its own grid of ``n`` cells on ``[0, L]`` (below), and each FFT of a grid
+  level transforms every value's and curve's chain at once.
   Vectors are rescaled to a maximum of 1 after every product and the scale is carried in log
   space, so nothing underflows. Three placements of each cell's mass give
 
@@ -100,7 +106,9 @@ Accuracy (measured; tests/unit/domain/test_aggregates.py). Forced convolution ag
 form on the unclipped sphere (``c = 1``, ``β = 5``): ``|Δ ln v| <= 1.6e-11, 3.7e-10, 1.3e-6`` for
 ``r = 2, 4, 25`` (``n = 2048``) and ``3e-6`` for ``r = 51`` (``n = 4096``), down to
 ``v = 1e-2500``; each below its error estimate ``E`` and inside the rigorous bracket, whose
-half-width is ``≈ r²β/(2n)`` (0.3 for ``r = 25``, ``β = 5``). Median against
+half-width is ``≈ r²β/(2n)`` (0.3 for ``r = 25``, ``β = 5``). (Per-value grids; the shared
+lattices have ``L/h ∈ [n, 2n)`` cells: ``r = 25`` 7e-8 to 2e-7 in ``log10 v`` at ``d = 10``, and
+``r = 51`` up to 2.7e-6 where its ``E`` stops the refinement on the first level.) Median against
 ``scipy.integrate.quad`` of David & Nagaraja's integral (2-D sphere, clipped and unclipped,
 ``c = 1, 10``, ``r = 2, 4, 10``): ``|Δ log10 v| <= 1.1e-7``. Against Monte Carlo from the same
 table: within 3 standard errors. On tables (piecewise-linear ``v1``, kinks at the knots) ``E``

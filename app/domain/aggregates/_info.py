@@ -37,10 +37,12 @@ _DESCRIPTIONS = {
     },
     "mean-fft": {
         "mean-convolution": "r - 1 convolutions (repeated squaring) of the cell masses of W on a "
-        "uniform grid over [0, r (t - f*)], by FFT of the exponentially tilted masses with a "
-        "rigorous rounding bound (direct convolution where that bound exceeds 1e-6); cell masses "
-        "at left/right ends bound v rigorously, midpoints + Richardson extrapolation give the "
-        "point",
+        "uniform lattice of width h = 2^(e-1)/n (L = r (t - f*) in [2^(e-1), 2^e), so the "
+        "request's values of one octave share it; cells = L/h, between n and 2n; per-value "
+        "grids over [0, L] on a curve with an atom at f*), by FFT of the exponentially tilted "
+        "masses with a rigorous rounding bound (direct convolution where that bound exceeds "
+        "1e-6); cell masses at left/right ends bound v rigorously, midpoints (the lattice CDF "
+        "interpolated at L by a cubic in ln) + Richardson extrapolation give the point",
     },
     "median": {
         "definition": "v = P((Z_(k) + Z_(k+1))/2 <= t), k = r/2, Z with CDF F = v_c "

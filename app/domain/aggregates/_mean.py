@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.domain.aggregates import _fft
+from app.domain.aggregates import _fft, _lattice
 from app.domain.aggregates._common import (
     MAX_MEAN_RUNS,
     MEAN_GRID,
@@ -383,13 +383,22 @@ def _mean_power(inp: Inputs, t: float) -> Value | None:
     return Value.combine([point, lo, hi], "mean-power", 0)
 
 
+SHARED_LATTICES = True
+"""Means of more than :data:`DIRECT_RUNS` runs on the lattices shared by the request's values
+(:mod:`._lattice`); ``False``: per-value lattices for every value (the previous path, kept for
+atoms, as the shared path's oracle and as the benchmark's peer)."""
+
+
 def _mean_convolutions(inp: Inputs, ts: list[float]) -> list[Value]:
     """``mean-convolution`` of every value ``t > f*`` outside the power path (``mean-exact``
     where ``(t, f* + L]`` carries no probability), all values' chains at once.
 
     The grid of each value starts at ``max(MEAN_GRID[0], 16 r)`` cells and is doubled (old nodes
     reused) while the value's largest error estimate exceeds :func:`tolerance`, up to
-    ``max(MEAN_GRID[1], 16 r)``; the values still refining share every FFT of a level.
+    ``max(MEAN_GRID[1], 16 r)``. For ``r > DIRECT_RUNS`` without an atom the lattices are shared
+    (:mod:`._lattice`: one chain per octave of ``L``, tilt bin, curve and level); otherwise every
+    value has its own lattice on ``[0, L]``, and the values still refining share every FFT call
+    of a level.
     """
     r = inp.runs
     t = np.asarray(ts, dtype=np.float64)
@@ -413,6 +422,57 @@ def _mean_convolutions(inp: Inputs, ts: list[float]) -> list[Value]:
     while n < 16 * r:
         n *= 2
     n_max = max(MEAN_GRID[1], 16 * r)
+    judge = _Judge(saturated, exact, n_max)
+    if todo.size:
+        shared = (
+            SHARED_LATTICES
+            and r > DIRECT_RUNS
+            and n_max & (n_max - 1) == 0
+            and _lattice.applies(inp, span[todo], n_max)
+        )
+        refine = _shared_refinement if shared else _per_value_refinement
+        out |= refine(inp, span, todo, n, judge)
+    return [out[i] for i in range(t.size)]
+
+
+@dataclass(frozen=True)
+class _Judge:
+    """Whether a value's estimates on a grid are final: each curve's estimate raised to the
+    rigorous ``v_c(t)^r`` (exact where the curve saturates), done when the largest error is within
+    :func:`tolerance` or on the largest grid."""
+
+    saturated: np.ndarray
+    exact: list[list[Numeric]]
+    n_max: int
+
+    def __call__(self, i: int, numeric: list[Numeric | None], n: int, cells: int) -> Value | None:
+        """``numeric``: the estimate of each curve (``None`` where it saturates)."""
+        # P(mean <= t) >= P(every run <= t) = v_c(t)^r: exact where v_c(t) rounds to 1
+        ests = [
+            self.exact[i][k]
+            if self.saturated[k, i]
+            else _given(numeric[k]).at_least(self.exact[i][k].point)
+            for k in range(3)
+        ]
+        done = max(e.error for e in ests) <= tolerance(ests, MEAN_TARGET)
+        if not (done or n >= self.n_max):
+            return None
+        method = "mean-exact" if self.saturated[0, i] else "mean-convolution"
+        return Value.combine(ests, method, cells)
+
+
+def _given(x: Numeric | None) -> Numeric:
+    assert x is not None
+    return x
+
+
+def _per_value_refinement(
+    inp: Inputs, span: np.ndarray, todo: np.ndarray, n: int, judge: _Judge
+) -> dict[int, Value]:
+    """Every value on its own lattice of ``n`` cells on ``[0, L]``, refined while needed."""
+    r = inp.runs
+    saturated = judge.saturated
+    out: dict[int, Value] = {}
     ln_f = evaluate(inp, inp.origin + span[todo, None] * (np.arange(n + 1) / n))  # (3, m, n + 1)
     theta: np.ndarray | None = None
     while todo.size:
@@ -425,17 +485,11 @@ def _mean_convolutions(inp: Inputs, ts: list[float]) -> list[Value]:
         numeric = dict(zip(rows, _mean_numeric_rows(stacked, r, tilts), strict=True))
         keep: list[int] = []
         for j, i in enumerate(todo.tolist()):
-            # P(mean <= t) >= P(every run <= t) = v_c(t)^r: exact where v_c(t) rounds to 1
-            ests = [
-                exact[i][k] if saturated[k, i] else numeric[k, j].at_least(exact[i][k].point)
-                for k in range(3)
-            ]
-            done = max(e.error for e in ests) <= tolerance(ests, MEAN_TARGET)
-            if done or n >= n_max:
-                method = "mean-exact" if saturated[0, i] else "mean-convolution"
-                out[i] = Value.combine(ests, method, n)
-            else:
+            value = judge(i, [numeric.get((k, j)) for k in range(3)], n, n)
+            if value is None:
                 keep.append(j)
+            else:
+                out[i] = value
         if not keep:
             break
         kept = np.array(keep, dtype=np.int64)
@@ -446,7 +500,107 @@ def _mean_convolutions(inp: Inputs, ts: list[float]) -> list[Value]:
         odd = inp.origin + span[todo, None] * (np.arange(1, n, 2) / n)
         finer[:, :, 1::2] = evaluate(inp, odd)
         ln_f = finer
-    return [out[i] for i in range(t.size)]
+    return out
+
+
+def _shared_refinement(
+    inp: Inputs, span: np.ndarray, todo: np.ndarray, n: int, judge: _Judge
+) -> dict[int, Value]:
+    """The values on the lattices they share (:mod:`._lattice`), refined while needed: on every
+    level one chain per octave, tilt bin, curve and level of the extrapolation."""
+    first = n
+    places = {i: _lattice.Place.of(float(span[i]), n) for i in todo.tolist()}
+    thetas: dict[tuple[int, int], float] = {}
+    out: dict[int, Value] = {}
+    left = todo.tolist()
+    while left:
+        groups: dict[tuple[int, int], list[int]] = {}
+        for i in left:
+            groups.setdefault((places[i].octave, places[i].bin), []).append(i)
+        keep: list[int] = []
+        for key, members in sorted(groups.items()):
+            if key not in thetas:  # on the first grid (every value starts there)
+                thetas[key] = _bin_tilt(inp, key, first)
+            theta = thetas[key] * (first / n)  # per cell of this grid (exact: powers of two)
+            k_cells = np.array([places[i].cells for i in members]) * (n / first)
+            numeric = _shared_numeric(inp, key, n, theta, k_cells, judge.saturated[:, members])
+            for j, i in enumerate(members):
+                value = judge(i, [numeric[k][j] for k in range(3)], n, int(k_cells[j]))
+                if value is None:
+                    keep.append(i)
+                else:
+                    out[i] = value
+        left = sorted(keep)
+        n *= 2
+    return out
+
+
+def _octave_ln_f(inp: Inputs, key: tuple[int, int], n: int) -> np.ndarray:
+    """``ln v_c`` of the three curves at the nodes ``f* + jh`` of bin ``key`` on level ``n``."""
+    octave, tilt_bin = key
+    h = math.ldexp(1.0, octave - n.bit_length())  # 2^{e−1}/n
+    return evaluate(inp, inp.origin + np.arange(_lattice.size(n, tilt_bin) + 1) * h)
+
+
+def _bin_tilt(inp: Inputs, key: tuple[int, int], n: int) -> float:
+    """``θ`` of a tilt bin on level ``n`` from the point curve: one run's tilted mean at
+    ``(K_c − r/2)/r`` cells, ``K_c`` the bin's centre."""
+    cells, _, _ = _masses_rows(_octave_ln_f(inp, key, n)[:1])
+    centre = n * (1.0 + (key[1] + 0.5) / _lattice.TILT_BINS)
+    return float(_fft.tilt(_ln(cells), (centre - 0.5 * inp.runs) / inp.runs)[0])
+
+
+def _shared_numeric(
+    inp: Inputs,
+    key: tuple[int, int],
+    n: int,
+    theta: float,
+    k_cells: np.ndarray,
+    saturated: np.ndarray,
+) -> list[list[Numeric]]:
+    """Per curve, the estimates of the members of one bin (``K = k_cells``) on level ``n``:
+    the chains on ``n``, ``n/2`` and ``n/4`` cells per ``h`` (neighbours merged), read at every
+    member, Richardson-extrapolated (:func:`_numeric`)."""
+    r = inp.runs
+    cells, _, ln_scale = _masses_rows(_octave_ln_f(inp, key, n))
+    per_level: list[list[list[_Reads]]] = []
+    for step in (1, 2, 4):
+        size = cells.shape[1]
+        vec, ln_tilt, delta = _fft.tilted(_ln(cells), np.full(3, step * theta))
+        out_vec, ln_fold, bound = _fft.power(vec, delta, r, size)
+        curves: list[list[_Reads]] = []
+        for k in range(3):
+            want = ~saturated[k]
+            reads = [_Reads(NEG_INF, NEG_INF, 0.0, NEG_INF)] * k_cells.size
+            if want.any() and math.isfinite(float(ln_scale[k])):
+                scale = r * float(ln_scale[k])
+                base = float(ln_fold[k] + r * ln_tilt[k]) + scale
+                ln_cdf = _lattice.fft_cdf(out_vec[k], float(bound[k]), step * theta, base)
+                got = _lattice.read(ln_cdf, k_cells / step, r, FFT_MAX_REL)
+                bad = want & ~got.good
+                if bad.any():  # this chain convolved directly, read by these members only
+                    direct, ln_direct = _reference_fold(cells[k], r, size)
+                    exact_cdf = _lattice.direct_cdf(direct, ln_direct + scale)
+                    fixed = _lattice.read(exact_cdf, k_cells[bad] / step, r, math.inf)
+                    for name in ("lower", "mid", "upper"):
+                        getattr(got, name)[bad] = getattr(fixed, name)
+                    got.mid_error[bad] = 0.0
+                reads = [
+                    _Reads(
+                        float(got.lower[j]),
+                        float(got.mid[j]),
+                        float(got.mid_error[j]),
+                        float(got.upper[j]),
+                    )
+                    for j in range(k_cells.size)
+                ]
+            curves.append(reads)
+        per_level.append(curves)
+        cells = cells[:, 0::2] + cells[:, 1::2]
+    return [
+        [_numeric([per_level[s][k][j] for s in range(3)]) for j in range(k_cells.size)]
+        for k in range(3)
+    ]
 
 
 def mean_values(inp: Inputs, t: np.ndarray) -> list[Value]:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from scipy import integrate, special, stats
 
 from app.domain import absrank
-from app.domain.aggregates import MAX_MEAN_RUNS, aggregate_ranks
+from app.domain.aggregates import MAX_MEAN_RUNS, _mean, aggregate_ranks
 from app.domain.curves import V1Curve
 from app.domain.errors import NotApplicable
 from app.domain.sampling import scale_to_box, sobol_chunk
@@ -152,7 +152,9 @@ def test_mean_of_power_law_runs_is_the_dirichlet_form(d: int, r: int) -> None:
     conv = aggregate_ranks(t, _without_power(curve), budget=1, runs=r, aggregate="mean")
     assert list(conv.method) == ["mean-convolution"] * 3
     error = np.abs(conv.log10_v - exact10)
-    assert np.all(error <= 2e-6)  # deep into the tail: v down to 1e-2500 (d = 10, r = 51)
+    # deep into the tail: v down to 1e-2500 (d = 10, r = 51: 2.7e-6 on the first level of the
+    # shared lattices, 3435-3602 cells, where E = 3e-5 ends the refinement)
+    assert np.all(error <= 3e-6)
     assert np.all(error <= np.array(conv.tail.as_json()["aggregate"]["numerical_error_log10"]))
     lo, hi = np.array(conv.tail.as_json()["aggregate"]["bracket_log10"]).T
     assert np.all((lo <= exact10) & (exact10 <= hi))  # the rigorous bracket holds
@@ -415,7 +417,11 @@ def test_ranks_are_probabilities_monotone_in_t_with_their_interval(
 def test_invariant_under_increasing_affine_maps_of_f(
     scale: float, shift: float, q: list[float], r: int, aggregate: str
 ) -> None:
-    """Rank a·t + b on the table of a·f + b: the same ranks (v is a probability of f <= t)."""
+    """Rank a·t + b on the table of a·f + b: the same ranks (v is a probability of f <= t).
+
+    Up to rounding, except the mean of more than ``DIRECT_RUNS`` runs: its lattices are placed
+    by the octave of ``L`` (shared by a request's values), so ``a`` moves ``L`` on the lattice and
+    the two answers agree within their numerical error estimates."""
     t = np.array(q) + 1e-3
     base = aggregate_ranks(t, _table_curve(), budget=2, runs=r, aggregate=aggregate)
     moved = aggregate_ranks(
@@ -426,7 +432,13 @@ def test_invariant_under_increasing_affine_maps_of_f(
         aggregate=aggregate,
     )
     assert list(moved.method) == list(base.method)
-    np.testing.assert_allclose(moved.log10_v, base.log10_v, rtol=1e-6, atol=1e-6)
+    tol = 1e-6 * (1.0 + np.abs(base.log10_v))
+    if aggregate == "mean" and r > _mean.DIRECT_RUNS:
+        for res in (base, moved):
+            block = res.tail.as_json()["aggregate"]
+            assert isinstance(block, dict)
+            tol = tol + np.array(block["numerical_error_log10"], dtype=float)
+    assert np.all(np.abs(moved.log10_v - base.log10_v) <= tol)
 
 
 @_PROPS

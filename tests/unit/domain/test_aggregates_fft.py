@@ -7,16 +7,27 @@ References: exact integer convolutions (Python ints); the direct convolution of 
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.domain.aggregates import _fft, _mean, aggregate_ranks, aggregate_ranks_each
+from app.domain.absrank import RankResult
+from app.domain.aggregates import _fft, _lattice, _mean, aggregate_ranks, aggregate_ranks_each
 from app.domain.aggregates._common import Inputs, evaluate
-from tests.unit.domain.test_aggregates import _STATISTIC, _sampler, _sphere_curve, _table_curve
+from app.domain.curves import V1Curve
+from tests.unit.domain.test_aggregates import (
+    _STATISTIC,
+    LN10,
+    _dirichlet_ln,
+    _sampler,
+    _sphere_curve,
+    _table_curve,
+)
 
 _PROPS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -107,20 +118,124 @@ def test_fft_estimates_agree_with_the_direct_convolution(t: float, r: int, c: in
         assert new[k].error >= old.error - tol
 
 
-@pytest.mark.parametrize(("r", "t"), [(25, [0.4, 0.8, 1.2]), (64, [0.9, 1.0, 1.1])])
-def test_answers_agree_with_the_direct_method(
-    monkeypatch: pytest.MonkeyPatch, r: int, t: list[float]
-) -> None:
-    curve = _table_curve()
-    values = np.array(t)
-    new = aggregate_ranks(values, curve, budget=2, runs=r, aggregate="mean")
-    monkeypatch.setattr(_mean, "DIRECT_RUNS", 10**9)
-    old = aggregate_ranks(values, curve, budget=2, runs=r, aggregate="mean")
-    err = np.array(old.tail.as_json()["aggregate"]["numerical_error_log10"], dtype=float)
+def _agree_with_direct(new: RankResult, old: RankResult) -> None:
+    """FFT answers against the same lattices convolved directly: the same methods, points
+    within the direct answer's error, intervals containing the direct ones."""
+    err = np.array(_block(old)["numerical_error_log10"], dtype=float)
     assert list(new.method) == list(old.method)
     assert np.all(np.abs(new.log10_v - old.log10_v) <= np.maximum(err, 1e-12))
     assert np.all(new.log10_lo <= old.log10_lo + 1e-12)
     assert np.all(new.log10_hi >= old.log10_hi - 1e-12)
+
+
+def _block(res: RankResult) -> dict[str, Any]:
+    block = res.tail.as_json()["aggregate"]
+    assert isinstance(block, dict)
+    return block
+
+
+@pytest.mark.parametrize(("r", "t"), [(25, [0.4, 0.8, 1.2]), (64, [0.9, 1.0, 1.1])])
+def test_per_value_lattices_agree_with_the_direct_method(
+    monkeypatch: pytest.MonkeyPatch, r: int, t: list[float]
+) -> None:
+    """The per-value path (atoms; the shared path's oracle) against its direct convolution."""
+    monkeypatch.setattr(_mean, "SHARED_LATTICES", False)
+    curve = _table_curve()
+    values = np.array(t)
+    new = aggregate_ranks(values, curve, budget=2, runs=r, aggregate="mean")
+    monkeypatch.setattr(_mean, "DIRECT_RUNS", 10**9)
+    _agree_with_direct(new, aggregate_ranks(values, curve, budget=2, runs=r, aggregate="mean"))
+
+
+@pytest.mark.parametrize(("r", "t"), [(25, [0.4, 0.8, 1.2]), (64, [0.9, 1.0, 1.1]), (7, [0.05])])
+def test_shared_lattices_agree_with_their_direct_convolution(
+    monkeypatch: pytest.MonkeyPatch, r: int, t: list[float]
+) -> None:
+    """Every read of the shared chains from the direct convolution of the same lattice instead
+    (``FFT_MAX_REL < 0``): the FFT's rounding bound only widens the bracket."""
+    curve = _table_curve()
+    values = np.array(t)
+    new = aggregate_ranks(values, curve, budget=2, runs=r, aggregate="mean")
+    monkeypatch.setattr(_mean, "FFT_MAX_REL", -1.0)
+    _agree_with_direct(new, aggregate_ranks(values, curve, budget=2, runs=r, aggregate="mean"))
+
+
+def _answer(
+    curve: V1Curve, t: np.ndarray, r: int, c: int, shared: bool
+) -> tuple[RankResult, dict[str, Any]]:
+    old = _mean.SHARED_LATTICES
+    _mean.SHARED_LATTICES = shared
+    try:
+        res = aggregate_ranks(t, curve, budget=c, runs=r, aggregate="mean")
+    finally:
+        _mean.SHARED_LATTICES = old
+    return res, _block(res)
+
+
+@_PROPS
+@given(
+    t=st.lists(st.floats(min_value=0.05, max_value=1.6), min_size=1, max_size=3),
+    r=st.integers(5, 40),
+    c=st.sampled_from([1, 3, 20]),
+)
+def test_shared_lattices_agree_with_the_per_value_lattices(t: list[float], r: int, c: int) -> None:
+    """Shared chains (octave lattices) against the per-value lattices they replace (the oracle):
+    each point inside the other's rigorous bracket and the other's interval inside its own
+    reported interval; the brackets overlap (both hold the same true value)."""
+    values = np.array(t)
+    new, jn = _answer(_table_curve(), values, r, c, True)
+    old, jo = _answer(_table_curve(), values, r, c, False)
+    assert list(new.method) == list(old.method)
+    bn, bo = np.array(jn["bracket_log10"], float), np.array(jo["bracket_log10"], float)
+    vn, vo = new.log10_v, old.log10_v
+    tol = 1e-12
+    assert np.all((bo[:, 0] - tol <= vn) & (vn <= bo[:, 1] + tol))
+    assert np.all((bn[:, 0] - tol <= vo) & (vo <= bn[:, 1] + tol))
+    assert np.all(np.maximum(bn[:, 0], bo[:, 0]) <= np.minimum(bn[:, 1], bo[:, 1]) + tol)
+    assert np.all((new.log10_lo <= vo + tol) & (vo <= new.log10_hi + tol))
+
+
+@pytest.mark.parametrize("r", [5, 25, 51])
+@pytest.mark.parametrize("d", [2, 10])
+def test_shared_and_per_value_lattices_agree_within_their_errors(d: int, r: int) -> None:
+    """A smooth law (the unclipped sphere without its power tail, c = 1) where ``E`` is reliable:
+    the two paths differ by less than their error estimates, and both by less than their own
+    error from the exact Dirichlet form."""
+    sphere = _sphere_curve(d)
+    assert sphere.power is not None
+    curve, limit = dataclasses.replace(sphere, power=None), sphere.power.limit
+    t = np.array([1e-9, 1e-3, 0.1, 0.5]) * limit / r
+    exact = _dirichlet_ln(sphere, t, r) / LN10
+    new, jn = _answer(curve, t, r, 1, True)
+    old, jo = _answer(curve, t, r, 1, False)
+    en, eo = (np.array(j["numerical_error_log10"], float) for j in (jn, jo))
+    assert np.all(np.abs(new.log10_v - old.log10_v) <= en + eo)
+    assert np.all(np.abs(new.log10_v - exact) <= en)
+    assert np.all(np.abs(old.log10_v - exact) <= eo)
+
+
+def test_shared_lattice_reads_bound_the_lattice_cdf() -> None:
+    """``_lattice.fft_cdf``'s bracket holds the exactly summed lattice CDF of the same chain
+    (an exact integer chain: ``C(k)`` in Python ints)."""
+    rng = np.random.default_rng(5)
+    m, runs = 400, 6
+    ints = [int(x) for x in np.floor(np.exp(-0.02 * np.arange(m)) * rng.random(m) * 2**20)]
+    ints[0] = 0
+    ints[int(np.argmax(ints))] = 2**20
+    exact = _exact_power(ints, runs, m)
+    exact_cum = np.cumsum(np.array(exact, dtype=object))
+    ln_exact = np.array([math.log(int(x)) if x > 0 else -math.inf for x in exact_cum])
+    ln_exact -= runs * 20 * math.log(2.0)
+    vec = np.array(ints, dtype=np.float64)[None, :] / 2**20
+    for theta in (0.0, -0.05, -0.5):
+        tilted, ln_tilt, delta = _fft.tilted(np.log(np.maximum(vec, 1e-300)), np.array([theta]))
+        out, ln_fold, bound = _fft.power(tilted, delta, runs, m)
+        base = float(ln_fold[0] + runs * ln_tilt[0])
+        lo, mid, hi = _lattice.fft_cdf(out[0], float(bound[0]), theta, base)
+        ok = np.isfinite(ln_exact)
+        assert np.all(lo[ok] <= ln_exact[ok] + 1e-12)
+        assert np.all(ln_exact[ok] <= hi[ok] + 1e-12)
+        assert np.all(np.abs(mid[ok] - ln_exact[ok]) <= np.maximum(hi[ok] - lo[ok], 1e-12))
 
 
 def test_values_share_the_batched_chains_bit_for_bit() -> None:
