@@ -299,28 +299,32 @@ def _tail_quality(mode: str) -> list[Row]:
 
 def _aggregates(mode: str) -> list[Row]:
     ag = load("aggregates", mode)
-    a, b, g = ag["a"], ag["b"], ag["goals_met"]
+    a, b, b1, g = ag["a"], ag["b"], ag["b1"], ag["goals_met"]
     total_200 = c.median(a["ours_total_s"]) * 200 / a["values"]
-    worst = max(x["agreement"]["max_abs_delta_log10"] for x in (a, b))
+    runs = (a, b, b1)
+    same = max(x["agreement_same_lattice_direct"]["max_abs_delta_log10"] for x in runs)
+    other = max(x["agreement"]["max_abs_delta_log10"] for x in runs)
     return [
         (
-            "mean of 25 runs, 200 values (FFT chains vs direct convolution)",
-            f"{total_200:.2f} s; {a['speedup_per_value']:.1f}x direct, "
+            "mean of 25 runs, 200 values (shared lattices vs per-value lattices, direct)",
+            f"{total_200:.2f} s (cold {a['cold_total_s']:.2f} s); "
+            f"{a['speedup_over_before']:.1f}x per-value lattices, "
+            f"{a['speedup_per_value']:.1f}x direct, "
             f"{a['ours_over_fft_limit']:.2f}x numpy FFT limit",
             "< 1 s",
             g["200_values_r25_under_1s"],
         ),
         (
-            "mean of 256 runs, per value",
-            f"{b['ours_per_value_s'] * 1e3:.0f} ms; {b['speedup_per_value']:.1f}x direct, "
-            f"{b['ours_over_fft_limit']:.2f}x numpy FFT limit",
+            "mean of 256 runs, per value (alone / 4 together)",
+            f"{b1['ours_per_value_s'] * 1e3:.0f} / {b['ours_per_value_s'] * 1e3:.0f} ms; "
+            f"{b['speedup_per_value']:.1f}x direct",
             "< 50 ms",
             g["r256_under_50ms_per_value"],
         ),
         (
-            "mean: answers vs direct convolution",
-            f"max |d log10 v| {worst:.1g}",
-            "in bracket",
+            "mean: answers vs the same lattices convolved directly / vs direct per value",
+            f"max |d log10 v| {same:.1g} / {other:.1g} (each inside the other's bracket)",
+            "<= 1e-9, in bracket",
             g["answers_within_error_and_bracket"],
         ),
     ]
