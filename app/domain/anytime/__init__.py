@@ -18,6 +18,7 @@ from app.domain.anytime.profiles import (
     Profile,
     ProfileKind,
     accuracy_profile,
+    convergence_costs,
     data_profile,
     performance_profile,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "SimulatedRuntimes",
     "StepFunction",
     "accuracy_profile",
+    "convergence_costs",
     "data_profile",
     "default_samples",
     "expected_running_time",

@@ -19,7 +19,13 @@ level before the drop. Every profile is a :class:`~app.domain.anytime.steps.Step
 with breakpoints at the solver's distinct finite values: ties give one breakpoint whose step
 is their number.
 
-Cost: ``O(P · S · log P)`` per call (one sort per solver).
+The costs ``t_{p,s}`` come from trajectories by Moré & Wild's convergence test [2]_
+(:func:`convergence_costs`): the first evaluation with
+``f(x) <= f_L + τ_tol (f(x_0) − f_L)``, ``f_L`` the best value any solver found on ``p`` (or a
+given reference such as ``f*``), tolerance ``τ_tol`` (default ``10^-3``).
+
+Cost: ``O(P · S · log P)`` per profile (one sort per solver); :func:`convergence_costs`
+``O(P · S · log m)`` for trajectories of at most ``m`` records.
 
 References
 ----------
@@ -40,14 +46,17 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from app.domain.anytime.runtimes import first_hits
 from app.domain.anytime.steps import StepFunction, frozen, lower_step, upper_step
 from app.domain.errors import InvalidInput
+from app.domain.results import Trajectory
 
 __all__ = [
     "MAX_DIGITS",
     "Profile",
     "ProfileKind",
     "accuracy_profile",
+    "convergence_costs",
     "data_profile",
     "performance_profile",
 ]
@@ -215,3 +224,66 @@ def accuracy_profile(
         digits = np.log10(e0) - np.log10(np.where(failed, 1.0, e))  # −f_acc; +inf where e = 0
     gamma = np.where(failed, -np.inf, np.minimum(digits, max_digits))
     return _profile("accuracy", gamma, solvers, "linear")
+
+
+def convergence_costs(
+    trajectories: Sequence[Sequence[Trajectory | None]],
+    initial: ArrayLike,
+    *,
+    tolerance: float = 1e-3,
+    reference: ArrayLike | None = None,
+) -> NDArray[np.float64]:
+    """Evaluations each solver needs to pass Moré & Wild's convergence test [2]_.
+
+    Parameters
+    ----------
+    trajectories : sequence (P) of sequences (S) of Trajectory or None
+        Best-so-far of solver ``s`` on problem ``p`` (``None``: no run, a failure); values in
+        one unit per problem (``f`` or ``f − f*``), like ``initial`` and ``reference``.
+    initial : array_like, shape (P,)
+        ``f(x_0)``, the common starting value of each problem.
+    tolerance : float, default 1e-3
+        ``τ_tol`` in ``(0, 1)``.
+    reference : array_like, shape (P,), optional
+        ``f_L``; default the best final value over the solvers on each problem (at most
+        ``f(x_0)``).
+
+    Returns
+    -------
+    ndarray of float, shape (P, S)
+        First evaluation with ``best <= f_L + τ_tol (f(x_0) − f_L)``; ``inf`` if never.
+
+    Examples
+    --------
+    >>> a = Trajectory((1, 10, 50), (5.0, 1.0, 0.0))
+    >>> b = Trajectory((2, 20), (4.0, 0.5))
+    >>> convergence_costs([[a, b]], [10.0], tolerance=0.1).tolist()
+    [[10.0, 20.0]]
+    """
+    f0 = np.asarray(initial, dtype=float).reshape(-1)
+    if len(trajectories) != f0.size or len({len(row) for row in trajectories}) > 1:
+        raise InvalidInput(
+            "one row of solvers per problem, one initial value each", field="initial"
+        )
+    if not 0 < tolerance < 1:
+        raise InvalidInput("tolerance must lie in (0, 1)", field="tolerance")
+    if not np.all(np.isfinite(f0)):
+        raise InvalidInput("initial values must be finite", field="initial")
+    if reference is None:
+        # a problem without any trajectory keeps f_L = f(x0): nobody passes, all costs inf
+        finals = [[np.inf if t is None else t.best[-1] for t in row] for row in trajectories]
+        f_low = np.minimum(np.min(np.array(finals, dtype=float), axis=1), f0)
+    else:
+        f_low = np.asarray(reference, dtype=float).reshape(-1)
+        if f_low.shape != f0.shape or not np.all(np.isfinite(f_low)):
+            raise InvalidInput(
+                "reference values must be finite, one per problem", field="reference"
+            )
+    threshold = f_low + tolerance * (f0 - f_low)
+    return np.array(
+        [
+            [np.inf if t is None else first_hits(t, threshold[p : p + 1])[0] for t in row]
+            for p, row in enumerate(trajectories)
+        ],
+        dtype=float,
+    ).reshape(f0.size, -1)

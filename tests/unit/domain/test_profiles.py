@@ -19,10 +19,12 @@ from hypothesis import strategies as st
 from app.domain.anytime import (
     StepFunction,
     accuracy_profile,
+    convergence_costs,
     data_profile,
     performance_profile,
 )
 from app.domain.errors import InvalidInput
+from app.domain.results import Trajectory
 
 INF = math.inf
 
@@ -203,3 +205,53 @@ def test_accuracy_profile_equals_brute_force(
             at = float(step.x[np.argmin(np.abs(step.x - float(t)))]) if t in exact else float(t)
             want = sum(g >= t for g in gammas)
             assert count_at(step, at) == want == step.count(at)
+
+
+# -- Moré & Wild's convergence test ---------------------------------------------------------
+
+
+def test_convergence_costs_by_hand() -> None:
+    # f0 = 100; solver a ends at 1, solver b at 10: f_L = 1, threshold 1 + 0.1 * 99 = 10.9
+    a = Trajectory((1, 4, 9), (50.0, 20.0, 1.0))
+    b = Trajectory((2, 3), (30.0, 10.0))
+    costs = convergence_costs([[a, b], [None, b]], [100.0, 31.0], tolerance=0.1)
+    # problem 1: f_L = 10, threshold 10 + 0.1 * 21 = 12.1: b passes at 3, a is missing
+    np.testing.assert_array_equal(costs, [[9, 3], [INF, 3]])
+    given_f_star = convergence_costs([[a, b]], [100.0], tolerance=0.1, reference=[0.0])
+    np.testing.assert_array_equal(given_f_star, [[9, 3]])  # threshold 10: b's 10.0 counts (<=)
+    with pytest.raises(InvalidInput):
+        convergence_costs([[a]], [1.0], tolerance=1.0)
+
+
+@st.composite
+def trajectory(draw: st.DrawFn) -> Trajectory | None:
+    if draw(st.booleans()) and draw(st.booleans()):
+        return None
+    steps = draw(st.lists(st.tuples(st.integers(1, 9), st.integers(0, 9)), min_size=1, max_size=6))
+    evaluations = np.cumsum([e for e, _ in steps]).tolist()
+    best = (100 - np.cumsum([d for _, d in steps])).astype(float).tolist()
+    return Trajectory(tuple(evaluations), tuple(best))
+
+
+@given(
+    st.integers(1, 4).flatmap(
+        lambda s: st.lists(st.lists(trajectory(), min_size=s, max_size=s), min_size=1, max_size=5)
+    ),
+    st.sampled_from([0.5, 0.1, 1e-3]),
+)
+def test_convergence_costs_equal_a_scan_of_the_records(
+    rows: list[list[Trajectory | None]], tolerance: float
+) -> None:
+    f0 = 120.0
+    costs = convergence_costs(rows, [f0] * len(rows), tolerance=tolerance)
+    for p, row in enumerate(rows):
+        finals = [t.best[-1] for t in row if t is not None]
+        f_low = min([*finals, f0])
+        for s, t in enumerate(row):
+            want = INF
+            if t is not None:
+                for e, b in zip(t.evaluations, t.best, strict=True):
+                    if b <= f_low + tolerance * (f0 - f_low):
+                        want = e
+                        break
+            assert costs[p, s] == want
