@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -192,3 +194,33 @@ def test_the_bootstrap_mean_approximates_the_ert(table: RuntimeTable, seed: int)
     sample = sim.runtimes[0]
     se = sample.std() / np.sqrt(sample.size)
     assert abs(sample.mean() - ert) <= 6 * se + 1e-9 * ert
+
+
+@st.composite
+def runs_with_gaps(draw: st.DrawFn) -> list[RunResult]:
+    """Runs whose first records come at different evaluations (nan before them)."""
+    out = []
+    for k in range(draw(st.integers(1, 7))):
+        start = draw(st.integers(1, 30))
+        steps = draw(st.lists(st.integers(1, 9), min_size=1, max_size=5))
+        evaluations = (start + np.cumsum([0, *steps[1:]])).tolist()
+        best = sorted((draw(st.floats(0, 1e3)) for _ in steps), reverse=True)
+        out.append(run(evaluations, best, evaluations[-1] + draw(st.integers(0, 5)), k=k))
+    return out
+
+
+@given(runs_with_gaps(), st.lists(st.floats(0, 1), min_size=1, max_size=4))
+def test_fixed_budget_quantiles_equal_numpys_nanquantile(
+    runs: list[RunResult], levels: list[float]
+) -> None:
+    budgets = np.arange(1, 60, 3)
+    (view,) = fixed_budget(runs, budgets, levels=levels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-nan columns
+        want = np.nanquantile(view.best, levels, axis=0)
+    np.testing.assert_allclose(view.quantiles, want, rtol=1e-12, atol=1e-300)
+    for r, one in enumerate(runs):
+        assert one.trajectory is not None
+        for b, value in zip(budgets, view.best[r], strict=True):
+            got = one.trajectory.best_at(int(b))  # the model's own reading
+            assert (np.isnan(value) and got is None) or value == got
