@@ -475,11 +475,6 @@ def value_offset(fn: BenchmarkFunction, req: RankRequest) -> float:
     return float(fn.f_opt)
 
 
-def metric_values(fn: BenchmarkFunction, req: RankRequest) -> np.ndarray:
-    t = np.asarray(req.values, dtype=np.float64)
-    return t + value_offset(fn, req) if req.values_are == "error" else t
-
-
 def above_minimum(fn: BenchmarkFunction, req: RankRequest, sent: np.ndarray) -> np.ndarray:
     """Which values sent lie above ``f*``: errors ``e > 0`` (not ``f* + e > f*``, which an error
     below ``ulp(f*)/2`` fails), values of ``f`` ``t > f*``."""
