@@ -6,9 +6,9 @@ Like for like with the real endpoint, minus its work:
   by FastAPI the same way), an ``async def`` endpoint like the real one on its warm path (no
   thread-pool hop; the real one hops only when it needs the database);
 * the same answer: the same keys in the same order, the per-value items written by the same
-  encoder (:class:`app.services.ranks.RankColumns` from columns, ``orjson`` per column,
-  ``pydantic_core.to_json`` for the rest), returned as ``Response(bytes)`` — no
-  ``response_model`` on either side;
+  encoder (:class:`app.services.ranks.RankColumns` from columns: one ``orjson.dumps`` of the
+  float table and one ``bytes %``; ``pydantic_core.to_json`` for the rest), returned as
+  ``Response(bytes)`` — no ``response_model`` on either side;
 * no ranking, no table, no database, no provenance hash, no envelope validation, no middleware.
 
 It is the framework's floor for this payload: what absrank costs above it is its own work.

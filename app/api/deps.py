@@ -7,7 +7,6 @@ most of the fixed cost of a small ``POST /v1/absolute-ranks``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Path, Query, Request
@@ -16,6 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.errors import NotFound, Unauthorized, UnsupportedMediaType
 from app.schemas.common import JSON_MEDIA_TYPES
+from app.services.ranks import RankEnv
 from app.services.table_cache import LadderCaches, TableCaches
 
 
@@ -148,23 +148,11 @@ ApiKeyDep = Depends(require_api_key)
 MayQueueBuildsDep = Annotated[bool, Depends(may_queue_builds)]
 
 
-@dataclass(frozen=True)
-class RankEnv:
-    """What a rank request needs from the application, as one dependency (FastAPI solves each
-    dependency separately: one instead of six is ~a third of a small request's framework
-    cost)."""
-
-    sessionmaker: sessionmaker[Session]
-    settings: Settings
-    dispatcher: Any
-    table_caches: TableCaches
-    ladder_caches: LadderCaches
-    may_queue_builds: bool
-
-
 async def rank_env(request: Request, x_api_key: ApiKeyHeader = None) -> RankEnv:
     """The application's state for a rank request, and whether it may queue table builds
-    (:func:`may_queue_builds`: a wrong key is a 401)."""
+    (:func:`may_queue_builds`: a wrong key is a 401), as one dependency (FastAPI solves each
+    dependency separately: one instead of six is ~a third of a small request's framework
+    cost)."""
     state = request.app.state
     settings: Settings = state.settings
     return RankEnv(

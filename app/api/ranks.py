@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import cast
-
 import anyio.to_thread
 from fastapi import APIRouter, Response
-from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.deps import JsonBody, RankEnvDep, SettingsDep
-from app.api.responses import JSON, adapter
+from app.api.responses import JSON
 from app.errors import TableNotBuilt
 from app.schemas.common import (
     WRONG_KEY,
@@ -21,15 +18,15 @@ from app.schemas.common import (
 )
 from app.schemas.ranks import RankRequest, RankResponse
 from app.schemas.spread import RankSpreadRead, RankSpreadRequest
-from app.services.ranks import RankAnswer, rank_answer
+from app.services.ranks import RankAnswer, rank_answer, reads_database
 from app.services.spread import rank_spread
 
 router = APIRouter(prefix="/v1", tags=["absolute ranks"])
 
 ON_LOOP_UP_TO = 10_000
 """Requests with at most this many values (and nothing to aggregate, see :func:`_light`) are
-first ranked on the event loop (no thread hop), as long as they need no database (see
-:class:`_WarmOnly`); the others run in a thread."""
+ranked on the event loop (no thread hop) when they need no database
+(:func:`app.services.ranks.reads_database`); the others run in a thread."""
 
 
 def _light(body: RankRequest) -> bool:
@@ -42,40 +39,19 @@ def _light(body: RankRequest) -> bool:
     return body.runs == 1 or body.aggregate not in ("mean", "median")
 
 
-class _NeedsDatabase(BaseException):
-    """Raised by :class:`_WarmOnly` when a request would open a session (a ``BaseException``,
-    so no handler on the way turns it into an answer)."""
-
-
-class _WarmOnly:
-    """A sessionmaker that opens nothing: the warm path (table, curve and ladder cached) never
-    calls it; the cold path does, and is then run again, whole, in a thread with the real one
-    (ranking is a pure function of the request and the stored data, so the rerun is the same
-    computation; nothing is written before the first session is opened)."""
-
-    def __call__(self, *args: object, **kwargs: object) -> Session:
-        raise _NeedsDatabase
-
-
-_WARM_ONLY = cast("sessionmaker[Session]", _WarmOnly())
-
-
 def rank_response(answer: RankAnswer) -> Response:
     """``answer`` checked against :class:`RankResponse` and sent as the service built it.
 
     The envelope (everything but the per-value items: source, tail, warnings, transform and
-    the rest of each algorithm's entry) is validated by ``RankResponse`` itself. The items are
-    typed columns (:class:`app.services.ranks.RankColumns` checks them as it is made; the
-    ``per_run`` items of ``runs_by_algorithm`` are made from such columns): validating one
-    model per value would cost ~45% of the endpoint, the envelope ~2% (bench/ranks_load.py
-    prints both). The bytes are ``to_json`` of the plain answer, those the endpoint has always
-    sent (``RankResponse`` declares the same key order), written from the columns.
+    the rest of each algorithm's entry) is validated by ``RankResponse`` itself
+    (:meth:`RankAnswer.envelope`). The items are typed columns
+    (:class:`app.services.ranks.RankColumns` checks them as it is made; the ``per_run`` items
+    of ``runs_by_algorithm`` are made from such columns): validating one model per value would
+    cost ~45% of the endpoint, the envelope ~2% (bench/ranks_load.py prints both). The bytes
+    are ``to_json`` of the plain answer, those the endpoint has always sent (``RankResponse``
+    declares the same key order), written from the columns.
     """
-    envelope = answer.envelope()
-    algorithms = envelope.get("algorithms")
-    if algorithms is not None:
-        envelope["algorithms"] = [a | {"per_run": []} for a in algorithms]
-    adapter(RankResponse).validate_python(envelope)
+    answer.envelope()  # raises if the service built another shape
     return Response(answer.json(), media_type=JSON)
 
 
@@ -110,28 +86,16 @@ async def absolute_ranks(
 ) -> Response:
     """Turn metric values into absolute ranks v (lower is better; log10_v is authoritative)."""
     # The service returns plain JSON types in RankResponse's shape, checked by the model
-    # (the per-value items as columns, see rank_response) and sent as built.
-    # A warm request (its table, curve and ladder cached) does no I/O: it runs on the event
-    # loop; one that needs the database (or is large) runs in the thread pool.
+    # (the per-value items as columns, see rank_response) and sent as built. A light request
+    # whose tables are all cached (asked before starting) does no I/O: it runs on the event
+    # loop; one that reads the database or queues a build (or is large) runs in a thread.
 
-    def answer_with(sessions: sessionmaker[Session]) -> Response:
-        answer = rank_answer(
-            sessions,
-            env.settings,
-            env.dispatcher,
-            body,
-            may_queue_builds=env.may_queue_builds,
-            cache=env.table_caches,
-            ladder_cache=env.ladder_caches,
-        )
-        return rank_response(answer)
+    def answer() -> Response:
+        return rank_response(rank_answer(env, body))
 
-    if _light(body):
-        try:
-            return answer_with(_WARM_ONLY)
-        except _NeedsDatabase:
-            pass
-    return await anyio.to_thread.run_sync(answer_with, env.sessionmaker)
+    if _light(body) and not reads_database(env, body):
+        return answer()
+    return await anyio.to_thread.run_sync(answer)
 
 
 @router.post(

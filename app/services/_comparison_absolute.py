@@ -35,7 +35,7 @@ from app.services._comparison_pairs import PairTests, all_pair_tests
 from app.services.comparison_answers import CellWarning, grouped_warnings
 from app.services.comparison_pairs import AbsoluteColumns
 from app.services.functions import find_function
-from app.services.ranks import numerical, rank_values_warned
+from app.services.ranks import RankEnv, numerical, rank_values_warned
 from app.services.serialize import jsonable
 from app.services.table_cache import LadderCaches, TableCaches
 
@@ -218,15 +218,15 @@ def _rank_cells(
         )
 
         def rank(req: RankRequest) -> Any:
-            return rank_values_warned(
+            env = RankEnv(
                 ctx.sm,
                 ctx.settings,
                 ctx.dispatcher,
-                req,
-                may_queue_builds=ctx.may_queue_builds,
-                cache=ctx.cache,
-                ladder_cache=ctx.ladder_cache,
+                ctx.cache,
+                ctx.ladder_cache,
+                ctx.may_queue_builds,
             )
+            return rank_values_warned(env, req)
 
         try:
             if regions == "auto" and table_id is None and not ladder_stored(ctx.sm, problem):

@@ -50,7 +50,13 @@ from app.services.leaderboard_inputs import (
     read_archive,
 )
 from app.services.provenance import provenance
-from app.services.ranks import LADDER_HINT, ladder_applies, numerical, rank_values_warned
+from app.services.ranks import (
+    LADDER_HINT,
+    RankEnv,
+    ladder_applies,
+    numerical,
+    rank_values_warned,
+)
 from app.services.table_cache import LadderCaches, TableCaches
 
 
@@ -153,15 +159,15 @@ def _rank_group(
         budget=first.budget,
         regions=regions,  # type: ignore[arg-type]  # a str the model checks against its Literal
     )
-    body, said = rank_values_warned(
+    env = RankEnv(
         ctx.sm,
         ctx.settings,
         ctx.dispatcher,
-        req,
+        ctx.cache,
+        ctx.ladder_cache,
         may_queue_builds=ctx.may_queue_builds if regions == "domain" else False,
-        cache=ctx.cache,
-        ladder_cache=ctx.ladder_cache,
     )
+    body, said = rank_values_warned(env, req)
 
     def named(i: int) -> str:
         return f"set {names[group[i].set.id]!r}"

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from functools import lru_cache
 from importlib import metadata
 from typing import Any
+
+import numpy as np
 
 from app import __version__
 
@@ -39,6 +42,13 @@ def canonical_sha256(payload: Any) -> str:
     """SHA-256 of the canonical JSON form (sorted keys, no spaces) of ``payload``."""
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def float64_sha256(values: Sequence[float]) -> str:
+    """SHA-256 of ``values`` as IEEE 754 binary64 numbers, little-endian, 8 bytes each, in
+    order: what a hashed request holds instead of a long list of floats (the same numbers give
+    the same digest; hashing their bytes costs ~1% of writing them as canonical JSON)."""
+    return hashlib.sha256(np.asarray(values, dtype="<f8").tobytes()).hexdigest()
 
 
 def provenance(request_payload: Any, **extra: Any) -> dict[str, Any]:

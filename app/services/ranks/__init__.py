@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.orm import Session, sessionmaker
-
-from app.config import Settings
 from app.schemas.ranks import RankRequest
-from app.services.provenance import provenance
+from app.services.provenance import float64_sha256, provenance
 from app.services.ranks._columns import RankAnswer, RankColumns
 from app.services.ranks._runs import AGGREGATE_VALUE, rank_runs
-from app.services.ranks._sources import RankStore, ladder_applies, resolve
+from app.services.ranks._sources import RankEnv, ladder_applies, reads_database, resolve
 from app.services.ranks._values import check_limits, numerical, rank_value_list
 from app.services.ranks._warnings import (
     GAP_RESOLUTION,
@@ -28,7 +25,6 @@ from app.services.ranks._warnings import (
     ladder_hint,
 )
 from app.services.regions import rank_context
-from app.services.table_cache import LadderCaches, TableCaches
 
 __all__ = [
     "AGGREGATE_VALUE",
@@ -38,6 +34,7 @@ __all__ = [
     "PROVISIONAL_NEEDS_KEY",
     "RankAnswer",
     "RankColumns",
+    "RankEnv",
     "RankWarning",
     "WarnedRanks",
     "ladder_applies",
@@ -45,19 +42,11 @@ __all__ = [
     "rank_answer",
     "rank_values",
     "rank_values_warned",
+    "reads_database",
 ]
 
 
-def rank_values(
-    sm: sessionmaker[Session],
-    settings: Settings,
-    dispatcher: Any,
-    req: RankRequest,
-    *,
-    may_queue_builds: bool | None = None,
-    cache: TableCaches,
-    ladder_cache: LadderCaches,
-) -> dict[str, Any]:
+def rank_values(env: RankEnv, req: RankRequest) -> dict[str, Any]:
     """Turn metric values into absolute ranks ``v`` (Jing & Liu, SPEC §3).
 
     With ``req.values`` every value is ranked as an aggregate of ``req.runs`` runs. With
@@ -69,15 +58,11 @@ def rank_values(
 
     Parameters
     ----------
-    sm, settings, dispatcher
-        Database, configuration and task queue.
+    env : RankEnv
+        Database, configuration, task queue, the application's caches and whether a missing
+        default table or ladder may be queued.
     req : RankRequest
         The validated request.
-    may_queue_builds : bool, optional
-        Whether a missing default table may be queued (the caller holds a valid API key, or
-        the deployment has none). Default: only when ``settings.api_keys`` is empty.
-    cache, ladder_cache : TableCaches, LadderCaches
-        The application's caches (``app.state``, a worker's).
 
     Returns
     -------
@@ -100,84 +85,30 @@ def rank_values(
         The requested tail or aggregate does not apply (e.g. a power tail on a clipped
         sublevel set, a mean or an even median without a known f*).
     """
-    return rank_values_warned(
-        sm,
-        settings,
-        dispatcher,
-        req,
-        may_queue_builds=may_queue_builds,
-        cache=cache,
-        ladder_cache=ladder_cache,
-    ).body
+    return rank_values_warned(env, req).body
 
 
-def rank_values_warned(
-    sm: sessionmaker[Session],
-    settings: Settings,
-    dispatcher: Any,
-    req: RankRequest,
-    *,
-    may_queue_builds: bool | None = None,
-    cache: TableCaches,
-    ladder_cache: LadderCaches,
-) -> WarnedRanks:
+def rank_values_warned(env: RankEnv, req: RankRequest) -> WarnedRanks:
     """:func:`rank_values`, with its warnings as :class:`RankWarning` (``body["warnings"]``
     holds their messages)."""
-    answer, warnings = _rank(
-        sm,
-        settings,
-        dispatcher,
-        req,
-        may_queue_builds=may_queue_builds,
-        cache=cache,
-        ladder_cache=ladder_cache,
-    )
+    answer, warnings = _rank(env, req)
     return WarnedRanks(answer.plain(), warnings)
 
 
-def rank_answer(
-    sm: sessionmaker[Session],
-    settings: Settings,
-    dispatcher: Any,
-    req: RankRequest,
-    *,
-    may_queue_builds: bool | None = None,
-    cache: TableCaches,
-    ladder_cache: LadderCaches,
-) -> RankAnswer:
+def rank_answer(env: RankEnv, req: RankRequest) -> RankAnswer:
     """:func:`rank_values` with the per-value items as columns (what the endpoint sends:
     :meth:`RankAnswer.json` is ``to_json(rank_values(...))`` without a dict per value)."""
-    return _rank(
-        sm,
-        settings,
-        dispatcher,
-        req,
-        may_queue_builds=may_queue_builds,
-        cache=cache,
-        ladder_cache=ladder_cache,
-    )[0]
+    return _rank(env, req)[0]
 
 
-def _rank(
-    sm: sessionmaker[Session],
-    settings: Settings,
-    dispatcher: Any,
-    req: RankRequest,
-    *,
-    may_queue_builds: bool | None,
-    cache: TableCaches,
-    ladder_cache: LadderCaches,
-) -> tuple[RankAnswer, list[RankWarning]]:
-    check_limits(req, settings)
-    if may_queue_builds is None:
-        may_queue_builds = not settings.api_keys
-    store = RankStore(sm, settings, dispatcher, cache, ladder_cache)
-    fn, source = resolve(store, req, may_queue_builds=may_queue_builds)
+def _rank(env: RankEnv, req: RankRequest) -> tuple[RankAnswer, list[RankWarning]]:
+    check_limits(req, env.settings)
+    fn, source = resolve(env, req)
     ctx = rank_context(fn, source.lower, source.upper, whole_domain=source.whole_domain)
     if req.runs_by_algorithm is not None:
         body, warnings = rank_runs(fn, source, ctx, req, req.runs_by_algorithm)
     else:
-        body, warnings = rank_value_list(fn, source, ctx, req, cache)
+        body, warnings = rank_value_list(fn, source, ctx, req, env.cache)
     warnings += ladder_hint(fn, source, req)
     if req.regions == "nested" and source.kind == "analytic":
         warnings.append(
@@ -200,9 +131,29 @@ def _rank(
     return RankAnswer(body), warnings
 
 
+FLOAT_LISTS = ("values", "sample")
+"""The request's lists of floats, hashed by their bytes (:func:`_request_payload`)."""
+
+
 def _request_payload(req: RankRequest) -> dict[str, Any]:
-    """The normalized request (absent values/runs_by_algorithm/sample/f_opt/f_max are left
-    out of the hash)."""
+    """The normalized request, as hashed into ``provenance.request_sha256`` (canonical JSON).
+
+    Absent values/runs_by_algorithm/sample/f_opt/f_max are left out. Every list of floats
+    (``values``, ``sample``, each algorithm's runs) is replaced by ``{"float64_sha256": ...}``,
+    the SHA-256 of its numbers as little-endian binary64 (:func:`float64_sha256`): the same
+    function of the request as the list's JSON text, without writing 10^5 floats as text.
+    """
     optional = ("values", "runs_by_algorithm", "sample", "f_opt", "f_max")
     absent = {k for k in optional if getattr(req, k) is None}
-    return req.model_dump(mode="json", exclude=absent)
+    out = req.model_dump(mode="json", exclude=absent | {*FLOAT_LISTS, "runs_by_algorithm"})
+    for name in FLOAT_LISTS:
+        sent = getattr(req, name)
+        if sent is not None:
+            out[name] = _digest(sent)
+    if req.runs_by_algorithm is not None:
+        out["runs_by_algorithm"] = {k: _digest(v) for k, v in req.runs_by_algorithm.items()}
+    return out
+
+
+def _digest(values: list[float]) -> dict[str, str]:
+    return {"float64_sha256": float64_sha256(values)}

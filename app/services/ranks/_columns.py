@@ -3,9 +3,10 @@
 :class:`RankColumns` holds the columns of ``RankResponse.results`` (one entry per value) and
 writes them as the JSON bytes ``pydantic_core.to_json`` writes for the list of ``RankItem``
 dicts that :meth:`RankColumns.items` makes (the shape the endpoint has always sent), without
-making those dicts: every float column is written by one ``orjson.dumps`` (numpy arrays
-directly; its shortest round-trip floats are ``to_json``'s digits, byte for byte), cut at its
-commas and joined with the keys between them, for every size.
+making those dicts: the float columns are written row by row by one ``orjson.dumps`` of an
+``(n, 7)`` array (its shortest round-trip floats are ``to_json``'s digits, byte for byte), and
+one ``bytes % keys`` puts the keys, the method and the ends of the items between the numbers
+(:meth:`RankColumns.json`), for every size.
 ``tests/unit/services/ranks_reference.py`` keeps the per-value implementation this replaces,
 and the property tests compare the two.
 """
@@ -21,29 +22,26 @@ import orjson
 from pydantic_core import to_json
 
 from app.domain import absrank
+from app.schemas.ranks import RankResponse
 
 _METHOD = re.compile(r"[a-z][a-z-]*")
 """A method name (:data:`app.domain.absrank.METHODS`, ``nested-``): written as it is."""
 
-# the bytes around each column in one item, in RankItem's key order
-_KEYS = (
-    b'{"value":',
+# the texts between the numbers of one item, in RankItem's key order: after value, v,
+# log10_v (+ the method: _method_key), log10_lo, log10_hi, v_lo, v_hi (+ the end of the item,
+# _BETWEEN)
+_SEPARATORS = (
     b',"v":',
     b',"log10_v":',
-    b',"method":',
-    b',"interval":{"log10_lo":',
+    b"",
     b',"log10_hi":',
     b',"v_lo":',
     b',"v_hi":',
+    b"",
 )
-_END = b"}},"
-_END_PROVISIONAL = b'},"provisional":true},'
-
-
-def _texts(column: Any) -> list[bytes]:
-    """The JSON text of every entry of ``column`` (a float64 array or a list of floats; NaN and
-    infinities as null), by one ``orjson.dumps`` cut at its commas (no float's text holds one)."""
-    return orjson.dumps(column, option=orjson.OPT_SERIALIZE_NUMPY)[1:-1].split(b",")
+_ENDS = np.array([b"}}", b'},"provisional":true}'], dtype=object)
+"""The end of an item: interval and item closed, ``provisional: true`` or not."""
+_BETWEEN = _ENDS + b',{"value":'
 
 
 def _pow10(x: np.ndarray) -> np.ndarray:
@@ -165,39 +163,55 @@ class RankColumns:
             out.append(item)
         return out
 
-    def json(self) -> bytes:
-        """``to_json(self.items())`` without a dict per value: every column written by one
-        ``orjson.dumps`` (the same shortest round-trip digits as ``to_json``), cut at its
-        commas and joined with the keys around it (C loops only)."""
+    def json(self, prefix: bytes = b"", suffix: bytes = b"") -> bytes:
+        """``prefix + to_json(self.items()) + suffix`` without a dict per value.
+
+        The seven float columns are written row by row by one ``orjson.dumps`` of the
+        ``(n, 7)`` table (the same shortest round-trip digits as ``to_json``; NaN as null).
+        Its commas become ``%s`` and one ``bytes % keys`` puts the text between two numbers
+        in their place: the keys of the next column, the method's (one text per method name)
+        or the end of an item and the start of the next (``provisional: true`` or not). C
+        loops only, one output buffer.
+        """
         n = len(self.value)
         if n == 0:
-            return b"[]"
+            return prefix + b"[]" + suffix
         v, log10_v, lo, hi, v_lo, v_hi = self._sent()
-        names = self.method.tolist()
-        text = {m: orjson.dumps(m) for m in set(names)}
-        methods = list(map(text.__getitem__, names))
-        if self.provisional is None:
-            ends: list[bytes] = [_END] * n
-        else:
-            ends = np.array([_END, _END_PROVISIONAL], dtype=object)[
-                self.provisional.astype(np.intp)
-            ].tolist()
-        columns = (
-            _texts(self.value),
-            _texts(v),
-            _texts(log10_v),
-            methods,
-            _texts(lo),
-            _texts(hi),
-            _texts(v_lo),
-            _texts(v_hi),
+        table = np.empty((n, 7), dtype=np.float64)
+        table[:, 0] = self.value
+        for j, column in enumerate((v, log10_v, lo, hi, v_lo, v_hi), start=1):
+            table[:, j] = column
+        numbers = orjson.dumps(table.ravel(), option=orjson.OPT_SERIALIZE_NUMPY)[1:-1]
+        marks = (
+            np.zeros(n, dtype=np.intp)
+            if self.provisional is None
+            else self.provisional.astype(np.intp)
         )
-        parts: list[bytes] = [b""] * (17 * n)
-        for j, (key, column) in enumerate(zip(_KEYS, columns, strict=True)):
-            parts[2 * j :: 17] = [key] * n
-            parts[2 * j + 1 :: 17] = column
-        parts[16::17] = ends
-        return b"[" + b"".join(parts)[:-1] + b"]"
+        names = self.method.tolist()
+        keys = {m: _method_key(m) for m in set(names)}
+        seps = np.empty((n, 7), dtype=object)
+        for j, key in enumerate(_SEPARATORS):
+            seps[:, j] = key
+        seps[:, 2] = list(map(keys.__getitem__, names))
+        seps[:, 6] = _BETWEEN[marks]
+        template = b"".join(
+            (
+                prefix.replace(b"%", b"%%"),
+                b'[{"value":',
+                numbers.replace(b",", b"%s"),
+                _ENDS[marks[-1]],
+                b"]",
+                suffix.replace(b"%", b"%%"),
+            )
+        )
+        out: bytes = template % tuple(seps.ravel()[:-1].tolist())
+        return out
+
+
+def _method_key(method: str) -> bytes:
+    """The text between ``log10_v`` and ``log10_lo`` for ``method`` (it matches
+    :data:`_METHOD`: no character to escape)."""
+    return b',"method":' + orjson.dumps(method) + b',"interval":{"log10_lo":'
 
 
 def _plain(column: np.ndarray) -> list[float | None]:
@@ -223,9 +237,15 @@ class RankAnswer:
         out = self.body["results"]
         return out if isinstance(out, RankColumns) else None
 
-    def envelope(self) -> dict[str, Any]:
-        """The body without its per-value items (``results`` empty)."""
-        return self.body | {"results": []}
+    def envelope(self) -> RankResponse:
+        """The answer without its per-value items (``results`` and every ``per_run`` empty),
+        validated by :class:`RankResponse` (``pydantic.ValidationError`` if the service built
+        another shape; the items are checked as columns, :class:`RankColumns`)."""
+        envelope = self.body | {"results": []}
+        algorithms = envelope.get("algorithms")
+        if algorithms is not None:
+            envelope["algorithms"] = [a | {"per_run": []} for a in algorithms]
+        return RankResponse.model_validate(envelope)
 
     def plain(self) -> dict[str, Any]:
         """The body in plain JSON types (``results`` as one dict per value)."""
@@ -243,6 +263,4 @@ class RankAnswer:
         head = to_json({k: self.body[k] for k in keys[:at]})
         tail = to_json({k: self.body[k] for k in keys[at + 1 :]})
         # both are non-empty objects: "{...}" without spaces
-        return b"".join(
-            (head[:-1], b',"results":', cols.json(), b"," if len(tail) > 2 else b"", tail[1:])
-        )
+        return cols.json(head[:-1] + b',"results":', (b"," + tail[1:]) if len(tail) > 2 else b"}")

@@ -27,8 +27,9 @@ from app.services.table_cache import LadderCaches, TableCaches
 
 
 @dataclass(frozen=True)
-class RankStore:
-    """Where a rank request's tables are, and what may queue them.
+class RankEnv:
+    """What a rank request needs from the application: where its tables are, and whether it
+    may queue them (the one argument of the use case besides the request).
 
     Attributes
     ----------
@@ -41,6 +42,10 @@ class RankStore:
         The application's table caches (``app.state.table_caches``, a worker's).
     ladder_cache : LadderCaches
         The application's ladder caches, likewise.
+    may_queue_builds : bool, optional
+        Whether a missing default table or ladder may be queued (the caller holds a valid API
+        key, or the deployment has none). Default: only when ``settings.api_keys`` is empty
+        (:attr:`queues_builds`).
     """
 
     sm: sessionmaker[Session]
@@ -48,6 +53,14 @@ class RankStore:
     dispatcher: Any
     cache: TableCaches
     ladder_cache: LadderCaches
+    may_queue_builds: bool | None = None
+
+    @property
+    def queues_builds(self) -> bool:
+        """:attr:`may_queue_builds`, its default resolved."""
+        if self.may_queue_builds is None:
+            return not self.settings.api_keys
+        return self.may_queue_builds
 
 
 @dataclass(frozen=True)
@@ -103,10 +116,11 @@ class Resolved(NamedTuple):
     source: Source
 
 
-def resolve(store: RankStore, req: RankRequest, *, may_queue_builds: bool) -> Resolved:
+def resolve(store: RankEnv, req: RankRequest) -> Resolved:
     """The function and source of ``req``: its sample, table, exact form, ladder or the default
-    table (queued when missing and ``may_queue_builds``)."""
+    table (queued when missing and ``store.queues_builds``)."""
     settings = store.settings
+    may_queue_builds = store.queues_builds
     if req.sample is not None:
         return Resolved(*_sample_source(settings, req))
     if req.table_id is not None:
@@ -141,6 +155,65 @@ def resolve(store: RankStore, req: RankRequest, *, may_queue_builds: bool) -> Re
     return Resolved(fn, source)
 
 
+def reads_database(store: RankEnv, req: RankRequest) -> bool:
+    """Whether :func:`resolve` may open a session for ``req``, asked of the caches up front.
+
+    ``False`` when every table it reads is in ``store.cache`` (ready, or a ladder level known
+    missing) and it queues nothing: the answer needs no I/O (the route ranks such requests on
+    the event loop). ``True`` when a table must be read, or a missing default table or ladder
+    may be queued. An inline sample, an exact form, or a request that fails before any table
+    (unknown function) reads nothing. The caches are asked as they are now: a table another
+    thread evicts before it is used is read again (correct, only not free of I/O).
+    """
+    cache = store.cache
+    if req.sample is not None:
+        return False
+    if req.table_id is not None:
+        return cache.ready.get(req.table_id) is None
+    assert req.function_id is not None
+    try:
+        fn = find_function(req.function_id)
+    except AppError:
+        return False
+    if req.use_analytic and fn.analytic is not None:
+        return False
+    ladders_apply = req.regions != "domain" and ladder_applies(fn)
+    ladder = _cached_ladder(store, fn) if ladders_apply else "none"
+    if req.regions == "nested":
+        # a missing ladder is queued (or refused); without a ladder: a problem at once
+        return ladder == "unread" or (ladder == "missing" and store.queues_builds)
+    if ladder == "unread":
+        return True
+    default = cache.ready.get(_default_table_id(store.settings, fn))
+    if default is None:
+        return True
+    if not ladders_apply or ladder == "ready":
+        return False
+    # 'auto' without a ladder: values below y_1 queue it, when the caller may
+    y1 = float(default.data.values[0])
+    return store.queues_builds and deep_values(fn, req, y1).size > 0
+
+
+def _cached_ladder(store: RankEnv, fn: BenchmarkFunction) -> str:
+    """What the caches know of ``fn``'s ladder, as :func:`app.services.ladders.ladder_curve`
+    reads it (level 0 first, up to the first level not ready): ``ready`` (every level cached),
+    ``missing`` (a level known missing: no SQL before it), ``unread`` (a level to read from
+    the database) or ``none`` (no ladder can be laid out for ``fn``)."""
+    try:
+        ids = ladders.ladder_table_ids(store.settings, fn.id, cache=store.ladder_cache)
+    except AppError:
+        return "none"
+    for table_id in ids:
+        if store.cache.ready.get(table_id) is None:
+            return "missing" if store.cache.missing.has(table_id) else "unread"
+    return "ready"
+
+
+def _default_table_id(settings: Settings, fn: BenchmarkFunction) -> str:
+    """The id of ``fn``'s default table (full domain, the default N, seed 0)."""
+    return tables.table_id_for(tables.spec_hash(tables.table_spec(settings, function_id=fn.id)))
+
+
 def _sample_source(settings: Settings, req: RankRequest) -> tuple[BenchmarkFunction, Source]:
     """An inline sample: Eq. 28 on it directly (exact, nothing stored)."""
     assert req.sample is not None
@@ -169,7 +242,7 @@ def ladder_applies(fn: BenchmarkFunction) -> bool:
 
 
 def _nested_source(
-    store: RankStore, req: RankRequest, fn: BenchmarkFunction, *, may_queue: bool
+    store: RankEnv, req: RankRequest, fn: BenchmarkFunction, *, may_queue: bool
 ) -> Source | None:
     """The ladder's curve; ``None`` (use the domain table) when ``auto`` finds it not ready.
 
@@ -205,7 +278,7 @@ def _nested_source(
     return _ladder_source(store, fn, curve, views)
 
 
-def _request_ladder(store: RankStore, fn: BenchmarkFunction) -> None:
+def _request_ladder(store: RankEnv, fn: BenchmarkFunction) -> None:
     """Queue the missing tables of ``fn``'s ladder (:func:`app.services.ladders.request_ladder`)."""
     ladders.request_ladder(
         store.sm,
@@ -217,7 +290,7 @@ def _request_ladder(store: RankStore, fn: BenchmarkFunction) -> None:
     )
 
 
-def _load_ladder(store: RankStore, req: RankRequest, fn: BenchmarkFunction) -> ladders.LadderCurve:
+def _load_ladder(store: RankEnv, req: RankRequest, fn: BenchmarkFunction) -> ladders.LadderCurve:
     """The ladder's curve and tables; never queues (:func:`app.services.ladders.ladder_curve`)."""
     with domain_errors_as_problems():
         return ladders.ladder_curve(
@@ -233,7 +306,7 @@ def _load_ladder(store: RankStore, req: RankRequest, fn: BenchmarkFunction) -> l
 
 
 def _ladder_source(
-    store: RankStore,
+    store: RankEnv,
     fn: BenchmarkFunction,
     curve: absrank.V1Curve,
     views: list[tables.TableView],
@@ -270,7 +343,7 @@ def deep_values(fn: BenchmarkFunction, req: RankRequest, y1: float) -> np.ndarra
 
 
 def _ladder_for_deep_values(
-    store: RankStore,
+    store: RankEnv,
     req: RankRequest,
     fn: BenchmarkFunction,
     table: Source,
@@ -302,7 +375,7 @@ def _ladder_for_deep_values(
 
 
 def _awaited_ladder(
-    store: RankStore, fn: BenchmarkFunction, exc: AppError, *, may_queue: bool
+    store: RankEnv, fn: BenchmarkFunction, exc: AppError, *, may_queue: bool
 ) -> Awaited:
     """The ladder a provisional answer waits for, from the problem that its level raised."""
     request = {"function_id": fn.id, "ladder": True}
@@ -332,13 +405,10 @@ def _awaited_ladder(
     )
 
 
-def _default_table_source(store: RankStore, fn: BenchmarkFunction, *, may_queue: bool) -> Source:
+def _default_table_source(store: RankEnv, fn: BenchmarkFunction, *, may_queue: bool) -> Source:
     """The default full-domain table (queued when missing and allowed; 409 while it builds)."""
     sm, settings, cache = store.sm, store.settings, store.cache
-    default_id = tables.table_id_for(
-        tables.spec_hash(tables.table_spec(settings, function_id=fn.id))
-    )
-    ready = tables.cached_ready_table(sm, default_id, cache=cache)
+    ready = tables.cached_ready_table(sm, _default_table_id(settings, fn), cache=cache)
     if ready is not None:  # the hot path: no SQL
         return _table_source(*ready)
     if may_queue:
@@ -403,11 +473,6 @@ def value_offset(fn: BenchmarkFunction, req: RankRequest) -> float:
             f"{fn.id} has no known f*, so errors cannot be ranked", field="values_are"
         )
     return float(fn.f_opt)
-
-
-def metric_values(fn: BenchmarkFunction, req: RankRequest) -> np.ndarray:
-    t = np.asarray(req.values, dtype=np.float64)
-    return t + value_offset(fn, req) if req.values_are == "error" else t
 
 
 def above_minimum(fn: BenchmarkFunction, req: RankRequest, sent: np.ndarray) -> np.ndarray:

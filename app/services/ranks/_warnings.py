@@ -94,7 +94,7 @@ GAP_RESOLUTION = 1e-6
 
 
 def resolution_warnings(
-    req: RankRequest, fn: BenchmarkFunction, sent: list[float]
+    req: RankRequest, fn: BenchmarkFunction, sent: list[float] | np.ndarray
 ) -> list[RankWarning]:
     """Say so when values of ``f`` carry their gap ``t − f*`` with fewer than 6 digits.
 
