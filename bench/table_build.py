@@ -34,11 +34,13 @@ import contextlib
 import cProfile
 import functools
 import io
+import itertools
 import os
 import pstats
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any
 
 import _common as c
@@ -126,6 +128,42 @@ def raw_parallel(fid: int, n: int, procs: int) -> float:
 
 
 @dataclass
+class Timeline:
+    """One worker's tasks on a table, seconds from ``created_at``."""
+
+    first_claim: float  # request -> its first claim (queue pickup)
+    busy: float  # sum of its tasks' claim -> finish
+    gaps: float  # between the end of one of its tasks and its next claim
+    tail: float  # its last task's end -> the table's last chunk done
+    tasks: int
+
+
+def timeline(rows: list[tuple[datetime, datetime, str]], origin: datetime) -> dict[str, Timeline]:
+    """Per worker: ``(started_at, finished_at, worker)`` of every chunk, grouped by task (a
+    task's chunks share their claim time)."""
+    last = max(f for _, f, _ in rows)
+    tasks: dict[str, dict[datetime, datetime]] = {}
+    for start, finish, worker in rows:
+        mine = tasks.setdefault(worker, {})
+        mine[start] = max(mine.get(start, finish), finish)
+    out = {}
+    for worker, spans in tasks.items():
+        ordered = sorted(spans.items())
+        gaps = sum(
+            max(0.0, (s2 - f1).total_seconds())
+            for (_, f1), (s2, _) in itertools.pairwise(ordered)
+        )
+        out[worker] = Timeline(
+            first_claim=(ordered[0][0] - origin).total_seconds(),
+            busy=sum((f - s).total_seconds() for s, f in ordered),
+            gaps=gaps,
+            tail=(last - max(f for _, f in ordered)).total_seconds(),
+            tasks=len(ordered),
+        )
+    return out
+
+
+@dataclass
 class Build:
     function_id: str
     n: int
@@ -143,6 +181,13 @@ class Build:
     per_worker: dict[str, int]
     attempts: int  # chunk claims in all (== chunks: nothing ran twice)
     rate: float  # n / polled
+    timeline: dict[str, Timeline]  # per worker: when it worked on the table
+
+    @property
+    def idle(self) -> float:
+        """Worker-seconds with no task of the table between request and last chunk done
+        (first pickup, gaps between tasks, waiting for the other worker's last task)."""
+        return sum(t.first_claim + t.gaps + t.tail for t in self.timeline.values())
 
     @property
     def efficiency(self) -> float:
@@ -290,6 +335,7 @@ def build(st: Stack, fid: int, log2n: int, seed: int, workers: int, log: Any) ->
         per_worker=per_worker,
         attempts=int(sum(r[4] for r in rows)),
         rate=v.n / polled,
+        timeline=timeline([(utc(r[0]), utc(r[1]), r[3]) for r in rows], v.created_at),
     )
 
 
@@ -422,6 +468,17 @@ def part_b(log2n: int, repeats: int, fid: int) -> dict[str, Any]:
             f"{[sorted(b.per_worker.values()) for b in bs]}, merge "
             f"{c.spread([b.merge for b in bs])} s"
         )
+        tl = [list(b.timeline.values()) for b in bs]
+        print(
+            f"    timeline (s from the request, per build: one value per worker): POST "
+            f"{c.spread([b.post for b in bs])}; first claim "
+            f"{[[round(t.first_claim, 2) for t in ts] for ts in tl]}; busy "
+            f"{[[round(t.busy, 2) for t in ts] for ts in tl]}; gaps between tasks "
+            f"{[[round(t.gaps, 2) for t in ts] for ts in tl]}; waiting for the last task "
+            f"{[[round(t.tail, 2) for t in ts] for ts in tl]}; merge (in the last task "
+            f"or after) {c.spread([b.merge_seconds for b in bs])} s; idle worker-seconds "
+            f"{c.spread([b.idle for b in bs])}"
+        )
     print(
         f"  two workers / two raw processes = {c.spread(ratio[2])}  goal >= {GOAL_TWO}  "
         f"{c.verdict(ok)}"
@@ -450,7 +507,7 @@ def part_b(log2n: int, repeats: int, fid: int) -> dict[str, Any]:
 
 
 class _NoDispatch:
-    def enqueue_chunk(self, table_id: str, index: int) -> None:
+    def enqueue_span(self, span: Any) -> None:
         pass
 
     def enqueue_merge(self, table_id: str) -> None:

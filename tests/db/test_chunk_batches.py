@@ -89,7 +89,7 @@ def test_finish_chunks_writes_each_row_once_in_one_statement(
     assert [r[4] for r in rows] == [None, 0.5, 0.75, 1.0, 1.25, None]  # each row its own CPU
 
 
-def test_claim_following_takes_only_free_pending_chunks(
+def test_claim_chunks_takes_only_free_pending_chunks(
     sm: SM, make_table: Callable[..., Table]
 ) -> None:
     table = _seed(sm, make_table, n_chunks=8)
@@ -100,17 +100,17 @@ def test_claim_following_takes_only_free_pending_chunks(
         assert repo.finish_chunks(table.id, [_write(4)], worker="other", now=T0) == [4]
     with session_scope(sm) as s:
         repo = TableRepository(s)
-        assert repo.claim_chunk(table.id, 1, now=T0, lease_until=lease, worker="me")
-        # 2 is free, 3 is leased by another worker, 4 is done, 5 is free; 6 is past the count
-        got = repo.claim_following(table.id, 1, 4, now=T0, lease_until=lease, worker="me")
-        assert got == [2, 5]
-        assert repo.claim_following(table.id, 1, 0, now=T0, lease_until=lease, worker="me") == []
-        # once the other worker's lease expired, its chunk may be taken along
+        # 2 is free, 3 is leased by another worker, 4 is done, 5 is free
+        got = repo.claim_chunks(table.id, [5, 2, 3, 4, 1], now=T0, lease_until=lease, worker="me")
+        assert got == [1, 2, 5]
+        assert repo.claim_chunks(table.id, [], now=T0, lease_until=lease, worker="me") == []
+        assert repo.claim_chunks(table.id, [1], now=T0, lease_until=lease, worker="x") == []
+        # once the other worker's lease expired, its chunk may be claimed
         after = lease + timedelta(seconds=1)
-        assert repo.claim_following(
-            table.id, 2, 1, now=after, lease_until=after + timedelta(seconds=30), worker="me"
+        assert repo.claim_chunks(
+            table.id, [3], now=after, lease_until=after + timedelta(seconds=30), worker="me"
         ) == [3]
-        state = repo.claim_state(table.id, 3)
+        open_chunks = repo.open_chunks(table.id)
     rows = _rows(sm, table.id)
     assert [(r[0], r[2], r[3]) for r in rows] == [
         (0, 0, None),
@@ -122,32 +122,12 @@ def test_claim_following_takes_only_free_pending_chunks(
         (6, 0, None),
         (7, 0, None),
     ]
-    assert state is not None
-    assert state.chunk_status == "pending"
-    assert state.chunk_lease_until == lease + timedelta(seconds=31)
-
-
-def test_claim_state_reads_table_and_chunk_in_one_query(
-    sm: SM, make_table: Callable[..., Table]
-) -> None:
-    table = _seed(sm, make_table)
-    with session_scope(sm) as s:
-        repo = TableRepository(s)
-        state = repo.claim_state(table.id, 0)
-        assert state is not None
-        assert (state.status, state.n, state.chunk_size, state.n_chunks) == ("building", 64, 16, 4)
-        assert state.spec == table.spec
-        assert not state.started
-        assert state.chunk_status == "pending"
-        assert state.chunk_lease_until is None
-        missing_chunk = repo.claim_state(table.id, 99)
-        assert missing_chunk is not None
-        assert missing_chunk.chunk_status is None
-        assert repo.claim_state("tnone", 0) is None
-        repo.mark_started(table.id, now=T0)
-        started = repo.claim_state(table.id, 0)
-        assert started is not None
-        assert started.started
+    # every chunk not done, ascending, with its lease (UTC on SQLite too)
+    assert [c.index for c in open_chunks] == [0, 1, 2, 3, 5, 6, 7]
+    leases = {c.index: c.lease_until for c in open_chunks}
+    assert leases[0] is None and leases[1] == lease
+    assert leases[3] == lease + timedelta(seconds=31)
+    assert [c.claimable(after) for c in open_chunks] == [True, True, True, False, True, True, True]
 
 
 def test_seconds_per_point_of_finished_chunks(sm: SM, make_table: Callable[..., Table]) -> None:
