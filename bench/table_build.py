@@ -150,8 +150,7 @@ def timeline(rows: list[tuple[datetime, datetime, str]], origin: datetime) -> di
     for worker, spans in tasks.items():
         ordered = sorted(spans.items())
         gaps = sum(
-            max(0.0, (s2 - f1).total_seconds())
-            for (_, f1), (s2, _) in itertools.pairwise(ordered)
+            max(0.0, (s2 - f1).total_seconds()) for (_, f1), (s2, _) in itertools.pairwise(ordered)
         )
         out[worker] = Timeline(
             first_claim=(ordered[0][0] - origin).total_seconds(),

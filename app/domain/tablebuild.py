@@ -187,7 +187,6 @@ class ChunkSpec:
         )
 
 
-
 def compute_chunk(
     fn: BenchmarkFunction,
     region: Mapping[str, Any],

@@ -28,6 +28,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm import Session, undefer
+from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import Case
 
 from app.models.tables import Table, TableChunk
@@ -252,21 +253,10 @@ class TableRepository:
         ids = list(table_ids)
         if not ids:
             return {}
-        is_done = TableChunk.status == "done"
-        stmt = (
-            select(
-                TableChunk.table_id,
-                func.count(),
-                func.coalesce(func.sum(case((is_done, 1), else_=0)), 0),
-                func.min(TableChunk.started_at),
-                func.max(TableChunk.finished_at),
-                func.coalesce(func.sum(TableChunk.cpu_seconds), 0.0),
-            )
-            .where(TableChunk.table_id.in_(ids))
-            .group_by(TableChunk.table_id)
-        )
         out = {i: ChunkProgress(done=0, total=0) for i in ids}
-        for table_id, total, done, first, last, cpu in self.session.execute(stmt):
+        for table_id, total, done, first, last, cpu in self.session.execute(
+            self.progress_statement(ids)
+        ):
             out[table_id] = ChunkProgress(
                 done=int(done),
                 total=int(total),
@@ -276,9 +266,28 @@ class TableRepository:
             )
         return out
 
-    def chunk_workers(self, table_id: str) -> tuple[str, ...]:
-        """Return the distinct worker labels that finished chunks of a table, sorted."""
-        stmt = (
+    @staticmethod
+    def progress_statement(table_ids: Sequence[str]) -> Select[Any]:
+        """The query of :meth:`chunk_progress` (it reads only the columns of the covering
+        index ``ix_table_chunks_progress``, never a chunk row and its blobs)."""
+        is_done = TableChunk.status == "done"
+        return (
+            select(
+                TableChunk.table_id,
+                func.count(),
+                func.coalesce(func.sum(case((is_done, 1), else_=0)), 0),
+                func.min(TableChunk.started_at),
+                func.max(TableChunk.finished_at),
+                func.coalesce(func.sum(TableChunk.cpu_seconds), 0.0),
+            )
+            .where(TableChunk.table_id.in_(table_ids))
+            .group_by(TableChunk.table_id)
+        )
+
+    @staticmethod
+    def workers_statement(table_id: str) -> Select[Any]:
+        """The query of :meth:`chunk_workers` (covered by ``ix_table_chunks_progress``)."""
+        return (
             select(TableChunk.worker)
             .where(
                 TableChunk.table_id == table_id,
@@ -288,7 +297,12 @@ class TableRepository:
             .distinct()
             .order_by(TableChunk.worker)
         )
-        return tuple(str(w) for w in self.session.execute(stmt).scalars())
+
+    def chunk_workers(self, table_id: str) -> tuple[str, ...]:
+        """Return the distinct worker labels that finished chunks of a table, sorted."""
+        return tuple(
+            str(w) for w in self.session.execute(self.workers_statement(table_id)).scalars()
+        )
 
     def get_chunk(self, table_id: str, index: int) -> TableChunk | None:
         """Return one chunk row (blobs stay unloaded), or ``None``."""

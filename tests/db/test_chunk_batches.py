@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
@@ -125,7 +125,8 @@ def test_claim_chunks_takes_only_free_pending_chunks(
     # every chunk not done, ascending, with its lease (UTC on SQLite too)
     assert [c.index for c in open_chunks] == [0, 1, 2, 3, 5, 6, 7]
     leases = {c.index: c.lease_until for c in open_chunks}
-    assert leases[0] is None and leases[1] == lease
+    assert leases[0] is None
+    assert leases[1] == lease
     assert leases[3] == lease + timedelta(seconds=31)
     assert [c.claimable(after) for c in open_chunks] == [True, True, True, False, True, True, True]
 
@@ -145,3 +146,25 @@ def test_seconds_per_point_of_finished_chunks(sm: SM, make_table: Callable[..., 
             pytest.approx(0.5 / 16),
         )
         assert repo.seconds_per_point("classic/sphere/d2") is None
+
+
+def test_progress_reads_no_chunk_row_on_sqlite(sm: SM, make_table: Callable[..., Table]) -> None:
+    """A table's progress and workers come from the covering index: on SQLite the columns after
+    the blobs of a chunk row are read by walking the blobs' overflow pages."""
+    table = _seed(sm, make_table)
+    with session_scope(sm) as s:
+        repo = TableRepository(s)
+        assert repo.finish_chunks(table.id, [_write(1)], worker="w:1", now=T0) == [1]
+        progress = repo.chunk_progress([table.id])[table.id]
+        assert (progress.done, progress.total, progress.cpu_seconds) == (1, 4, 0.5)
+        assert progress.last_finished == T0
+        assert repo.chunk_workers(table.id) == ("w:1",)
+        if s.get_bind().dialect.name != "sqlite":
+            return
+        plans = []
+        for stmt in (repo.progress_statement([table.id]), repo.workers_statement(table.id)):
+            compiled = stmt.compile(s.get_bind(), compile_kwargs={"literal_binds": True})
+            plans.append(s.execute(text(f"EXPLAIN QUERY PLAN {compiled}")).all())
+    for plan in plans:
+        details = " ".join(str(row[-1]) for row in plan)
+        assert "USING COVERING INDEX ix_table_chunks_progress" in details, details
