@@ -547,6 +547,18 @@ class TableRepository:
             stmt = stmt.where(TableChunk.values.is_not(None))
         self.session.execute(stmt.values(values=None, low_index=None, low_x=None))
 
+    def clear_ready_chunk_blobs(self) -> int:
+        """Drop the chunk blobs left on ready tables (a merger died before it cleared them);
+        return how many chunk rows were cleared."""
+        ready = select(Table.id).where(Table.status == "ready")
+        result = self.session.execute(
+            update(TableChunk)
+            .where(TableChunk.table_id.in_(ready), TableChunk.values.is_not(None))
+            .values(values=None, low_index=None, low_x=None)
+            .execution_options(synchronize_session=False)
+        )
+        return _rowcount(result)
+
     # ------------------------------------------------------------------ merge
     def claim_merge(self, table_id: str, *, now: datetime, lease_until: datetime) -> bool:
         """Move a table to ``merging`` if we may merge it; return whether we won.

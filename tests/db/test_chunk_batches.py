@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import select, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
@@ -168,3 +168,19 @@ def test_progress_reads_no_chunk_row_on_sqlite(sm: SM, make_table: Callable[...,
     for plan in plans:
         details = " ".join(str(row[-1]) for row in plan)
         assert "USING COVERING INDEX ix_table_chunks_progress" in details, details
+
+
+def test_blobs_left_on_a_ready_table_are_cleared(sm: SM, make_table: Callable[..., Table]) -> None:
+    ready = _seed(sm, make_table)
+    building = _seed(sm, make_table)
+    with session_scope(sm) as s:
+        repo = TableRepository(s)
+        for table in (ready, building):
+            assert repo.finish_chunks(table.id, [_write(0), _write(2)], worker="w", now=T0)
+        s.execute(update(Table).where(Table.id == ready.id).values(status="ready"))
+    with session_scope(sm) as s:
+        repo = TableRepository(s)
+        assert repo.clear_ready_chunk_blobs() == 2
+        assert list(repo.iter_chunk_blobs(ready.id)) == []
+        assert [b.index for b in repo.iter_chunk_blobs(building.id)] == [0, 2]
+        assert repo.clear_ready_chunk_blobs() == 0
