@@ -18,7 +18,9 @@ wall: drift on a shared machine hits both sides alike).
 (b) Two worker processes on one 2^22 table of f15 vs the machine's own two-process ceiling
     measured beside them: two raw ``cocoex`` processes at once, before and after the build.
     Ratio = (N / request->ready wall) / (points / wall of the two raw processes); goal >= 0.9.
-    One worker vs one raw process, and the speedup wall(1)/wall(2), are printed too.
+    One worker vs one raw process, and the speedup wall(1)/wall(2), are printed too, and each
+    worker's timeline from the chunk rows (first claim, busy, gaps between its tasks, waiting
+    for the other's last task; idle worker-seconds in all) and the merge's own seconds.
 
 Usage::
 

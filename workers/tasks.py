@@ -16,6 +16,7 @@ from app.domain.tablebuild import TaskSpan
 from app.services import result_sets, table_build
 from app.services import tables as table_service
 from workers.app import (
+    checkpoint,
     consumer_workers,
     get_dispatcher,
     get_sessionmaker,
@@ -73,6 +74,10 @@ def after_table_ready(sm: Any, settings: Any, dispatcher: Any, table_id: str) ->
         )
     except Exception:
         logger.exception("after table %s became ready", table_id)
+    try:
+        checkpoint()  # the WAL pages of its chunk blobs (workers.app.WORKER_WAL_AUTOCHECKPOINT)
+    except Exception:
+        logger.exception("checkpoint after table %s", table_id)
 
 
 def _redispatch_tables() -> table_service.Redispatched:

@@ -99,6 +99,17 @@ def test_worker_sqlite_connections_are_wal_with_synchronous_normal(settings: Set
             assert driver.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
             assert driver.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
             assert driver.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+            # a chunk task's commit does not checkpoint; the worker does once a table is ready
+            autocheckpoint = driver.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+            assert autocheckpoint == worker_app.WORKER_WAL_AUTOCHECKPOINT
+            conn.exec_driver_sql("CREATE TABLE t (x BLOB)")
+            conn.exec_driver_sql("INSERT INTO t VALUES (zeroblob(1000000))")
+            conn.commit()
+        main_file = Path(engine.url.database)
+        before = main_file.stat().st_size
+        assert before < 1_000_000  # the blob is in the WAL only
+        worker_app.checkpoint()
+        assert main_file.stat().st_size >= before + 1_000_000  # copied into the database
     finally:
         worker_app.reset()
 
