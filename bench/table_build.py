@@ -56,6 +56,9 @@ GOALS = {1: 0.5, 15: 0.8, 21: 0.8}
 #: two workers / two raw cocoex processes
 GOAL_TWO = 0.9
 POLL = 0.05
+#: seconds between a build and the raw peer measured after it (the worker's after-ready work:
+#: ladder hooks, the SQLite WAL checkpoint)
+SETTLE = 0.5
 
 
 def fid_id(fid: int) -> str:
@@ -450,8 +453,10 @@ def part_b(log2n: int, repeats: int, fid: int) -> dict[str, Any]:
             for workers in (1, 2) if rep % 2 == 0 else (2, 1):
                 with consumer(st.dep, workers, f"b{rep}w{workers}") as log:
                     warm_up(st, workers, log)
+                    time.sleep(SETTLE)
                     before = raw_n / raw_parallel(fid, raw_n, workers)
                     builds[workers].append(build(st, fid, log2n, next_seed(), workers, log))
+                    time.sleep(SETTLE)  # the worker's after-ready work stays off the peer's clock
                     after = raw_n / raw_parallel(fid, raw_n, workers)
                     ceilings[workers].append((before + after) / 2)
                 loads.append(os.getloadavg())
