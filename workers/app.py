@@ -23,6 +23,7 @@ from typing import Any
 from huey import Huey, MemoryHuey, PostgresHuey, RedisHuey, SqliteHuey
 from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings, get_settings
@@ -165,7 +166,7 @@ def get_sessionmaker() -> sessionmaker[Session]:
 WORKER_WAL_AUTOCHECKPOINT = 16384
 
 
-def _sqlite_worker_pragmas(dbapi_connection: Any, _record: object) -> None:
+def _sqlite_worker_pragmas(dbapi_connection: DBAPIConnection, _record: object) -> None:
     cur = dbapi_connection.cursor()
     cur.execute(f"PRAGMA wal_autocheckpoint={WORKER_WAL_AUTOCHECKPOINT}")
     cur.close()

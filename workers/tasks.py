@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import logging
 import weakref
-from typing import Any
 
 from huey import Huey, crontab
 
+from app.config import Settings
 from app.domain.tablebuild import TaskSpan
 from app.services import result_sets, table_build
 from app.services import tables as table_service
+from app.services._table_specs import SM, Dispatcher
 from workers.app import (
     checkpoint,
     consumer_workers,
@@ -62,7 +63,7 @@ def _merge_table(table_id: str) -> bool:
     return merged
 
 
-def after_table_ready(sm: Any, settings: Any, dispatcher: Any, table_id: str) -> None:
+def after_table_ready(sm: SM, settings: Settings, dispatcher: Dispatcher, table_id: str) -> None:
     """What follows a table becoming ready: the ladder archived values need
     (:func:`app.services.result_sets.on_table_ready`). A failure here is logged, never the
     task's: the table is ready either way, and storing or ranking a set can queue it later.
