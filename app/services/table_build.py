@@ -164,6 +164,10 @@ def _task_size(
     return size
 
 
+#: Reads of the open chunks a claim makes when other workers take them first.
+_CLAIM_TRIES = 3
+
+
 def _unclaimed(span: TaskSpan, open_chunks: Sequence[OpenChunk], stop: int) -> Refusal:
     """Why a task claimed nothing of its span: every chunk of it is done, or leased."""
     where = f"{span.table_id}/{span.first}" + (f"-{stop - 1}" if stop - span.first > 1 else "")
@@ -198,20 +202,37 @@ def _claim(
         stop = span.stop(n_chunks)
         if span.first >= stop:
             return _skipped("unknown", f"table {table_id} has no chunk {span.first}")
-        open_chunks = repo.open_chunks(table_id)
-        free = [c.index for c in open_chunks if span.first <= c.index < stop and c.claimable(now)]
-        if not free:
-            return _unclaimed(span, open_chunks, stop)
-        size = _task_size(
-            repo, table.function_id, chunk_size, task_seconds, share, len(open_chunks), costs
-        )
         lease = now + timedelta(seconds=settings.chunk_lease_seconds)
-        got = repo.claim_chunks(table_id, free[:size], now=now, lease_until=lease, worker=worker)
-        if not got:
-            return _unclaimed(span, open_chunks, stop)  # another worker claimed them first
+        size: int | None = None
+        for _ in range(_CLAIM_TRIES):
+            open_chunks = repo.open_chunks(table_id)
+            free = [
+                c.index for c in open_chunks if span.first <= c.index < stop and c.claimable(now)
+            ]
+            if not free:
+                return _unclaimed(span, open_chunks, stop)
+            if size is None:
+                size = _task_size(
+                    repo,
+                    table.function_id,
+                    chunk_size,
+                    task_seconds,
+                    share,
+                    len(open_chunks),
+                    costs,
+                )
+            tried = free[:size]
+            got = repo.claim_chunks(table_id, tried, now=now, lease_until=lease, worker=worker)
+            if got:
+                break
+            # another worker claimed them between the read and the UPDATE: read again (the
+            # chunks after them must not wait for a re-dispatch)
+        else:
+            return _unclaimed(span, open_chunks, stop)
         if table.started_at is None:
             repo.mark_started(table_id, now=now)
-        rest = span.after(got[-1], n_chunks) if free[-1] > got[-1] else None
+        # what follows the chunks tried (those lost to a race are the winner's)
+        rest = span.after(tried[-1], n_chunks) if free[-1] > tried[-1] else None
         completes = task_seconds > 0 and {c.index for c in open_chunks} <= set(got)
         return _Claimed(
             ChunkSpec.of(table.spec, chunk_size=chunk_size),

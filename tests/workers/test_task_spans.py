@@ -458,12 +458,14 @@ def test_task_span_pickles_through_the_queue_and_splits() -> None:
     data = huey.serialize_task(build_span.s(span))  # the bytes a queue stores
     assert isinstance(data, bytes)
     again = huey.deserialize_task(data)
-    assert again.name == "build_span" and again.args == (span,)
-    assert span.stop(64) == 8 and span.stop(6) == 6
+    assert again.name == "build_span"
+    assert again.args == (span,)
+    assert span.stop(64) == 8
+    assert span.stop(6) == 6
     assert span.after(5, 64) == tablebuild.TaskSpan("t0123", 6, 2)
     assert span.after(7, 64) is None
     assert tablebuild.TaskSpan("t0123", 60, None).stop(64) == 64
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="bad task span"):
         tablebuild.TaskSpan("t0123", 0, 0)
     assert tablebuild.spans_of("t", [0, 1, 2, 5, 7, 8]) == [
         tablebuild.TaskSpan("t", 0, 3),
@@ -516,7 +518,8 @@ def test_a_table_is_one_message_and_tasks_hand_on_the_rest(tmp_path: Path, share
                 )
             )
             taken.append(len({r[0] for r in _chunk_rows(sm, view.id) if r[2]} - before))
-        assert outcomes[-1] == "merged" and outcomes.count("merged") == 1
+        assert outcomes[-1] == "merged"
+        assert outcomes.count("merged") == 1
         assert set(outcomes[:-1]) <= {"done"}
         assert sum(taken) == 16
         if share == 1:
@@ -616,5 +619,48 @@ def test_the_task_that_finishes_last_merges_in_memory(
         with session_scope(sm) as s:
             blob = TableRepository(s).get_data(view.id)
         assert blob == svc.compute_table_data(view.spec)
+    finally:
+        engine.dispose()
+
+
+def test_a_claim_lost_to_a_race_reads_again_and_hands_on_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another worker leases the chunks a task read as free before its UPDATE: the task reads
+    again, takes the next free ones and hands on what follows them (nothing waits for a
+    re-dispatch)."""
+    settings = small_settings(tmp_path, table_chunk_log2=10)
+    sm, engine = _sm(tmp_path, "race.db")
+    try:
+        queue = _Queue()
+        view, _ = svc.request_table(
+            sm,
+            settings,
+            queue,
+            function_id=FUNCTION,
+            log2n=14,
+            cache=TableCaches.from_settings(settings),
+        )
+        real = TableRepository.claim_chunks
+        calls: list[list[int]] = []
+
+        def racing(self: TableRepository, table_id: str, indices: Any, **kw: Any) -> list[int]:
+            calls.append(list(indices))
+            if len(calls) == 1:  # the other worker wins these
+                with session_scope(sm) as s:
+                    assert real(TableRepository(s), table_id, indices, **(kw | {"worker": "o"}))
+            return real(self, table_id, indices, **kw)
+
+        monkeypatch.setattr(TableRepository, "claim_chunks", racing)
+        span = tablebuild.TaskSpan(view.id, 0, 16)
+        cheap = table_build.TaskCosts({FUNCTION: 1e-9})
+        got = table_build.run_span(
+            sm, settings, span, task_seconds=1.0, share=2, costs=cheap, dispatcher=queue
+        )
+        assert got == "done"
+        assert calls == [[0, 1, 2, 3], [4, 5, 6, 7]]  # 16 open chunks: 1/(2·2) of them
+        assert queue.spans == [span, tablebuild.TaskSpan(view.id, 8, 8)]
+        rows = _chunk_rows(sm, view.id)
+        assert [s for _, s, _ in rows[:8]] == ["pending"] * 4 + ["done"] * 4
     finally:
         engine.dispose()
