@@ -313,6 +313,27 @@ def _build(
     return svc.get_table(sm, view.id), outcomes
 
 
+def _assert_one_shot_bytes(sm: SM, table_id: str, spec: dict[str, Any]) -> None:
+    """The stored table data are the bytes of the in-process one-shot build."""
+    with session_scope(sm) as s:
+        blob = TableRepository(s).get_data(table_id)
+    assert blob == svc.compute_table_data(spec)
+
+
+def _request(sm: SM, settings: Settings, dispatcher: Any, log2n: int) -> svc.TableView:
+    """Request a new table of :data:`FUNCTION` (its chunks go to ``dispatcher``)."""
+    view, created = svc.request_table(
+        sm,
+        settings,
+        dispatcher,
+        function_id=FUNCTION,
+        log2n=log2n,
+        cache=TableCaches.from_settings(settings),
+    )
+    assert created
+    return view
+
+
 def _cheap() -> table_build.TaskCosts:
     """Costs as if the function were nearly free: a task takes MAX_TASK_CHUNKS chunks."""
     return table_build.TaskCosts({FUNCTION: 1e-9})
@@ -333,9 +354,7 @@ def test_a_task_takes_the_next_chunks_along(tmp_path: Path) -> None:
         assert costs.seconds_per_point[FUNCTION] > 0
         _, again = _build(sm, settings, task_seconds=30.0, log2n=15, costs=costs)
         assert again[0] == "merged"
-        with session_scope(sm) as s:
-            blob = TableRepository(s).get_data(ready.id)
-        assert blob == svc.compute_table_data(ready.spec)
+        _assert_one_shot_bytes(sm, ready.id, ready.spec)
     finally:
         engine.dispose()
 
@@ -346,14 +365,7 @@ def test_messages_of_chunks_taken_along_are_skipped(tmp_path: Path) -> None:
     try:
         cheap = _cheap()
         rec = RecordingDispatcher()
-        view, _ = svc.request_table(
-            sm,
-            settings,
-            rec,
-            function_id=FUNCTION,
-            log2n=14,
-            cache=TableCaches.from_settings(settings),
-        )
+        view = _request(sm, settings, rec, 14)
         # chunk 3's message arrives first: it takes 4..15 along, and 0..2 stay for theirs
         assert svc.run_chunk(sm, settings, view.id, 3, task_seconds=1.0, costs=cheap) == "done"
         assert [s for _, s, _ in _chunk_rows(sm, view.id)] == ["pending"] * 3 + ["done"] * 13
@@ -362,9 +374,7 @@ def test_messages_of_chunks_taken_along_are_skipped(tmp_path: Path) -> None:
         )
         assert svc.run_chunk(sm, settings, view.id, 0, task_seconds=1.0, costs=cheap) == "merged"
         assert [a for _, _, a in _chunk_rows(sm, view.id)] == [1] * 16
-        with session_scope(sm) as s:
-            blob = TableRepository(s).get_data(view.id)
-        assert blob == svc.compute_table_data(view.spec)
+        _assert_one_shot_bytes(sm, view.id, view.spec)
     finally:
         engine.dispose()
 
@@ -377,14 +387,7 @@ def test_a_failing_chunk_taken_along_fails_the_table_and_frees_the_leases(
     try:
         cheap = _cheap()
         rec = RecordingDispatcher()
-        view, _ = svc.request_table(
-            sm,
-            settings,
-            rec,
-            function_id=FUNCTION,
-            log2n=13,
-            cache=TableCaches.from_settings(settings),
-        )
+        view = _request(sm, settings, rec, 13)
         real = tablebuild.compute_chunk
 
         def broken(*args: Any, **kwargs: Any) -> sampling.ChunkResult:
@@ -497,14 +500,7 @@ def test_a_table_is_one_message_and_tasks_hand_on_the_rest(tmp_path: Path, share
     sm, engine = _sm(tmp_path, f"hand-on-{share}.db")
     try:
         queue = _Queue()
-        view, _ = svc.request_table(
-            sm,
-            settings,
-            queue,
-            function_id=FUNCTION,
-            log2n=14,
-            cache=TableCaches.from_settings(settings),
-        )
+        view = _request(sm, settings, queue, 14)
         assert queue.spans == [tablebuild.TaskSpan(view.id, 0, 16)]
         # cheap, but a task takes at most 1/(2·share) of the chunks left
         costs = _cheap()
@@ -544,14 +540,7 @@ def test_a_span_whose_chunks_are_taken_is_skipped_and_the_last_task_merges_in_me
     sm, engine = _sm(tmp_path, "skip.db")
     try:
         queue = _Queue()
-        view, _ = svc.request_table(
-            sm,
-            settings,
-            queue,
-            function_id=FUNCTION,
-            log2n=12,
-            cache=TableCaches.from_settings(settings),
-        )
+        view = _request(sm, settings, queue, 12)
         span = tablebuild.TaskSpan(view.id, 0, 4)
         # a one-chunk task on chunk 1 (a re-dispatched message), then the span's task
         assert table_build.run_span(sm, settings, tablebuild.TaskSpan(view.id, 1)) == "done"
@@ -565,9 +554,7 @@ def test_a_span_whose_chunks_are_taken_is_skipped_and_the_last_task_merges_in_me
         assert queue.spans == [span]  # nothing handed on
         assert table_build.run_span(sm, settings, span, dispatcher=queue) == "skipped-ready"
         assert [a for _, _, a in _chunk_rows(sm, view.id)] == [1] * 4
-        with session_scope(sm) as s:
-            blob = TableRepository(s).get_data(view.id)
-        assert blob == svc.compute_table_data(view.spec)
+        _assert_one_shot_bytes(sm, view.id, view.spec)
         assert table_build.run_span(sm, settings, tablebuild.TaskSpan(view.id, 4)) in {
             "unknown",
             "skipped-ready",
@@ -584,14 +571,7 @@ def test_the_task_that_finishes_last_merges_in_memory(
     settings = small_settings(tmp_path, table_chunk_log2=10)
     sm, engine = _sm(tmp_path, "last.db")
     try:
-        view, _ = svc.request_table(
-            sm,
-            settings,
-            _Queue(),
-            function_id=FUNCTION,
-            log2n=12,
-            cache=TableCaches.from_settings(settings),
-        )
+        view = _request(sm, settings, _Queue(), 12)
         cheap = _cheap()
         real_compute, real_finish = table_build._compute, TableRepository.finish_chunks
         stored: list[tuple[list[int], bool]] = []
@@ -616,9 +596,7 @@ def test_the_task_that_finishes_last_merges_in_memory(
         assert table_build.run_span(sm, settings, a, task_seconds=1.0, costs=cheap) == "merged"
         assert b_outcome == ["done"]
         assert stored == [([2, 3], True), ([0, 1], False)]
-        with session_scope(sm) as s:
-            blob = TableRepository(s).get_data(view.id)
-        assert blob == svc.compute_table_data(view.spec)
+        _assert_one_shot_bytes(sm, view.id, view.spec)
     finally:
         engine.dispose()
 
@@ -633,14 +611,7 @@ def test_a_claim_lost_to_a_race_reads_again_and_hands_on_the_rest(
     sm, engine = _sm(tmp_path, "race.db")
     try:
         queue = _Queue()
-        view, _ = svc.request_table(
-            sm,
-            settings,
-            queue,
-            function_id=FUNCTION,
-            log2n=14,
-            cache=TableCaches.from_settings(settings),
-        )
+        view = _request(sm, settings, queue, 14)
         real = TableRepository.claim_chunks
         calls: list[list[int]] = []
 
