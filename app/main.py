@@ -197,7 +197,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
     settings : Settings, optional
         Defaults to :func:`app.config.get_settings`.
     dispatcher : object, optional
-        Has ``enqueue_chunk(table_id, index)`` and ``enqueue_merge(table_id)``; defaults to the
+        Has ``enqueue_span(TaskSpan)`` and ``enqueue_merge(table_id)``; defaults to the
         huey queue named by ``settings.queue_url``.
     """
     settings = settings or get_settings()

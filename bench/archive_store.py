@@ -41,8 +41,8 @@ FUNCTIONS = [f"bbob/f{i}/i1/d10" for i in range(1, 25)]
 class Nowhere:
     """A dispatcher that queues nothing."""
 
-    def enqueue_chunk(self, table_id: str, index: int) -> None:
-        """Drop the chunk."""
+    def enqueue_span(self, span: object) -> None:
+        """Drop the chunks."""
 
     def enqueue_merge(self, table_id: str) -> None:
         """Drop the merge."""

@@ -98,10 +98,11 @@ class _Inline:
     def __init__(self, sm: Any, settings: Any) -> None:
         self.sm, self.settings = sm, settings
 
-    def enqueue_chunk(self, table_id: str, index: int) -> None:
+    def enqueue_span(self, span: Any) -> None:
         from app.services import tables as svc
 
-        svc.run_chunk(self.sm, self.settings, table_id, index)
+        for index in range(span.first, span.first + span.count):
+            svc.run_chunk(self.sm, self.settings, span.table_id, index)
 
     def enqueue_merge(self, table_id: str) -> None:
         from app.services import tables as svc

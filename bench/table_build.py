@@ -18,7 +18,9 @@ wall: drift on a shared machine hits both sides alike).
 (b) Two worker processes on one 2^22 table of f15 vs the machine's own two-process ceiling
     measured beside them: two raw ``cocoex`` processes at once, before and after the build.
     Ratio = (N / request->ready wall) / (points / wall of the two raw processes); goal >= 0.9.
-    One worker vs one raw process, and the speedup wall(1)/wall(2), are printed too.
+    One worker vs one raw process, and the speedup wall(1)/wall(2), are printed too, and each
+    worker's timeline from the chunk rows (first claim, busy, gaps between its tasks, waiting
+    for the other's last task; idle worker-seconds in all) and the merge's own seconds.
 
 Usage::
 
@@ -34,11 +36,13 @@ import contextlib
 import cProfile
 import functools
 import io
+import itertools
 import os
 import pstats
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any
 
 import _common as c
@@ -52,6 +56,9 @@ GOALS = {1: 0.5, 15: 0.8, 21: 0.8}
 #: two workers / two raw cocoex processes
 GOAL_TWO = 0.9
 POLL = 0.05
+#: seconds between a build and the raw peer measured after it (the worker's after-ready work:
+#: ladder hooks, the SQLite WAL checkpoint)
+SETTLE = 0.5
 
 
 def fid_id(fid: int) -> str:
@@ -126,6 +133,41 @@ def raw_parallel(fid: int, n: int, procs: int) -> float:
 
 
 @dataclass
+class Timeline:
+    """One worker's tasks on a table, seconds from ``created_at``."""
+
+    first_claim: float  # request -> its first claim (queue pickup)
+    busy: float  # sum of its tasks' claim -> finish
+    gaps: float  # between the end of one of its tasks and its next claim
+    tail: float  # its last task's end -> the table's last chunk done
+    tasks: int
+
+
+def timeline(rows: list[tuple[datetime, datetime, str]], origin: datetime) -> dict[str, Timeline]:
+    """Per worker: ``(started_at, finished_at, worker)`` of every chunk, grouped by task (a
+    task's chunks share their claim time)."""
+    last = max(f for _, f, _ in rows)
+    tasks: dict[str, dict[datetime, datetime]] = {}
+    for start, finish, worker in rows:
+        mine = tasks.setdefault(worker, {})
+        mine[start] = max(mine.get(start, finish), finish)
+    out = {}
+    for worker, spans in tasks.items():
+        ordered = sorted(spans.items())
+        gaps = sum(
+            max(0.0, (s2 - f1).total_seconds()) for (_, f1), (s2, _) in itertools.pairwise(ordered)
+        )
+        out[worker] = Timeline(
+            first_claim=(ordered[0][0] - origin).total_seconds(),
+            busy=sum((f - s).total_seconds() for s, f in ordered),
+            gaps=gaps,
+            tail=(last - max(f for _, f in ordered)).total_seconds(),
+            tasks=len(ordered),
+        )
+    return out
+
+
+@dataclass
 class Build:
     function_id: str
     n: int
@@ -143,6 +185,13 @@ class Build:
     per_worker: dict[str, int]
     attempts: int  # chunk claims in all (== chunks: nothing ran twice)
     rate: float  # n / polled
+    timeline: dict[str, Timeline]  # per worker: when it worked on the table
+
+    @property
+    def idle(self) -> float:
+        """Worker-seconds with no task of the table between request and last chunk done
+        (first pickup, gaps between tasks, waiting for the other worker's last task)."""
+        return sum(t.first_claim + t.gaps + t.tail for t in self.timeline.values())
 
     @property
     def efficiency(self) -> float:
@@ -290,6 +339,7 @@ def build(st: Stack, fid: int, log2n: int, seed: int, workers: int, log: Any) ->
         per_worker=per_worker,
         attempts=int(sum(r[4] for r in rows)),
         rate=v.n / polled,
+        timeline=timeline([(utc(r[0]), utc(r[1]), r[3]) for r in rows], v.created_at),
     )
 
 
@@ -403,8 +453,10 @@ def part_b(log2n: int, repeats: int, fid: int) -> dict[str, Any]:
             for workers in (1, 2) if rep % 2 == 0 else (2, 1):
                 with consumer(st.dep, workers, f"b{rep}w{workers}") as log:
                     warm_up(st, workers, log)
+                    time.sleep(SETTLE)
                     before = raw_n / raw_parallel(fid, raw_n, workers)
                     builds[workers].append(build(st, fid, log2n, next_seed(), workers, log))
+                    time.sleep(SETTLE)  # the worker's after-ready work stays off the peer's clock
                     after = raw_n / raw_parallel(fid, raw_n, workers)
                     ceilings[workers].append((before + after) / 2)
                 loads.append(os.getloadavg())
@@ -421,6 +473,17 @@ def part_b(log2n: int, repeats: int, fid: int) -> dict[str, Any]:
             f"tasks {[b.tasks for b in bs]}, chunks per worker "
             f"{[sorted(b.per_worker.values()) for b in bs]}, merge "
             f"{c.spread([b.merge for b in bs])} s"
+        )
+        tl = [list(b.timeline.values()) for b in bs]
+        print(
+            f"    timeline (s from the request, per build: one value per worker): POST "
+            f"{c.spread([b.post for b in bs])}; first claim "
+            f"{[[round(t.first_claim, 2) for t in ts] for ts in tl]}; busy "
+            f"{[[round(t.busy, 2) for t in ts] for ts in tl]}; gaps between tasks "
+            f"{[[round(t.gaps, 2) for t in ts] for ts in tl]}; waiting for the last task "
+            f"{[[round(t.tail, 2) for t in ts] for ts in tl]}; merge (in the last task "
+            f"or after) {c.spread([b.merge_seconds for b in bs])} s; idle worker-seconds "
+            f"{c.spread([b.idle for b in bs])}"
         )
     print(
         f"  two workers / two raw processes = {c.spread(ratio[2])}  goal >= {GOAL_TWO}  "
@@ -450,7 +513,7 @@ def part_b(log2n: int, repeats: int, fid: int) -> dict[str, Any]:
 
 
 class _NoDispatch:
-    def enqueue_chunk(self, table_id: str, index: int) -> None:
+    def enqueue_span(self, span: Any) -> None:
         pass
 
     def enqueue_merge(self, table_id: str) -> None:

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from huey import Huey, MemoryHuey, PostgresHuey, RedisHuey, SqliteHuey
+from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings, get_settings
@@ -144,6 +146,8 @@ def get_sessionmaker() -> sessionmaker[Session]:
         settings = worker_settings()
         settings.ensure_dirs()
         engine = make_engine(settings.database_url)
+        if engine.dialect.name == "sqlite":
+            event.listen(engine, "connect", _sqlite_worker_pragmas)
         _runtime.engine = engine
         _runtime.sessionmaker = make_sessionmaker(engine)
         if _runtime.caches is None or _runtime.pid is not None:
@@ -153,6 +157,30 @@ def get_sessionmaker() -> sessionmaker[Session]:
         _runtime.pid = pid
         _runtime.owned = True
     return _runtime.sessionmaker
+
+
+#: WAL pages a worker's SQLite connection lets accumulate before a commit checkpoints them
+#: (SQLite's default is 1000, 4 MB): a chunk task's commit of 16 chunks of 2^16 (14 MB of blobs)
+#: spent 40-70 ms in the checkpoint, of 80-130 ms. Workers checkpoint after each table instead
+#: (:func:`checkpoint`), off its build.
+WORKER_WAL_AUTOCHECKPOINT = 16384
+
+
+def _sqlite_worker_pragmas(dbapi_connection: DBAPIConnection, _record: object) -> None:
+    cur = dbapi_connection.cursor()
+    cur.execute(f"PRAGMA wal_autocheckpoint={WORKER_WAL_AUTOCHECKPOINT}")
+    cur.close()
+
+
+def checkpoint() -> None:
+    """Checkpoint this process's SQLite database (``PASSIVE``: waits for no reader or
+    writer); no-op on other databases. A worker runs it once a table is ready."""
+    get_sessionmaker()
+    engine = _runtime.engine
+    if engine is None or engine.dialect.name != "sqlite":
+        return
+    with engine.connect() as conn:
+        conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
 
 def worker_caches() -> table_cache.AppCaches:
@@ -240,6 +268,7 @@ huey: Huey = make_huey(get_settings())
 from workers import tasks  # noqa: E402  (registers the tasks on ``huey``)
 
 __all__ = [
+    "checkpoint",
     "configure",
     "consumer_workers",
     "get_dispatcher",

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
+from app.domain.tablebuild import TaskSpan
 from app.services import result_sets
 from app.services import tables as table_service
 
@@ -35,7 +36,7 @@ class InlineDispatcher:
     hold : bool
         When true, queue nothing: tables stay ``building``.
     chunks : list of (str, int)
-        Every ``(table_id, index)`` enqueued, in order.
+        Every ``(table_id, index)`` enqueued, in order (a span, chunk by chunk).
     """
 
     def __init__(self, settings: Settings) -> None:
@@ -43,6 +44,13 @@ class InlineDispatcher:
         self.app: _HasSessionmaker | None = None
         self.hold = False
         self.chunks: list[tuple[str, int]] = []
+
+    def enqueue_span(self, span: TaskSpan) -> None:
+        """Build the chunks of ``span`` now, one task each (unless held)."""
+        if span.count is None:
+            raise ValueError("InlineDispatcher needs spans of a known length")
+        for index in range(span.first, span.first + span.count):
+            self.enqueue_chunk(span.table_id, index)
 
     def enqueue_chunk(self, table_id: str, index: int) -> None:
         """Build chunk ``index`` of ``table_id`` now (unless held)."""

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import logging
 import weakref
-from typing import Any
 
 from huey import Huey, crontab
 
-from app.services import result_sets
+from app.config import Settings
+from app.domain.tablebuild import TaskSpan
+from app.services import result_sets, table_build
 from app.services import tables as table_service
+from app.services._table_specs import SM, Dispatcher
 from workers.app import (
+    checkpoint,
     consumer_workers,
     get_dispatcher,
     get_sessionmaker,
@@ -27,22 +30,29 @@ from workers.app import (
 logger = logging.getLogger(__name__)
 
 
-def _build_chunk(table_id: str, index: int) -> str:
-    """Build chunk ``index`` of a table, and the next ones of a cheap function (about
-    ``table_task_seconds`` of work); merge the table if they were the last."""
+def _build_span(span: TaskSpan) -> str:
+    """Build the first chunks of ``span`` (one; of a cheap function, about
+    ``table_task_seconds`` of work), hand the rest of the span on as a new message, and merge
+    the table if they were the last (:func:`app.services.table_build.run_span`)."""
     settings = worker_settings()
-    outcome = table_service.run_chunk(
+    outcome = table_build.run_span(
         get_sessionmaker(),
         settings,
-        table_id,
-        index,
+        span,
         task_seconds=settings.table_task_seconds,
         share=consumer_workers(),
         costs=worker_costs(),
+        dispatcher=get_dispatcher(),
     )
     if outcome == "merged":
-        after_table_ready(get_sessionmaker(), worker_settings(), get_dispatcher(), table_id)
+        after_table_ready(get_sessionmaker(), worker_settings(), get_dispatcher(), span.table_id)
     return outcome
+
+
+def _build_chunk(table_id: str, index: int) -> str:
+    """A message of the one-chunk format (queued by an earlier version): chunk ``index`` and
+    the next ones a task takes along."""
+    return _build_span(TaskSpan(table_id, index, None))
 
 
 def _merge_table(table_id: str) -> bool:
@@ -53,7 +63,7 @@ def _merge_table(table_id: str) -> bool:
     return merged
 
 
-def after_table_ready(sm: Any, settings: Any, dispatcher: Any, table_id: str) -> None:
+def after_table_ready(sm: SM, settings: Settings, dispatcher: Dispatcher, table_id: str) -> None:
     """What follows a table becoming ready: the ladder archived values need
     (:func:`app.services.result_sets.on_table_ready`). A failure here is logged, never the
     task's: the table is ready either way, and storing or ranking a set can queue it later.
@@ -65,6 +75,10 @@ def after_table_ready(sm: Any, settings: Any, dispatcher: Any, table_id: str) ->
         )
     except Exception:
         logger.exception("after table %s became ready", table_id)
+    try:
+        checkpoint()  # the WAL pages of its chunk blobs (workers.app.WORKER_WAL_AUTOCHECKPOINT)
+    except Exception:
+        logger.exception("checkpoint after table %s", table_id)
 
 
 def _redispatch_tables() -> table_service.Redispatched:
@@ -73,6 +87,7 @@ def _redispatch_tables() -> table_service.Redispatched:
 
 
 # task names (module + function name) are what messages carry: keep them stable
+build_span = huey.task(name="build_span")(_build_span)
 build_chunk = huey.task(name="build_chunk")(_build_chunk)
 merge_table = huey.task(name="merge_table")(_merge_table)
 redispatch_tables = huey.periodic_task(crontab(minute="*"), name="redispatch_tables")(
@@ -92,6 +107,7 @@ def register_tasks(instance: Huey) -> None:
     """
     if instance in _registered:
         return
+    instance.task(name="build_span")(_build_span)
     instance.task(name="build_chunk")(_build_chunk)
     instance.task(name="merge_table")(_merge_table)
     _registered.add(instance)
@@ -110,9 +126,13 @@ class HueyDispatcher:
         self.huey = instance if instance is not None else huey
         register_tasks(self.huey)
 
+    def enqueue_span(self, span: TaskSpan) -> None:
+        """Queue a task on the chunks of ``span`` (the message carries the pickled span)."""
+        self.huey.enqueue(build_span.s(span))
+
     def enqueue_chunk(self, table_id: str, index: int) -> None:
-        """Queue chunk ``index`` of a table."""
-        self.huey.enqueue(build_chunk.s(table_id, index))
+        """Queue chunk ``index`` of a table (a span of one chunk)."""
+        self.enqueue_span(TaskSpan(table_id, index))
 
     def enqueue_merge(self, table_id: str) -> None:
         """Queue the merge of a table."""

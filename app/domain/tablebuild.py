@@ -91,6 +91,102 @@ def oriented_geometry(region: Mapping[str, Any]) -> OrientedGeometry:
 # ---------------------------------------------------------------------------- chunks
 
 
+@dataclass(frozen=True)
+class TaskSpan:
+    """What one build task works on: chunks ``first … first + count − 1`` of table ``table_id``.
+
+    The queue message of a chunk task (huey pickles it). ``count=None`` reaches the table's last
+    chunk (a message of the one-chunk format, ``(table_id, index)``, means chunk ``index`` and
+    the next ones a task may take along).
+
+    Attributes
+    ----------
+    table_id : str
+    first : int
+        The span's first chunk, ``>= 0``.
+    count : int or None
+        Chunks in the span, ``>= 1``; ``None``: through the table's last chunk.
+    """
+
+    table_id: str
+    first: int
+    count: int | None = 1
+
+    def __post_init__(self) -> None:
+        if self.first < 0 or (self.count is not None and self.count < 1):
+            raise ValueError(f"bad task span {self.first}+{self.count} of {self.table_id}")
+
+    def stop(self, n_chunks: int) -> int:
+        """One past the span's last chunk, in a table of ``n_chunks`` chunks."""
+        end = n_chunks if self.count is None else self.first + self.count
+        return min(end, n_chunks)
+
+    def after(self, index: int, n_chunks: int) -> TaskSpan | None:
+        """The part of the span after chunk ``index`` (``None`` if it is empty)."""
+        stop = self.stop(n_chunks)
+        if index + 1 >= stop:
+            return None
+        return TaskSpan(self.table_id, index + 1, stop - index - 1)
+
+
+def spans_of(table_id: str, indices: Iterable[int]) -> list[TaskSpan]:
+    """The runs of consecutive chunks among ``indices`` (ascending), as task spans."""
+    spans: list[TaskSpan] = []
+    for i in indices:
+        last = spans[-1] if spans else None
+        if last is not None and last.count is not None and last.first + last.count == i:
+            spans[-1] = TaskSpan(table_id, last.first, last.count + 1)
+        else:
+            spans.append(TaskSpan(table_id, i, 1))
+    return spans
+
+
+@dataclass(frozen=True)
+class ChunkSpec:
+    """What evaluating and merging a table's chunks needs from its spec (typed once).
+
+    Attributes
+    ----------
+    function_id : str
+    region : mapping
+        The spec's region, as :func:`compute_chunk` takes it.
+    seed, n, chunk_size, k_exact, n_knots, dim : int
+        Sobol seed, ``N``, ``B``, kept lowest points, knots, dimension.
+    intersected : bool
+        :func:`region_intersected` of the region.
+    versions : mapping of str to str
+        Library versions the spec was made with.
+    """
+
+    function_id: str
+    region: Mapping[str, Any]
+    seed: int
+    n: int
+    chunk_size: int
+    k_exact: int
+    n_knots: int
+    dim: int
+    intersected: bool
+    versions: Mapping[str, str]
+
+    @classmethod
+    def of(cls, spec: Mapping[str, Any], *, chunk_size: int) -> ChunkSpec:
+        """From a normalized spec (``app.services.tables.table_spec``) and a chunk size."""
+        rep = spec["representation"]
+        return cls(
+            function_id=str(spec["function_id"]),
+            region=spec["region"],
+            seed=int(spec["seed"]),
+            n=int(spec["n"]),
+            chunk_size=int(chunk_size),
+            k_exact=int(rep["k_exact"]),
+            n_knots=int(rep["n_knots"]),
+            dim=len(spec["region"]["lower"]),
+            intersected=region_intersected(spec["region"]),
+            versions={str(k): str(v) for k, v in spec["versions"].items()},
+        )
+
+
 def compute_chunk(
     fn: BenchmarkFunction,
     region: Mapping[str, Any],

@@ -120,6 +120,16 @@ class TableChunk(Base):
     __table_args__ = (
         CheckConstraint(_in("status", CHUNK_STATUSES), name="status"),
         Index("ix_table_chunks_status_lease_until", "status", "lease_until"),
+        # covers a table's progress: on SQLite the columns after the blobs are slow to read
+        Index(
+            "ix_table_chunks_progress",
+            "table_id",
+            "status",
+            "started_at",
+            "finished_at",
+            "cpu_seconds",
+            "worker",
+        ),
     )
 
     table_id: Mapped[str] = mapped_column(

@@ -28,6 +28,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm import Session, undefer
+from sqlalchemy.sql import Select
+from sqlalchemy.sql.elements import Case
 
 from app.models.tables import Table, TableChunk
 
@@ -100,35 +102,15 @@ class ChunkWrite:
 
 
 @dataclass(frozen=True)
-class ClaimState:
-    """What a worker reads before claiming a chunk: the table's row and the chunk's state.
+class OpenChunk:
+    """A chunk not done yet and its lease (UTC; ``None``: nobody holds it)."""
 
-    Attributes
-    ----------
-    status : str
-        The table's status.
-    spec : dict
-        The table's spec.
-    n, chunk_size, n_chunks : int
-        ``N``, ``B`` and ``N / B``.
-    started : bool
-        Whether a chunk of the table was claimed before (``tables.started_at`` is set).
-    function_id : str
-    chunk_status : str or None
-        ``None`` if the table has no such chunk.
-    chunk_lease_until : datetime or None
-        The chunk's lease (UTC).
-    """
+    index: int
+    lease_until: datetime | None
 
-    status: str
-    spec: dict[str, Any]
-    n: int
-    chunk_size: int
-    n_chunks: int
-    started: bool
-    function_id: str
-    chunk_status: str | None
-    chunk_lease_until: datetime | None
+    def claimable(self, now: datetime) -> bool:
+        """Whether a worker may claim it at ``now`` (no live lease)."""
+        return self.lease_until is None or self.lease_until < now
 
 
 @dataclass(frozen=True)
@@ -271,21 +253,10 @@ class TableRepository:
         ids = list(table_ids)
         if not ids:
             return {}
-        is_done = TableChunk.status == "done"
-        stmt = (
-            select(
-                TableChunk.table_id,
-                func.count(),
-                func.coalesce(func.sum(case((is_done, 1), else_=0)), 0),
-                func.min(TableChunk.started_at),
-                func.max(TableChunk.finished_at),
-                func.coalesce(func.sum(TableChunk.cpu_seconds), 0.0),
-            )
-            .where(TableChunk.table_id.in_(ids))
-            .group_by(TableChunk.table_id)
-        )
         out = {i: ChunkProgress(done=0, total=0) for i in ids}
-        for table_id, total, done, first, last, cpu in self.session.execute(stmt):
+        for table_id, total, done, first, last, cpu in self.session.execute(
+            self.progress_statement(ids)
+        ):
             out[table_id] = ChunkProgress(
                 done=int(done),
                 total=int(total),
@@ -295,9 +266,28 @@ class TableRepository:
             )
         return out
 
-    def chunk_workers(self, table_id: str) -> tuple[str, ...]:
-        """Return the distinct worker labels that finished chunks of a table, sorted."""
-        stmt = (
+    @staticmethod
+    def progress_statement(table_ids: Sequence[str]) -> Select[Any]:
+        """The query of :meth:`chunk_progress` (it reads only the columns of the covering
+        index ``ix_table_chunks_progress``, never a chunk row and its blobs)."""
+        is_done = TableChunk.status == "done"
+        return (
+            select(
+                TableChunk.table_id,
+                func.count(),
+                func.coalesce(func.sum(case((is_done, 1), else_=0)), 0),
+                func.min(TableChunk.started_at),
+                func.max(TableChunk.finished_at),
+                func.coalesce(func.sum(TableChunk.cpu_seconds), 0.0),
+            )
+            .where(TableChunk.table_id.in_(table_ids))
+            .group_by(TableChunk.table_id)
+        )
+
+    @staticmethod
+    def workers_statement(table_id: str) -> Select[Any]:
+        """The query of :meth:`chunk_workers` (covered by ``ix_table_chunks_progress``)."""
+        return (
             select(TableChunk.worker)
             .where(
                 TableChunk.table_id == table_id,
@@ -307,7 +297,12 @@ class TableRepository:
             .distinct()
             .order_by(TableChunk.worker)
         )
-        return tuple(str(w) for w in self.session.execute(stmt).scalars())
+
+    def chunk_workers(self, table_id: str) -> tuple[str, ...]:
+        """Return the distinct worker labels that finished chunks of a table, sorted."""
+        return tuple(
+            str(w) for w in self.session.execute(self.workers_statement(table_id)).scalars()
+        )
 
     def get_chunk(self, table_id: str, index: int) -> TableChunk | None:
         """Return one chunk row (blobs stay unloaded), or ``None``."""
@@ -338,63 +333,37 @@ class TableRepository:
         )
         return _rowcount(result) == 1
 
-    def claim_state(self, table_id: str, index: int) -> ClaimState | None:
-        """Return the table row and chunk ``index``'s state in one query (``None``: no table)."""
+    def open_chunks(self, table_id: str) -> builtins.list[OpenChunk]:
+        """The chunks of a table not done yet, with their leases, ascending (one query)."""
         stmt = (
-            select(
-                Table.status,
-                Table.spec,
-                Table.n,
-                Table.chunk_size,
-                Table.n_chunks,
-                Table.started_at,
-                Table.function_id,
-                TableChunk.status,
-                TableChunk.lease_until,
-            )
-            .select_from(Table)
-            .outerjoin(TableChunk, and_(TableChunk.table_id == Table.id, TableChunk.index == index))
-            .where(Table.id == table_id)
+            select(TableChunk.index, TableChunk.lease_until)
+            .where(TableChunk.table_id == table_id, TableChunk.status != "done")
+            .order_by(TableChunk.index)
         )
-        row = self.session.execute(stmt).one_or_none()
-        if row is None:
-            return None
-        status, spec, n, size, n_chunks, started, function_id, c_status, c_lease = row
-        return ClaimState(
-            status=str(status),
-            spec=dict(spec),
-            n=int(n),
-            chunk_size=int(size),
-            n_chunks=int(n_chunks),
-            started=started is not None,
-            function_id=str(function_id),
-            chunk_status=None if c_status is None else str(c_status),
-            chunk_lease_until=as_utc(c_lease),
-        )
+        return [OpenChunk(int(i), as_utc(lease)) for i, lease in self.session.execute(stmt)]
 
-    def claim_following(
+    def claim_chunks(
         self,
         table_id: str,
-        index: int,
-        count: int,
+        indices: Iterable[int],
         *,
         now: datetime,
         lease_until: datetime,
         worker: str,
     ) -> builtins.list[int]:
-        """Lease the claimable chunks among ``index + 1 … index + count`` in one statement.
+        """Lease the claimable chunks among ``indices`` in one statement.
 
         Claimable as in :meth:`claim_chunk` (pending, no live lease); each claimed chunk's
         ``attempts`` is incremented. Returns the indices claimed, ascending.
         """
-        if count <= 0:
+        wanted = sorted(set(indices))
+        if not wanted:
             return []
         stmt = (
             update(TableChunk)
             .where(
                 TableChunk.table_id == table_id,
-                TableChunk.index > index,
-                TableChunk.index <= index + count,
+                TableChunk.index.in_(wanted),
                 TableChunk.status == "pending",
                 or_(TableChunk.lease_until.is_(None), TableChunk.lease_until < now),
             )
@@ -432,10 +401,10 @@ class TableRepository:
         """
         if not chunks:
             return []
-        blobs: dict[str, Any] = {}
 
-        def per_chunk(field: str, type_: Any = None) -> Any:
-            whens = {c.index: literal(getattr(c, field), type_) for c in chunks}
+        def per_chunk(values: Sequence[float | bytes], binary: bool = False) -> Case[Any]:
+            type_ = LargeBinary() if binary else None
+            whens = {c.index: literal(v, type_) for c, v in zip(chunks, values, strict=True)}
             return case(whens, value=TableChunk.index)
 
         stmt = (
@@ -447,7 +416,7 @@ class TableRepository:
             )
             .values(
                 status="done",
-                cpu_seconds=per_chunk("cpu_seconds"),
+                cpu_seconds=per_chunk([c.cpu_seconds for c in chunks]),
                 worker=worker,
                 finished_at=now,
                 lease_until=None,
@@ -456,12 +425,11 @@ class TableRepository:
             .execution_options(synchronize_session=False)
         )
         if store_blobs:
-            blobs = {
-                "values": per_chunk("values", LargeBinary()),
-                "low_index": per_chunk("low_index", LargeBinary()),
-                "low_x": per_chunk("low_x", LargeBinary()),
-            }
-            stmt = stmt.values(**blobs)
+            stmt = stmt.values(
+                values=per_chunk([c.values for c in chunks], binary=True),
+                low_index=per_chunk([c.low_index for c in chunks], binary=True),
+                low_x=per_chunk([c.low_x for c in chunks], binary=True),
+            )
         return sorted(int(i) for i in self.session.execute(stmt).scalars())
 
     def seconds_per_point(self, function_id: str, *, limit: int = 256) -> float | None:
@@ -578,6 +546,18 @@ class TableRepository:
         if stored_only:
             stmt = stmt.where(TableChunk.values.is_not(None))
         self.session.execute(stmt.values(values=None, low_index=None, low_x=None))
+
+    def clear_ready_chunk_blobs(self) -> int:
+        """Drop the chunk blobs left on ready tables (a merger died before it cleared them);
+        return how many chunk rows were cleared."""
+        ready = select(Table.id).where(Table.status == "ready")
+        result = self.session.execute(
+            update(TableChunk)
+            .where(TableChunk.table_id.in_(ready), TableChunk.values.is_not(None))
+            .values(values=None, low_index=None, low_x=None)
+            .execution_options(synchronize_session=False)
+        )
+        return _rowcount(result)
 
     # ------------------------------------------------------------------ merge
     def claim_merge(self, table_id: str, *, now: datetime, lease_until: datetime) -> bool:

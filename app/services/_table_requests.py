@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from app.config import Settings
 from app.db import session_scope
 from app.domain import absrank, sampling
+from app.domain.tablebuild import TaskSpan, spans_of
 from app.errors import Conflict, InvalidInput, NotFound, TableNotReady
 from app.models.tables import TABLE_STATUSES, Table
 from app.repositories.tables import ChunkProgress, TableRepository, as_utc
@@ -230,7 +231,8 @@ def request_table(
     sm : sessionmaker
     settings : Settings
     dispatcher : Dispatcher
-        Receives ``enqueue_chunk`` calls after the commit.
+        Receives ``enqueue_span`` calls after the commit (a new table: one span of all its
+        chunks).
     function_id, delta, log2n, seed
         See :func:`table_spec`.
 
@@ -265,7 +267,7 @@ def request_spec(
     table_id = table_id_for(digest)
     cache.missing.discard(table_id)
     now = utc_now()
-    to_enqueue: list[int] = []
+    to_enqueue: list[TaskSpan] = []
     merge_needed = False
     try:
         with session_scope(sm) as session:
@@ -290,14 +292,15 @@ def request_spec(
                     )
                 )
                 repo.add_chunks(table_id, n_chunks, dispatched_at=now)
-                to_enqueue = list(range(n_chunks))
+                # one message: its task hands on what it does not take (run_span)
+                to_enqueue = [TaskSpan(table_id, 0, n_chunks)]
                 created = True
             else:
                 if existing.spec_hash != digest:  # pragma: no cover - 92-bit prefix collision
                     raise Conflict(f"table id {table_id} is taken by another spec")
                 created = False
                 if existing.status == "failed" and repo.reset_failed(table_id):
-                    to_enqueue = repo.pending_chunk_indices(table_id)
+                    to_enqueue = spans_of(table_id, repo.pending_chunk_indices(table_id))
                     merge_needed = not to_enqueue
                     logger.info("table %s: reset after failure (%s)", table_id, existing.error)
             view = _load_view(repo, table_id)
@@ -305,8 +308,8 @@ def request_spec(
         # a concurrent request created the same table first: return it
         with session_scope(sm) as session:
             return Requested(_load_view(TableRepository(session), table_id), False)
-    for index in to_enqueue:
-        dispatcher.enqueue_chunk(table_id, index)
+    for span in to_enqueue:
+        dispatcher.enqueue_span(span)
     if merge_needed:
         dispatcher.enqueue_merge(table_id)
     return Requested(view, created)

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.domain import sampling
 from app.domain.functions import BenchmarkFunction, get_function
-from app.domain.tablebuild import NOISE_BLOCK, NOISE_STREAM
+from app.domain.tablebuild import NOISE_BLOCK, NOISE_STREAM, TaskSpan
 from app.errors import InvalidInput
 from app.services.errors import domain_errors_as_problems
 from app.services.provenance import canonical_sha256, library_versions
@@ -45,8 +45,8 @@ SM = sessionmaker[Session]
 class Dispatcher(Protocol):
     """Where services send work; implemented by ``workers.tasks.HueyDispatcher``."""
 
-    def enqueue_chunk(self, table_id: str, index: int) -> None:
-        """Queue chunk ``index`` of a table."""
+    def enqueue_span(self, span: TaskSpan) -> None:
+        """Queue a task on chunks of a table (it hands on what it does not take)."""
 
     def enqueue_merge(self, table_id: str) -> None:
         """Queue the merge of a table."""

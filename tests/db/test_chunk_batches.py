@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
@@ -89,7 +89,7 @@ def test_finish_chunks_writes_each_row_once_in_one_statement(
     assert [r[4] for r in rows] == [None, 0.5, 0.75, 1.0, 1.25, None]  # each row its own CPU
 
 
-def test_claim_following_takes_only_free_pending_chunks(
+def test_claim_chunks_takes_only_free_pending_chunks(
     sm: SM, make_table: Callable[..., Table]
 ) -> None:
     table = _seed(sm, make_table, n_chunks=8)
@@ -100,17 +100,17 @@ def test_claim_following_takes_only_free_pending_chunks(
         assert repo.finish_chunks(table.id, [_write(4)], worker="other", now=T0) == [4]
     with session_scope(sm) as s:
         repo = TableRepository(s)
-        assert repo.claim_chunk(table.id, 1, now=T0, lease_until=lease, worker="me")
-        # 2 is free, 3 is leased by another worker, 4 is done, 5 is free; 6 is past the count
-        got = repo.claim_following(table.id, 1, 4, now=T0, lease_until=lease, worker="me")
-        assert got == [2, 5]
-        assert repo.claim_following(table.id, 1, 0, now=T0, lease_until=lease, worker="me") == []
-        # once the other worker's lease expired, its chunk may be taken along
+        # 2 is free, 3 is leased by another worker, 4 is done, 5 is free
+        got = repo.claim_chunks(table.id, [5, 2, 3, 4, 1], now=T0, lease_until=lease, worker="me")
+        assert got == [1, 2, 5]
+        assert repo.claim_chunks(table.id, [], now=T0, lease_until=lease, worker="me") == []
+        assert repo.claim_chunks(table.id, [1], now=T0, lease_until=lease, worker="x") == []
+        # once the other worker's lease expired, its chunk may be claimed
         after = lease + timedelta(seconds=1)
-        assert repo.claim_following(
-            table.id, 2, 1, now=after, lease_until=after + timedelta(seconds=30), worker="me"
+        assert repo.claim_chunks(
+            table.id, [3], now=after, lease_until=after + timedelta(seconds=30), worker="me"
         ) == [3]
-        state = repo.claim_state(table.id, 3)
+        open_chunks = repo.open_chunks(table.id)
     rows = _rows(sm, table.id)
     assert [(r[0], r[2], r[3]) for r in rows] == [
         (0, 0, None),
@@ -122,32 +122,13 @@ def test_claim_following_takes_only_free_pending_chunks(
         (6, 0, None),
         (7, 0, None),
     ]
-    assert state is not None
-    assert state.chunk_status == "pending"
-    assert state.chunk_lease_until == lease + timedelta(seconds=31)
-
-
-def test_claim_state_reads_table_and_chunk_in_one_query(
-    sm: SM, make_table: Callable[..., Table]
-) -> None:
-    table = _seed(sm, make_table)
-    with session_scope(sm) as s:
-        repo = TableRepository(s)
-        state = repo.claim_state(table.id, 0)
-        assert state is not None
-        assert (state.status, state.n, state.chunk_size, state.n_chunks) == ("building", 64, 16, 4)
-        assert state.spec == table.spec
-        assert not state.started
-        assert state.chunk_status == "pending"
-        assert state.chunk_lease_until is None
-        missing_chunk = repo.claim_state(table.id, 99)
-        assert missing_chunk is not None
-        assert missing_chunk.chunk_status is None
-        assert repo.claim_state("tnone", 0) is None
-        repo.mark_started(table.id, now=T0)
-        started = repo.claim_state(table.id, 0)
-        assert started is not None
-        assert started.started
+    # every chunk not done, ascending, with its lease (UTC on SQLite too)
+    assert [c.index for c in open_chunks] == [0, 1, 2, 3, 5, 6, 7]
+    leases = {c.index: c.lease_until for c in open_chunks}
+    assert leases[0] is None
+    assert leases[1] == lease
+    assert leases[3] == lease + timedelta(seconds=31)
+    assert [c.claimable(after) for c in open_chunks] == [True, True, True, False, True, True, True]
 
 
 def test_seconds_per_point_of_finished_chunks(sm: SM, make_table: Callable[..., Table]) -> None:
@@ -165,3 +146,41 @@ def test_seconds_per_point_of_finished_chunks(sm: SM, make_table: Callable[..., 
             pytest.approx(0.5 / 16),
         )
         assert repo.seconds_per_point("classic/sphere/d2") is None
+
+
+def test_progress_reads_no_chunk_row_on_sqlite(sm: SM, make_table: Callable[..., Table]) -> None:
+    """A table's progress and workers come from the covering index: on SQLite the columns after
+    the blobs of a chunk row are read by walking the blobs' overflow pages."""
+    table = _seed(sm, make_table)
+    with session_scope(sm) as s:
+        repo = TableRepository(s)
+        assert repo.finish_chunks(table.id, [_write(1)], worker="w:1", now=T0) == [1]
+        progress = repo.chunk_progress([table.id])[table.id]
+        assert (progress.done, progress.total, progress.cpu_seconds) == (1, 4, 0.5)
+        assert progress.last_finished == T0
+        assert repo.chunk_workers(table.id) == ("w:1",)
+        if s.get_bind().dialect.name != "sqlite":
+            return
+        plans = []
+        for stmt in (repo.progress_statement([table.id]), repo.workers_statement(table.id)):
+            compiled = stmt.compile(s.get_bind(), compile_kwargs={"literal_binds": True})
+            plans.append(s.execute(text(f"EXPLAIN QUERY PLAN {compiled}")).all())
+    for plan in plans:
+        details = " ".join(str(row[-1]) for row in plan)
+        assert "USING COVERING INDEX ix_table_chunks_progress" in details, details
+
+
+def test_blobs_left_on_a_ready_table_are_cleared(sm: SM, make_table: Callable[..., Table]) -> None:
+    ready = _seed(sm, make_table)
+    building = _seed(sm, make_table)
+    with session_scope(sm) as s:
+        repo = TableRepository(s)
+        for table in (ready, building):
+            assert repo.finish_chunks(table.id, [_write(0), _write(2)], worker="w", now=T0)
+        s.execute(update(Table).where(Table.id == ready.id).values(status="ready"))
+    with session_scope(sm) as s:
+        repo = TableRepository(s)
+        assert repo.clear_ready_chunk_blobs() == 2
+        assert list(repo.iter_chunk_blobs(ready.id)) == []
+        assert [b.index for b in repo.iter_chunk_blobs(building.id)] == [0, 2]
+        assert repo.clear_ready_chunk_blobs() == 0

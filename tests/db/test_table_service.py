@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db import session_scope
+from app.domain.tablebuild import TaskSpan
 from app.models import TableChunk
 from app.repositories import TableRepository
 from app.services import table_build
@@ -28,8 +29,9 @@ class Recorder:
         self.chunks: list[tuple[str, int]] = []
         self.merges: list[str] = []
 
-    def enqueue_chunk(self, table_id: str, index: int) -> None:
-        self.chunks.append((table_id, index))
+    def enqueue_span(self, span: TaskSpan) -> None:
+        assert span.count is not None
+        self.chunks.extend((span.table_id, i) for i in range(span.first, span.first + span.count))
 
     def enqueue_merge(self, table_id: str) -> None:
         self.merges.append(table_id)

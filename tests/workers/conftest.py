@@ -18,6 +18,7 @@ os.environ.setdefault("ABSRANK_QUEUE_URL", "memory://")
 
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker
+from app.domain.tablebuild import TaskSpan
 from tests.support import migrate
 from workers.app import configure, make_huey, reset
 
@@ -44,11 +45,14 @@ class RecordingDispatcher:
     """A fake dispatcher that records what would be enqueued (and runs nothing)."""
 
     def __init__(self) -> None:
-        self.chunks: list[tuple[str, int]] = []
+        self.spans: list[TaskSpan] = []
+        self.chunks: list[tuple[str, int]] = []  # the spans' chunks, one by one
         self.merges: list[str] = []
 
-    def enqueue_chunk(self, table_id: str, index: int) -> None:
-        self.chunks.append((table_id, index))
+    def enqueue_span(self, span: TaskSpan) -> None:
+        assert span.count is not None  # the services queue spans of a known length
+        self.spans.append(span)
+        self.chunks.extend((span.table_id, i) for i in range(span.first, span.first + span.count))
 
     def enqueue_merge(self, table_id: str) -> None:
         self.merges.append(table_id)

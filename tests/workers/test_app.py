@@ -7,9 +7,17 @@ from pathlib import Path
 
 import pytest
 from huey import MemoryHuey, RedisHuey, SqliteHuey
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
+from app.db import session_scope
+from app.domain.tablebuild import TaskSpan
+from app.models import TableChunk
+from app.repositories import TableRepository
+from app.services import tables as svc
+from app.services.table_cache import TableCaches
 from workers import app as worker_app
+from workers import tasks
 from workers.tasks import HueyDispatcher
 
 
@@ -32,7 +40,12 @@ def test_tasks_are_registered_under_stable_names(make_settings: Callable[..., Se
     instance = worker_app.make_huey(make_settings(queue_url="memory://"))
     HueyDispatcher(instance)
     names = set(instance._registry._registry)
-    assert {"workers.tasks.build_chunk", "workers.tasks.merge_table"} <= names
+    expected = {
+        "workers.tasks.build_span",
+        "workers.tasks.build_chunk",
+        "workers.tasks.merge_table",
+    }
+    assert expected <= names
     default = set(worker_app.huey._registry._registry)
     assert "workers.tasks.redispatch_tables" in default
 
@@ -99,6 +112,17 @@ def test_worker_sqlite_connections_are_wal_with_synchronous_normal(settings: Set
             assert driver.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
             assert driver.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
             assert driver.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+            # a chunk task's commit does not checkpoint; the worker does once a table is ready
+            autocheckpoint = driver.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+            assert autocheckpoint == worker_app.WORKER_WAL_AUTOCHECKPOINT
+            conn.exec_driver_sql("CREATE TABLE t (x BLOB)")
+            conn.exec_driver_sql("INSERT INTO t VALUES (zeroblob(1000000))")
+            conn.commit()
+        main_file = Path(engine.url.database)
+        before = main_file.stat().st_size
+        assert before < 1_000_000  # the blob is in the WAL only
+        worker_app.checkpoint()
+        assert main_file.stat().st_size >= before + 1_000_000  # copied into the database
     finally:
         worker_app.reset()
 
@@ -127,3 +151,38 @@ def test_consumer_polls_an_idle_queue_every_fiftieth_of_a_second(
     assert options[0]["worker_type"] == "process"
     assert (options[0]["initial_delay"], options[0]["max_delay"]) == (0.02, 0.02)
     assert options[1]["max_delay"] == 1.0  # callers may still override it
+
+
+def test_a_message_of_the_one_chunk_format_still_builds(
+    settings: Settings, sm: sessionmaker[Session]
+) -> None:
+    """``build_chunk(table_id, index)``, queued by an earlier API: its task takes the chunks from
+    ``index`` on and hands the rest on as spans (run inline by ``memory://``)."""
+    worker_app.configure(settings=settings, sessionmaker=sm)
+    try:
+        view, _ = svc.request_table(
+            sm,
+            settings,
+            _Nowhere(),
+            function_id="classic/sphere/d5",
+            log2n=14,
+            cache=TableCaches.from_settings(settings),
+        )
+        assert tasks._build_chunk(view.id, 0) in {"done", "merged"}
+        ready = svc.get_table(sm, view.id)
+        assert ready.status == "ready"
+        with session_scope(sm) as s:
+            attempts = [c.attempts for c in s.query(TableChunk).filter_by(table_id=view.id)]
+            blob = TableRepository(s).get_data(view.id)
+        assert attempts == [1] * view.n_chunks
+        assert blob == svc.compute_table_data(ready.spec)
+    finally:
+        worker_app.reset()
+
+
+class _Nowhere:
+    def enqueue_span(self, span: TaskSpan) -> None:
+        pass
+
+    def enqueue_merge(self, table_id: str) -> None:
+        pass

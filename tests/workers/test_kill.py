@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker, session_scope
+from app.domain.tablebuild import TaskSpan
 from app.repositories import TableRepository
 from app.services import tables as svc
 from app.services.table_cache import TableCaches
@@ -164,9 +165,11 @@ def test_lost_message_is_recovered_by_a_real_consumer(
     tmp_path: Path,
 ) -> None:
     class DropOne:
-        def enqueue_chunk(self, table_id: str, index: int) -> None:
-            if index != 5:  # chunk 5's message is lost
-                queue_dispatcher.enqueue_chunk(table_id, index)
+        def enqueue_span(self, span: TaskSpan) -> None:
+            assert span.count is not None
+            for index in range(span.first, span.first + span.count):
+                if index != 5:  # one message per chunk, and chunk 5's is lost
+                    queue_dispatcher.enqueue_chunk(span.table_id, index)
 
         def enqueue_merge(self, table_id: str) -> None:
             queue_dispatcher.enqueue_merge(table_id)
@@ -202,9 +205,9 @@ def test_duplicate_messages_change_nothing(
     tmp_path: Path,
 ) -> None:
     class Twice:
-        def enqueue_chunk(self, table_id: str, index: int) -> None:
-            queue_dispatcher.enqueue_chunk(table_id, index)
-            queue_dispatcher.enqueue_chunk(table_id, index)
+        def enqueue_span(self, span: TaskSpan) -> None:
+            queue_dispatcher.enqueue_span(span)
+            queue_dispatcher.enqueue_span(span)
 
         def enqueue_merge(self, table_id: str) -> None:
             queue_dispatcher.enqueue_merge(table_id)

@@ -313,6 +313,27 @@ def _build(
     return svc.get_table(sm, view.id), outcomes
 
 
+def _assert_one_shot_bytes(sm: SM, table_id: str, spec: dict[str, Any]) -> None:
+    """The stored table data are the bytes of the in-process one-shot build."""
+    with session_scope(sm) as s:
+        blob = TableRepository(s).get_data(table_id)
+    assert blob == svc.compute_table_data(spec)
+
+
+def _request(sm: SM, settings: Settings, dispatcher: Any, log2n: int) -> svc.TableView:
+    """Request a new table of :data:`FUNCTION` (its chunks go to ``dispatcher``)."""
+    view, created = svc.request_table(
+        sm,
+        settings,
+        dispatcher,
+        function_id=FUNCTION,
+        log2n=log2n,
+        cache=TableCaches.from_settings(settings),
+    )
+    assert created
+    return view
+
+
 def _cheap() -> table_build.TaskCosts:
     """Costs as if the function were nearly free: a task takes MAX_TASK_CHUNKS chunks."""
     return table_build.TaskCosts({FUNCTION: 1e-9})
@@ -333,9 +354,7 @@ def test_a_task_takes_the_next_chunks_along(tmp_path: Path) -> None:
         assert costs.seconds_per_point[FUNCTION] > 0
         _, again = _build(sm, settings, task_seconds=30.0, log2n=15, costs=costs)
         assert again[0] == "merged"
-        with session_scope(sm) as s:
-            blob = TableRepository(s).get_data(ready.id)
-        assert blob == svc.compute_table_data(ready.spec)
+        _assert_one_shot_bytes(sm, ready.id, ready.spec)
     finally:
         engine.dispose()
 
@@ -346,14 +365,7 @@ def test_messages_of_chunks_taken_along_are_skipped(tmp_path: Path) -> None:
     try:
         cheap = _cheap()
         rec = RecordingDispatcher()
-        view, _ = svc.request_table(
-            sm,
-            settings,
-            rec,
-            function_id=FUNCTION,
-            log2n=14,
-            cache=TableCaches.from_settings(settings),
-        )
+        view = _request(sm, settings, rec, 14)
         # chunk 3's message arrives first: it takes 4..15 along, and 0..2 stay for theirs
         assert svc.run_chunk(sm, settings, view.id, 3, task_seconds=1.0, costs=cheap) == "done"
         assert [s for _, s, _ in _chunk_rows(sm, view.id)] == ["pending"] * 3 + ["done"] * 13
@@ -362,9 +374,7 @@ def test_messages_of_chunks_taken_along_are_skipped(tmp_path: Path) -> None:
         )
         assert svc.run_chunk(sm, settings, view.id, 0, task_seconds=1.0, costs=cheap) == "merged"
         assert [a for _, _, a in _chunk_rows(sm, view.id)] == [1] * 16
-        with session_scope(sm) as s:
-            blob = TableRepository(s).get_data(view.id)
-        assert blob == svc.compute_table_data(view.spec)
+        _assert_one_shot_bytes(sm, view.id, view.spec)
     finally:
         engine.dispose()
 
@@ -377,14 +387,7 @@ def test_a_failing_chunk_taken_along_fails_the_table_and_frees_the_leases(
     try:
         cheap = _cheap()
         rec = RecordingDispatcher()
-        view, _ = svc.request_table(
-            sm,
-            settings,
-            rec,
-            function_id=FUNCTION,
-            log2n=13,
-            cache=TableCaches.from_settings(settings),
-        )
+        view = _request(sm, settings, rec, 13)
         real = tablebuild.compute_chunk
 
         def broken(*args: Any, **kwargs: Any) -> sampling.ChunkResult:
@@ -445,3 +448,190 @@ def test_same_table_bytes_for_every_chunk_size_and_task_size(
             engine.dispose()
     assert len(ids) == 1
     assert len(digests) == 1
+
+
+# ---------------------------------------------------------------- span messages
+
+
+def test_task_span_pickles_through_the_queue_and_splits() -> None:
+    from workers.app import huey
+    from workers.tasks import build_span
+
+    span = tablebuild.TaskSpan("t0123", 3, 5)
+    data = huey.serialize_task(build_span.s(span))  # the bytes a queue stores
+    assert isinstance(data, bytes)
+    again = huey.deserialize_task(data)
+    assert again.name == "build_span"
+    assert again.args == (span,)
+    assert span.stop(64) == 8
+    assert span.stop(6) == 6
+    assert span.after(5, 64) == tablebuild.TaskSpan("t0123", 6, 2)
+    assert span.after(7, 64) is None
+    assert tablebuild.TaskSpan("t0123", 60, None).stop(64) == 64
+    with pytest.raises(ValueError, match="bad task span"):
+        tablebuild.TaskSpan("t0123", 0, 0)
+    assert tablebuild.spans_of("t", [0, 1, 2, 5, 7, 8]) == [
+        tablebuild.TaskSpan("t", 0, 3),
+        tablebuild.TaskSpan("t", 5, 1),
+        tablebuild.TaskSpan("t", 7, 2),
+    ]
+
+
+class _Queue:
+    """A dispatcher that keeps the spans in a FIFO (what huey would deliver)."""
+
+    def __init__(self) -> None:
+        self.spans: list[tablebuild.TaskSpan] = []
+        self.merges: list[str] = []
+
+    def enqueue_span(self, span: tablebuild.TaskSpan) -> None:
+        self.spans.append(span)
+
+    def enqueue_merge(self, table_id: str) -> None:
+        self.merges.append(table_id)
+
+
+@pytest.mark.parametrize("share", [1, 2, 3])
+def test_a_table_is_one_message_and_tasks_hand_on_the_rest(tmp_path: Path, share: int) -> None:
+    """A new table is queued as one span; each task claims its part and queues the rest before
+    it computes: every chunk is claimed once, the last task merges, the bytes are the one-shot
+    build's."""
+    settings = small_settings(tmp_path, table_chunk_log2=10)
+    sm, engine = _sm(tmp_path, f"hand-on-{share}.db")
+    try:
+        queue = _Queue()
+        view = _request(sm, settings, queue, 14)
+        assert queue.spans == [tablebuild.TaskSpan(view.id, 0, 16)]
+        # cheap, but a task takes at most 1/(2·share) of the chunks left
+        costs = _cheap()
+        outcomes, taken = [], []
+        while queue.spans:
+            span = queue.spans.pop(0)
+            before = {r[0] for r in _chunk_rows(sm, view.id) if r[2]}
+            outcomes.append(
+                table_build.run_span(
+                    sm, settings, span, task_seconds=1.0, share=share, costs=costs, dispatcher=queue
+                )
+            )
+            taken.append(len({r[0] for r in _chunk_rows(sm, view.id) if r[2]} - before))
+        assert outcomes[-1] == "merged"
+        assert outcomes.count("merged") == 1
+        assert set(outcomes[:-1]) <= {"done"}
+        assert sum(taken) == 16
+        if share == 1:
+            assert taken == [16]
+        else:
+            assert taken[0] == -(-16 // (2 * share))  # the first task's part
+            assert taken == sorted(taken, reverse=True)  # the last tasks get smaller
+        assert [a for _, _, a in _chunk_rows(sm, view.id)] == [1] * 16
+        ready = svc.get_table(sm, view.id)
+        with session_scope(sm) as s:
+            blob = TableRepository(s).get_data(view.id)
+            assert list(TableRepository(s).iter_chunk_blobs(view.id)) == []
+        assert blob == svc.compute_table_data(ready.spec)
+    finally:
+        engine.dispose()
+
+
+def test_a_span_whose_chunks_are_taken_is_skipped_and_the_last_task_merges_in_memory(
+    tmp_path: Path,
+) -> None:
+    settings = small_settings(tmp_path, table_chunk_log2=10)
+    sm, engine = _sm(tmp_path, "skip.db")
+    try:
+        queue = _Queue()
+        view = _request(sm, settings, queue, 12)
+        span = tablebuild.TaskSpan(view.id, 0, 4)
+        # a one-chunk task on chunk 1 (a re-dispatched message), then the span's task
+        assert table_build.run_span(sm, settings, tablebuild.TaskSpan(view.id, 1)) == "done"
+        assert table_build.run_span(sm, settings, tablebuild.TaskSpan(view.id, 1)) == "skipped-done"
+        # the span's task takes 0, 2, 3 (the chunks not done): its results are never stored as
+        # chunk blobs, the table is merged from them in memory and chunk 1's stored blob
+        got = table_build.run_span(
+            sm, settings, span, task_seconds=1.0, costs=_cheap(), dispatcher=queue
+        )
+        assert got == "merged"
+        assert queue.spans == [span]  # nothing handed on
+        assert table_build.run_span(sm, settings, span, dispatcher=queue) == "skipped-ready"
+        assert [a for _, _, a in _chunk_rows(sm, view.id)] == [1] * 4
+        _assert_one_shot_bytes(sm, view.id, view.spec)
+        assert table_build.run_span(sm, settings, tablebuild.TaskSpan(view.id, 4)) in {
+            "unknown",
+            "skipped-ready",
+        }
+    finally:
+        engine.dispose()
+
+
+def test_the_task_that_finishes_last_merges_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Task A claims chunks 0-1; task B claims 2-3 and stores them while A computes; A, the last,
+    stores no blob of its chunks: it merges them in memory with B's."""
+    settings = small_settings(tmp_path, table_chunk_log2=10)
+    sm, engine = _sm(tmp_path, "last.db")
+    try:
+        view = _request(sm, settings, _Queue(), 12)
+        cheap = _cheap()
+        real_compute, real_finish = table_build._compute, TableRepository.finish_chunks
+        stored: list[tuple[list[int], bool]] = []
+        b_outcome: list[str] = []
+
+        def compute(claimed: Any) -> Any:
+            out = real_compute(claimed)
+            if claimed.indices == (0, 1):  # task B runs while A computes
+                b = tablebuild.TaskSpan(view.id, 2, 2)
+                b_outcome.append(
+                    table_build.run_span(sm, settings, b, task_seconds=1.0, costs=cheap)
+                )
+            return out
+
+        def finish(self: TableRepository, table_id: str, chunks: Any, **kw: Any) -> list[int]:
+            stored.append(([c.index for c in chunks], kw.get("store_blobs", True)))
+            return real_finish(self, table_id, chunks, **kw)
+
+        monkeypatch.setattr(table_build, "_compute", compute)
+        monkeypatch.setattr(TableRepository, "finish_chunks", finish)
+        a = tablebuild.TaskSpan(view.id, 0, 2)
+        assert table_build.run_span(sm, settings, a, task_seconds=1.0, costs=cheap) == "merged"
+        assert b_outcome == ["done"]
+        assert stored == [([2, 3], True), ([0, 1], False)]
+        _assert_one_shot_bytes(sm, view.id, view.spec)
+    finally:
+        engine.dispose()
+
+
+def test_a_claim_lost_to_a_race_reads_again_and_hands_on_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another worker leases the chunks a task read as free before its UPDATE: the task reads
+    again, takes the next free ones and hands on what follows them (nothing waits for a
+    re-dispatch)."""
+    settings = small_settings(tmp_path, table_chunk_log2=10)
+    sm, engine = _sm(tmp_path, "race.db")
+    try:
+        queue = _Queue()
+        view = _request(sm, settings, queue, 14)
+        real = TableRepository.claim_chunks
+        calls: list[list[int]] = []
+
+        def racing(self: TableRepository, table_id: str, indices: Any, **kw: Any) -> list[int]:
+            calls.append(list(indices))
+            if len(calls) == 1:  # the other worker wins these
+                with session_scope(sm) as s:
+                    assert real(TableRepository(s), table_id, indices, **(kw | {"worker": "o"}))
+            return real(self, table_id, indices, **kw)
+
+        monkeypatch.setattr(TableRepository, "claim_chunks", racing)
+        span = tablebuild.TaskSpan(view.id, 0, 16)
+        cheap = table_build.TaskCosts({FUNCTION: 1e-9})
+        got = table_build.run_span(
+            sm, settings, span, task_seconds=1.0, share=2, costs=cheap, dispatcher=queue
+        )
+        assert got == "done"
+        assert calls == [[0, 1, 2, 3], [4, 5, 6, 7]]  # 16 open chunks: 1/(2·2) of them
+        assert queue.spans == [span, tablebuild.TaskSpan(view.id, 8, 8)]
+        rows = _chunk_rows(sm, view.id)
+        assert [s for _, s, _ in rows[:8]] == ["pending"] * 4 + ["done"] * 4
+    finally:
+        engine.dispose()
