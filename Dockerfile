@@ -5,8 +5,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1
 
+# fonts-noto-cjk: the figures' fallback font for Chinese, Japanese and Korean names
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends gcc g++ \
+    && apt-get install -y --no-install-recommends gcc g++ fonts-noto-cjk \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /srv/absrank

@@ -22,12 +22,22 @@ from app.api.deps import (
     TableCachesDep,
     stored_id_path,
 )
+from app.api.figures import (
+    BAD_DPI,
+    BAD_SIZE,
+    FIGURE_DOC,
+    GLYPH_DOC,
+    GLYPH_HEADERS,
+    RasterOptions,
+    VectorOptions,
+)
 from app.api.responses import model_response
 from app.errors import AppError, InvalidInput, NotApplicable
 from app.schemas.common import (
     JSON_MEDIA_TYPES,
     TOO_LARGE,
     WRONG_KEY,
+    ProblemExample,
     not_accepted,
     problem_responses,
     refused,
@@ -35,6 +45,7 @@ from app.schemas.common import (
 )
 from app.schemas.comparisons import ComparisonCreate, ComparisonRead
 from app.services import comparisons as service
+from app.services import plots
 from app.services.comparison_answers import VIEWS
 
 #: FastAPI's type of a route's ``responses``.
@@ -295,25 +306,60 @@ def get_comparison(
     return model_response(ComparisonRead, service.get_comparison(sm, comparison_id, view=view))
 
 
+def _cd_diagram(
+    sm: SessionmakerDep, comparison_id: str, fmt: str, options: plots.FigureOptions
+) -> Response:
+    """The CD diagram in ``fmt``, with the missing-glyphs header when a name has no font."""
+    drawn = service.cd_diagram(sm, comparison_id, fmt=fmt, options=options)
+    return Response(drawn.content, media_type=plots.MEDIA_TYPES[fmt], headers=drawn.header())
+
+
+def _cd_responses(fmt: str, bad: ProblemExample) -> OpenApiResponses:
+    media = plots.MEDIA_TYPES[fmt]
+    ok = {"content": {media: {}}, "description": fmt.upper(), "headers": GLYPH_HEADERS}
+    return OpenApiResponses({200: ok}) | problem_responses(_UNKNOWN, bad)
+
+
+_CD_DOC = (
+    "Draw the critical-difference diagram of a comparison from its post-hoc cliques (7 in wide,"
+    " as tall as its rows need, unless width/height say otherwise)." + FIGURE_DOC + GLYPH_DOC
+)
+
+
 @router.get(
     "/{comparison_id}/cd-diagram.svg",
     response_class=Response,
     summary="CD diagram as SVG",
-    responses=OpenApiResponses({200: {"content": {"image/svg+xml": {}}, "description": "SVG"}})
-    | problem_responses(_UNKNOWN),
+    responses=_cd_responses("svg", BAD_SIZE),
 )
-def cd_diagram_svg(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> Response:
-    """Draw the critical-difference diagram of a comparison from its post-hoc cliques."""
-    return Response(service.cd_diagram(sm, comparison_id), media_type="image/svg+xml")
+def cd_diagram_svg(
+    comparison_id: ComparisonIdPath, sm: SessionmakerDep, options: VectorOptions
+) -> Response:
+    return _cd_diagram(sm, comparison_id, "svg", options)
+
+
+@router.get(
+    "/{comparison_id}/cd-diagram.pdf",
+    response_class=Response,
+    summary="CD diagram as PDF",
+    responses=_cd_responses("pdf", BAD_SIZE),
+)
+def cd_diagram_pdf(
+    comparison_id: ComparisonIdPath, sm: SessionmakerDep, options: VectorOptions
+) -> Response:
+    return _cd_diagram(sm, comparison_id, "pdf", options)
 
 
 @router.get(
     "/{comparison_id}/cd-diagram.png",
     response_class=Response,
     summary="CD diagram as PNG",
-    responses=OpenApiResponses({200: {"content": {"image/png": {}}, "description": "PNG"}})
-    | problem_responses(_UNKNOWN),
+    responses=_cd_responses("png", BAD_DPI),
 )
-def cd_diagram_png(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> Response:
-    """Draw the critical-difference diagram of a comparison as PNG."""
-    return Response(service.cd_diagram(sm, comparison_id, fmt="png"), media_type="image/png")
+def cd_diagram_png(
+    comparison_id: ComparisonIdPath, sm: SessionmakerDep, options: RasterOptions
+) -> Response:
+    return _cd_diagram(sm, comparison_id, "png", options)
+
+
+cd_diagram_svg.__doc__ = cd_diagram_pdf.__doc__ = cd_diagram_png.__doc__ = _CD_DOC

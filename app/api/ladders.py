@@ -13,15 +13,16 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query, Response
 
 from app.api.deps import LadderCachesDep, SessionmakerDep, SettingsDep, TableCachesDep
+from app.api.figures import BAD_DPI, OPTIONS_ETAG_DOC, RasterOptions, VectorOptions
 from app.api.tables import (
     CACHE_HEADERS,
     CSV_TYPE,
     JSON_TYPE,
     NOT_MODIFIED,
+    PDF_TYPE,
     PLOT_DOC,
     PNG_TYPE,
     SVG_TYPE,
-    DpiQuery,
     IfNoneMatch,
     cached_answer,
     ok_responses,
@@ -29,8 +30,9 @@ from app.api.tables import (
 )
 from app.config import Settings
 from app.errors import InvalidInput, TableNotBuilt
-from app.schemas.common import ProblemExample, invalid, problem_responses, refused, unknown_function
+from app.schemas.common import ProblemExample, problem_responses, refused, unknown_function
 from app.schemas.table_curves import LadderCurveRead
+from app.services import plots
 from app.services import table_publish as publish
 from app.services.table_cache import LadderCaches, TableCaches
 from app.services.table_publish import SM, PublishedLadder
@@ -198,50 +200,69 @@ def ladder_curve_csv(
     return _answer(ref, store, if_none_match, publish.ladder_curve_csv, CSV_TYPE)
 
 
+def _ladder_plot(
+    ref: LadderRef,
+    store: LadderStore,
+    fmt: str,
+    options: plots.FigureOptions,
+    if_none_match: str | None,
+) -> Response:
+    """A ready ladder's plot in ``fmt``; the ETag tells its options apart."""
+    return _answer(
+        ref,
+        store,
+        if_none_match,
+        publish.ladder_plot,
+        plots.MEDIA_TYPES[fmt],
+        fmt,
+        options,
+        variant=options.variant(fmt),
+    )
+
+
 @router.get(
     "/{function_id:path}/plot.svg",
     response_class=Response,
     summary="Plot a ladder's combined log10 v1 against t - f* (SVG)",
-    responses=ok_responses("image/svg+xml", "The plot") | problem_responses(*PROBLEMS),
+    responses=ok_responses(SVG_TYPE, "The plot") | problem_responses(*PROBLEMS),
 )
-def ladder_plot_svg(ref: LadderDep, store: StoreDep, if_none_match: IfNoneMatch = None) -> Response:
-    return _answer(ref, store, if_none_match, publish.ladder_plot, SVG_TYPE, "svg")
+def ladder_plot_svg(
+    ref: LadderDep, store: StoreDep, options: VectorOptions, if_none_match: IfNoneMatch = None
+) -> Response:
+    return _ladder_plot(ref, store, "svg", options, if_none_match)
+
+
+@router.get(
+    "/{function_id:path}/plot.pdf",
+    response_class=Response,
+    summary="Plot a ladder's combined log10 v1 against t - f* (PDF)",
+    responses=ok_responses(PDF_TYPE, "The plot") | problem_responses(*PROBLEMS),
+)
+def ladder_plot_pdf(
+    ref: LadderDep, store: StoreDep, options: VectorOptions, if_none_match: IfNoneMatch = None
+) -> Response:
+    return _ladder_plot(ref, store, "pdf", options, if_none_match)
 
 
 @router.get(
     "/{function_id:path}/plot.png",
     response_class=Response,
     summary="Plot a ladder's combined log10 v1 against t - f* (PNG)",
-    responses=ok_responses("image/png", "The plot")
-    | problem_responses(
-        unknown_function(),
-        NOT_BUILT,
-        invalid(
-            "dpi", f"Input should be less than or equal to {publish.MAX_DPI}", "less_than_equal"
-        ),
-    ),
+    responses=ok_responses(PNG_TYPE, "The plot")
+    | problem_responses(unknown_function(), NOT_BUILT, BAD_DPI),
 )
 def ladder_plot_png(
-    ref: LadderDep,
-    store: StoreDep,
-    dpi: DpiQuery = publish.DEFAULT_DPI,
-    if_none_match: IfNoneMatch = None,
+    ref: LadderDep, store: StoreDep, options: RasterOptions, if_none_match: IfNoneMatch = None
 ) -> Response:
-    return _answer(
-        ref,
-        store,
-        if_none_match,
-        publish.ladder_plot,
-        PNG_TYPE,
-        "png",
-        dpi,
-        variant=f"-{dpi}",
-    )
+    return _ladder_plot(ref, store, "png", options, if_none_match)
 
 
 _LADDER_PLOT = (
     " One line per serving level (coloured), the thresholds between them dotted; the deepest "
     "level's lower tail dashed. "
 )
-ladder_plot_svg.__doc__ = PLOT_DOC + _LADDER_PLOT + ETAG_DOC
-ladder_plot_png.__doc__ = PLOT_DOC + _LADDER_PLOT + 'The ETag of a PNG is "<digest>-<dpi>".'
+ladder_plot_svg.__doc__ = PLOT_DOC + _LADDER_PLOT + ETAG_DOC + OPTIONS_ETAG_DOC
+ladder_plot_pdf.__doc__ = ladder_plot_svg.__doc__
+ladder_plot_png.__doc__ = (
+    PLOT_DOC + _LADDER_PLOT + 'The ETag of a PNG is "<digest>-<dpi>".' + OPTIONS_ETAG_DOC
+)

@@ -20,6 +20,14 @@ from app.api.deps import (
     TableCachesDep,
     TableIdPath,
 )
+from app.api.figures import (
+    BAD_DPI,
+    BAD_SIZE,
+    FIGURE_DOC,
+    OPTIONS_ETAG_DOC,
+    RasterOptions,
+    VectorOptions,
+)
 from app.config import Settings
 from app.errors import (
     InvalidInput,
@@ -47,9 +55,9 @@ from app.schemas.tables import (
     TableList,
     TableRead,
 )
+from app.services import plots, user_tables
 from app.services import table_publish as publish
 from app.services import tables as service
-from app.services import user_tables
 from app.services.errors import domain_errors_as_problems
 from app.services.table_cache import LadderCaches, TableCaches
 
@@ -296,21 +304,12 @@ IfNoneMatch = Annotated[
         examples=['"3f1c0d9a8b7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0"'],
     ),
 ]
-DpiQuery = Annotated[
-    int,
-    Query(
-        ge=publish.MIN_DPI,
-        le=publish.MAX_DPI,
-        description="dots per inch of the PNG",
-        examples=[publish.DEFAULT_DPI],
-    ),
-]
 JSON_TYPE, CSV_TYPE = "application/json", "text/csv; charset=utf-8"
-SVG_TYPE, PNG_TYPE = "image/svg+xml", "image/png"
+SVG_TYPE, PDF_TYPE, PNG_TYPE = "image/svg+xml", "application/pdf", "image/png"
 PLOT_DOC = (
     "log10 v1 against t - f* on a log axis (t on a linear axis when f* is unknown): the "
-    "samples' range [y_1, y_N] shaded, the lower tail dashed, the upper tail dotted. Text stays "
-    "text in the SVG; identical requests give identical bytes."
+    "samples' range [y_1, y_N] shaded, the lower tail dashed, the upper tail dotted (7 x 4.6 in "
+    "unless width/height say otherwise). Identical requests give identical bytes." + FIGURE_DOC
 )
 
 
@@ -448,64 +447,82 @@ def table_quantiles(
     return answer
 
 
+def _table_plot(
+    sm: service.SM,
+    table_id: str,
+    fmt: str,
+    options: plots.FigureOptions,
+    if_none_match: str | None,
+    cache: TableCaches,
+) -> Response:
+    """A ready table's plot in ``fmt``; the ETag tells its options apart."""
+    return _table_answer(
+        sm,
+        table_id,
+        if_none_match,
+        lambda: publish.table_plot(sm, table_id, fmt, options, cache=cache),
+        plots.MEDIA_TYPES[fmt],
+        variant=options.variant(fmt),
+        cache=cache,
+    )
+
+
 @router.get(
     "/{table_id:path}/plot.svg",
     response_class=Response,
     summary="Plot log10 v1 of a ready table against t - f* (SVG)",
-    responses=ok_responses("image/svg+xml", "The plot")
-    | problem_responses(UNKNOWN_TABLE, NOT_READY),
+    responses=ok_responses(SVG_TYPE, "The plot")
+    | problem_responses(UNKNOWN_TABLE, NOT_READY, BAD_SIZE),
 )
 def table_plot_svg(
     table_id: TableIdPath,
     sm: SessionmakerDep,
     cache: TableCachesDep,
+    options: VectorOptions,
     if_none_match: IfNoneMatch = None,
 ) -> Response:
-    return _table_answer(
-        sm,
-        table_id,
-        if_none_match,
-        lambda: publish.table_plot(sm, table_id, "svg", cache=cache),
-        SVG_TYPE,
-        cache=cache,
-    )
+    return _table_plot(sm, table_id, "svg", options, if_none_match, cache)
 
 
-table_plot_svg.__doc__ = PLOT_DOC
+@router.get(
+    "/{table_id:path}/plot.pdf",
+    response_class=Response,
+    summary="Plot log10 v1 of a ready table against t - f* (PDF)",
+    responses=ok_responses(PDF_TYPE, "The plot")
+    | problem_responses(UNKNOWN_TABLE, NOT_READY, BAD_SIZE),
+)
+def table_plot_pdf(
+    table_id: TableIdPath,
+    sm: SessionmakerDep,
+    cache: TableCachesDep,
+    options: VectorOptions,
+    if_none_match: IfNoneMatch = None,
+) -> Response:
+    return _table_plot(sm, table_id, "pdf", options, if_none_match, cache)
 
 
 @router.get(
     "/{table_id:path}/plot.png",
     response_class=Response,
     summary="Plot log10 v1 of a ready table against t - f* (PNG)",
-    responses=ok_responses("image/png", "The plot")
-    | problem_responses(
-        UNKNOWN_TABLE,
-        NOT_READY,
-        invalid(
-            "dpi", f"Input should be less than or equal to {publish.MAX_DPI}", "less_than_equal"
-        ),
-    ),
+    responses=ok_responses(PNG_TYPE, "The plot")
+    | problem_responses(UNKNOWN_TABLE, NOT_READY, BAD_DPI),
 )
 def table_plot_png(
     table_id: TableIdPath,
     sm: SessionmakerDep,
     cache: TableCachesDep,
-    dpi: DpiQuery = publish.DEFAULT_DPI,
+    options: RasterOptions,
     if_none_match: IfNoneMatch = None,
 ) -> Response:
-    return _table_answer(
-        sm,
-        table_id,
-        if_none_match,
-        lambda: publish.table_plot(sm, table_id, "png", dpi, cache=cache),
-        PNG_TYPE,
-        variant=f"-{dpi}",
-        cache=cache,
-    )
+    return _table_plot(sm, table_id, "png", options, if_none_match, cache)
 
 
-table_plot_png.__doc__ = PLOT_DOC + ' The ETag of a PNG is "<data_sha256>-<dpi>".'
+table_plot_svg.__doc__ = PLOT_DOC + ' The ETag is "<data_sha256>".' + OPTIONS_ETAG_DOC
+table_plot_pdf.__doc__ = table_plot_svg.__doc__
+table_plot_png.__doc__ = (
+    PLOT_DOC + ' The ETag of a PNG is "<data_sha256>-<dpi>".' + OPTIONS_ETAG_DOC
+)
 
 
 # ---------------------------------------------------------------------------- your own samples

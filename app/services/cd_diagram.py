@@ -1,10 +1,12 @@
-"""Critical-difference diagrams (Demšar 2006, Fig. 1–2) as SVG, drawn from cliques only.
+"""Critical-difference diagrams (Demšar 2006, Fig. 1–2) as SVG, PDF, PNG, from cliques only.
 
 The diagram never decides significance itself: it draws the average ranks and the cliques
 (groups of algorithms with no significant difference) that the post-hoc result already holds,
 so the picture and the numbers cannot disagree.
 
-Output is deterministic: the same input gives the same bytes (fixed SVG id salt, no date).
+Output goes through :mod:`app.services.plots` (text kept as text in SVG, fonts embedded in PDF,
+PNG at 300 dpi by default, Latin/Greek/CJK font fallback) and is deterministic: the same input
+gives the same bytes.
 """
 
 from __future__ import annotations
@@ -18,9 +20,6 @@ from app.services import plots
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-#: Glyphs as paths: the diagram looks the same without the font (the v_f plots keep text).
-_RC = plots.BASE_RC | {"svg.fonttype": "path"}
-
 
 def cd_diagram_svg(
     names: Sequence[str],
@@ -31,7 +30,8 @@ def cd_diagram_svg(
     title: str,
     fmt: str = "svg",
     control: int | None = None,
-) -> bytes:
+    options: plots.FigureOptions = plots.DEFAULT_OPTIONS,
+) -> plots.Rendered:
     """Draw a CD diagram.
 
     Parameters
@@ -47,16 +47,18 @@ def cd_diagram_svg(
         Drawn as a reference interval above the axis when given (Nemenyi, Bonferroni–Dunn).
     title : str
         Caption (method, α, N).
-    fmt : {"svg", "png"}, optional
+    fmt : {"svg", "pdf", "png"}, optional
         Output format.
     control : int or None, optional
         Index of the control of a vs-control post-hoc: its label is marked "(control)", and the
         one clique is the control with the algorithms not significantly different from it.
+    options : FigureOptions, optional
+        Resolution (PNG), size (default 7 in wide, as tall as the rows need) and font size.
 
     Returns
     -------
-    bytes
-        An SVG (or PNG) document.
+    plots.Rendered
+        The document, and the characters of the labels and title no installed font draws.
     """
     k = len(names)
     order = sorted(range(k), key=lambda i: (average_ranks[i], i))
@@ -64,8 +66,9 @@ def cd_diagram_svg(
     right = order[math.ceil(k / 2) :]
     rows = max(len(left), len(right))
     height = 1.6 + 0.28 * rows + 0.18 * len(cliques)
-    with plots.figure_context(_RC) as figure:
-        fig = figure(figsize=(7.0, height))
+    labels = [_shown(n) + (" (control)" if i == control else "") for i, n in enumerate(names)]
+    with plots.figure_context(options) as figure:
+        fig = figure(figsize=options.size(7.0, height))
         ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
         ax.set_axis_off()
         ax.set_xlim(-0.5, 10.5)
@@ -91,15 +94,21 @@ def cd_diagram_svg(
                 solid_capstyle="round",
             )
         y0 = y_cliques + 0.18 * len(cliques) + 0.2
-        labels = [_shown(n) + (" (control)" if i == control else "") for i, n in enumerate(names)]
         for row, i in enumerate(left):
             _label(ax, x_of(average_ranks[i]), y0 + 0.28 * row, 1.6, labels[i], average_ranks[i])
         for row, i in enumerate(reversed(right)):
             _label(ax, x_of(average_ranks[i]), y0 + 0.28 * row, 8.4, labels[i], average_ranks[i])
         ax.text(
-            5.0, height - 0.1, title, ha="center", fontsize=8.0, color="dimgray", parse_math=False
+            5.0,
+            height - 0.1,
+            title,
+            ha="center",
+            fontsize=options.scaled(8.0),
+            color="dimgray",
+            parse_math=False,
         )
-        return plots.save(fig, fmt, dpi=110)
+        content = plots.save(fig, fmt, dpi=options.dpi)
+    return plots.Rendered(content, plots.missing_glyphs([*labels, title]))
 
 
 def _axis(ax: Axes, k: int, x_of: Callable[[float], float]) -> None:
@@ -115,9 +124,7 @@ def _label(ax: Axes, x: float, y: float, x_text: float, name: str, rank: float) 
     ha = "right" if x_text < x else "left"
     pad = -0.05 if ha == "right" else 0.05
     # parse_math=False: names are user text, never mathtext ("$x$" stays "$x$")
-    ax.text(
-        x_text + pad, y, f"{name} ({rank:.2f})", ha=ha, va="center", parse_math=False
-    )
+    ax.text(x_text + pad, y, f"{name} ({rank:.2f})", ha=ha, va="center", parse_math=False)
 
 
 MAX_LABEL = 32

@@ -24,7 +24,7 @@ from app.domain import niia, ranktests
 from app.domain.ranking import rank_rows
 from app.repositories.comparisons import ComparisonRepository
 from app.schemas.comparisons import ComparisonCreate
-from app.services import results_input
+from app.services import plots, results_input
 from app.services._comparison_absolute import (
     MIXED_SCALES,
     AbsoluteInputs,
@@ -563,8 +563,15 @@ def get_comparison(sm: sessionmaker[Session], cid: str, *, view: str = "full") -
         return _read(cid, stored.status, stored.result, view)
 
 
-def cd_diagram(sm: sessionmaker[Session], cid: str, *, fmt: str = "svg") -> bytes:
-    """The CD diagram of a stored comparison, drawn from its post-hoc cliques.
+def cd_diagram(
+    sm: sessionmaker[Session],
+    cid: str,
+    *,
+    fmt: str = "svg",
+    options: plots.FigureOptions = plots.DEFAULT_OPTIONS,
+) -> plots.Rendered:
+    """The CD diagram of a stored comparison, drawn from its post-hoc cliques (``fmt`` and
+    ``options`` as :func:`app.services.cd_diagram.cd_diagram_svg`).
 
     Raises
     ------
@@ -593,4 +600,5 @@ def cd_diagram(sm: sessionmaker[Session], cid: str, *, fmt: str = "svg") -> byte
         title=title,
         fmt=fmt,
         control=post.get("control"),
+        options=options,
     )

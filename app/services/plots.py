@@ -1,9 +1,22 @@
-"""Plots of ``v1`` curves (tables, ladders) and the deterministic matplotlib setup of all plots.
+"""The one figure-output path of every plot, and the ``v1`` curves of tables and ladders.
 
-Every figure is drawn on a bare :class:`matplotlib.figure.Figure` (the Agg canvas for PNG, the
-SVG backend for SVG: no pyplot, no screen) inside :func:`figure_bytes`, which holds a lock
-(rcParams are process-global), fixes the SVG id salt and drops the date and software stamps, so
-identical input gives identical bytes.
+Every figure is drawn on a bare :class:`matplotlib.figure.Figure` (no pyplot, no screen) inside
+:func:`figure_context`, which holds a lock (rcParams are process-global) and applies the rc of
+the request's :class:`FigureOptions`; :func:`save` writes it as
+
+* SVG with text kept as text (``svg.fonttype: none``: searchable, editable; a viewer supplies
+  the font named in the ``font-family`` list),
+* PDF with the fonts embedded as TrueType subsets (``pdf.fonttype: 42``),
+* PNG at the options' ``dpi`` (recorded in its ``pHYs`` chunk).
+
+The SVG id salt is fixed and the date and software stamps dropped, so identical input gives
+identical bytes in every format.
+
+Fonts: :data:`FONT_FAMILY` is a fallback list (matplotlib >= 3.6 falls back per glyph): DejaVu
+Sans (matplotlib's own; Latin, Greek, Cyrillic, symbols), then Noto Sans CJK (Debian's
+``fonts-noto-cjk``) for Chinese, Japanese and Korean names. A family not installed is left out;
+:func:`missing_glyphs` names the characters no installed family draws (the API sends them in
+the ``Absrank-Missing-Glyphs`` header), so a figure is always drawn and never silently wrong.
 
 :func:`v1_plot` draws ``log10 v1(t)`` against ``t − f*`` on a logarithmic axis (``t`` itself on a
 linear axis when ``f*`` is unknown: the paper's tail ``exp(t − y_1)/(N+1)`` is then a straight
@@ -12,10 +25,12 @@ line), the samples' range ``[y_1, y_N]`` shaded, the tails dashed (lower) and do
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -25,11 +40,30 @@ import numpy as np
 from app.domain.curves import TableCurve, V1Curve
 
 _LOCK = threading.Lock()
-#: rcParams of every plot: a fixed SVG id salt (ids are otherwise random per process).
-BASE_RC: dict[str, Any] = {"svg.hashsalt": "absrank", "font.size": 10.0}
-#: v_f plots keep text as text in SVG (searchable, selectable; a viewer supplies the font).
-TEXT_RC: dict[str, Any] = BASE_RC | {"svg.fonttype": "none"}
-FORMATS = ("svg", "png")
+FORMATS = ("svg", "pdf", "png")
+MEDIA_TYPES = {"svg": "image/svg+xml", "pdf": "application/pdf", "png": "image/png"}
+#: PNG resolution (dots per inch): default and bounds of the ``dpi`` option.
+DEFAULT_DPI, MIN_DPI, MAX_DPI = 300, 50, 600
+#: Bounds of the ``width`` and ``height`` options (inches).
+MIN_INCHES, MAX_INCHES = 1, 20
+#: Base font size (points): default and bounds of the ``font_size`` option.
+DEFAULT_FONT_SIZE, MIN_FONT_SIZE, MAX_FONT_SIZE = 10, 5, 24
+#: Font fallback list: Latin and Greek (DejaVu Sans), then CJK (Debian's fonts-noto-cjk).
+FONT_FAMILY = ("DejaVu Sans", "Noto Sans CJK JP")
+#: rcParams of every plot: a fixed SVG id salt (ids are otherwise random per process), text as
+#: text in SVG, TrueType fonts embedded in PDF.
+BASE_RC: dict[str, Any] = {
+    "svg.hashsalt": "absrank",
+    "svg.fonttype": "none",
+    "pdf.fonttype": 42,
+    "font.size": float(DEFAULT_FONT_SIZE),
+}
+#: Stamps left out of each format (dates and software versions would change the bytes).
+_METADATA: dict[str, dict[str, None]] = {
+    "svg": {"Date": None},
+    "pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
+    "png": {"Software": None},
+}
 #: Knots drawn per piece at most (evenly spaced in rank; the curve between is linear anyway).
 MAX_DRAWN_KNOTS = 1500
 #: Points of each drawn tail; the lower tail spans this many decades of ``t − f*`` below ``y_1``.
@@ -37,36 +71,164 @@ TAIL_POINTS, TAIL_DECADES = 200, 3.0
 LN10 = math.log(10.0)
 
 
+@dataclass(frozen=True)
+class FigureOptions:
+    """How a figure is written, as a request asks (hashable: part of cache keys).
+
+    Attributes
+    ----------
+    dpi : int
+        PNG resolution (SVG and PDF are vector: it does not change them).
+    width, height : float or None
+        Figure size in inches (``None``: the figure's own); the saved figure is then trimmed to
+        its drawn content (0.1 in pad), so the file is about this size.
+    font_size : float
+        Base font size in points; titles and legends keep their proportion to it.
+    """
+
+    dpi: int = DEFAULT_DPI
+    width: float | None = None
+    height: float | None = None
+    font_size: float = DEFAULT_FONT_SIZE
+
+    def __post_init__(self) -> None:
+        if not MIN_DPI <= self.dpi <= MAX_DPI:
+            raise ValueError(f"dpi must be in [{MIN_DPI}, {MAX_DPI}]")
+        for name in ("width", "height"):
+            value = getattr(self, name)
+            if value is not None and not MIN_INCHES <= value <= MAX_INCHES:
+                raise ValueError(f"{name} must be in [{MIN_INCHES}, {MAX_INCHES}] inches")
+        if not MIN_FONT_SIZE <= self.font_size <= MAX_FONT_SIZE:
+            raise ValueError(f"font_size must be in [{MIN_FONT_SIZE}, {MAX_FONT_SIZE}] points")
+
+    def size(self, width: float, height: float) -> tuple[float, float]:
+        """The figure size: the options' where given, else the figure's own ``width, height``."""
+        return (
+            self.width if self.width is not None else width,
+            self.height if self.height is not None else height,
+        )
+
+    def scaled(self, points: float) -> float:
+        """A font size given for the default base size, scaled to ``font_size``."""
+        return points * self.font_size / DEFAULT_FONT_SIZE
+
+    def variant(self, fmt: str) -> str:
+        """The ETag suffix telling these options apart: ``-<dpi>`` for PNG, then ``-w…``,
+        ``-h…``, ``-f…`` for each option that differs from its default."""
+        out = f"-{self.dpi}" if fmt == "png" else ""
+        if self.width is not None:
+            out += f"-w{self.width:g}"
+        if self.height is not None:
+            out += f"-h{self.height:g}"
+        if self.font_size != DEFAULT_FONT_SIZE:
+            out += f"-f{self.font_size:g}"
+        return out
+
+    def rc(self) -> dict[str, Any]:
+        """The rcParams of a figure drawn with these options."""
+        return BASE_RC | {"font.size": float(self.font_size), "font.family": list(font_families())}
+
+
+DEFAULT_OPTIONS = FigureOptions()
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A saved figure and the characters of its text no installed font draws.
+
+    Attributes
+    ----------
+    content : bytes
+    missing_glyphs : tuple of str
+        Sorted, distinct; empty when every character has a glyph (see :func:`missing_glyphs`).
+    """
+
+    content: bytes
+    missing_glyphs: tuple[str, ...] = ()
+
+    def header(self) -> dict[str, str]:
+        """The ``Absrank-Missing-Glyphs`` header (``U+XXXX`` code points), empty if none."""
+        if not self.missing_glyphs:
+            return {}
+        return {MISSING_GLYPHS_HEADER: " ".join(f"U+{ord(c):04X}" for c in self.missing_glyphs)}
+
+
+MISSING_GLYPHS_HEADER = "Absrank-Missing-Glyphs"
+
+
+@functools.lru_cache(maxsize=16)
+def _coverage(family: str) -> frozenset[int] | None:
+    """The code points the font matplotlib finds for ``family`` draws; ``None``: not installed."""
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    try:
+        path = font_manager.findfont(
+            font_manager.FontProperties(family=family), fallback_to_default=False
+        )
+    except ValueError:
+        return None
+    return frozenset(FT2Font(path).get_charmap())
+
+
+def font_families() -> tuple[str, ...]:
+    """The families of :data:`FONT_FAMILY` that are installed (at least matplotlib's own)."""
+    found = tuple(f for f in FONT_FAMILY if _coverage(f) is not None)
+    return found or ("DejaVu Sans",)
+
+
+def missing_glyphs(texts: Iterable[str]) -> tuple[str, ...]:
+    """The characters of ``texts`` that no installed family of :data:`FONT_FAMILY` draws.
+
+    Spaces, control and format characters are not drawn and never missing. Sorted, distinct.
+    """
+    covered = [c for f in font_families() if (c := _coverage(f)) is not None]
+    chars = {ch for text in texts for ch in text}
+    return tuple(
+        sorted(
+            ch
+            for ch in chars
+            if not ch.isspace()
+            and unicodedata.category(ch) not in ("Cc", "Cf")
+            and not any(ord(ch) in c for c in covered)
+        )
+    )
+
+
 @contextmanager
-def figure_context(rc: Mapping[str, Any] = BASE_RC) -> Iterator[Any]:
-    """Lock the process-wide rcParams, apply ``rc``, and yield :class:`Figure`.
+def figure_context(options: FigureOptions) -> Iterator[Any]:
+    """Lock the process-wide rcParams, apply the options' rc, and yield :class:`Figure`.
 
     matplotlib is imported on first use (0.4 s): the API starts without it.
     """
     import matplotlib as mpl
     from matplotlib.figure import Figure
 
-    rc_params = dict(rc)  # valid rcParams names (BASE_RC and its callers')
+    rc_params = options.rc()  # valid rcParams names
     with _LOCK, mpl.rc_context(rc_params):  # type: ignore[arg-type]  # stubs want Literal keys
         yield Figure
 
 
 def save(fig: Any, fmt: str, *, dpi: float, bbox_inches: str | None = "tight") -> bytes:
-    """The figure's bytes, without date (SVG) or software (PNG) stamps."""
+    """The figure's bytes in ``fmt`` (one of :data:`FORMATS`), without date or software stamps."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}")
     buf = io.BytesIO()
-    meta = {"Date": None} if fmt == "svg" else {"Software": None}
-    fig.savefig(buf, format=fmt, metadata=meta, dpi=dpi, bbox_inches=bbox_inches, pad_inches=0.1)
+    fig.savefig(
+        buf,
+        format=fmt,
+        metadata=_METADATA[fmt],
+        dpi=dpi,
+        bbox_inches=bbox_inches,
+        pad_inches=0.1,
+    )
     return buf.getvalue()
 
 
-def figure_bytes(
-    draw: Callable[[Any], Any], fmt: str, *, dpi: float, rc: Mapping[str, Any]
-) -> bytes:
-    """Draw with ``draw(Figure) -> fig`` under ``rc`` and return the saved bytes."""
-    with figure_context(rc) as figure:
-        return save(draw(figure), fmt, dpi=dpi)
+def figure_bytes(draw: Callable[[Any], Any], fmt: str, options: FigureOptions) -> bytes:
+    """Draw with ``draw(Figure) -> fig`` under the options' rc and return the saved bytes."""
+    with figure_context(options) as figure:
+        return save(draw(figure), fmt, dpi=options.dpi)
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,7 +290,12 @@ _PART = {"samples": "Eq. 28 on the knots", "lower": "lower tail", "upper": "uppe
 
 
 def v1_plot(
-    series: Sequence[Series], *, f_opt: float | None, title: str, fmt: str, dpi: float
+    series: Sequence[Series],
+    *,
+    f_opt: float | None,
+    title: str,
+    fmt: str,
+    options: FigureOptions = DEFAULT_OPTIONS,
 ) -> bytes:
     """Draw ``log10 v1`` of one table (one series) or of a ladder (one series per level).
 
@@ -139,9 +306,9 @@ def v1_plot(
     f_opt : float or None
         ``f*``: the x axis is ``t − f*`` on a log scale; ``None``: ``t`` on a linear scale.
     title : str
-    fmt : {"svg", "png"}
-    dpi : float
-        Resolution of a PNG (SVG is vector; the value only sets its nominal size).
+    fmt : {"svg", "pdf", "png"}
+    options : FigureOptions, optional
+        Resolution (PNG), size (default 7 × 4.6 in) and base font size.
 
     Returns
     -------
@@ -149,7 +316,7 @@ def v1_plot(
     """
 
     def draw(figure: Any) -> Any:
-        fig = figure(figsize=(7.0, 4.6))
+        fig = figure(figsize=options.size(7.0, 4.6))
         ax = fig.add_axes((0.11, 0.12, 0.86, 0.78))
         colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
         shown: set[str] = set()
@@ -189,9 +356,9 @@ def v1_plot(
         else:
             ax.set_xlabel("t  (f* unknown: linear axis)")
         ax.set_ylabel("log10 v1(t)")
-        ax.set_title(title, fontsize=9.0, loc="left")
+        ax.set_title(title, fontsize=options.scaled(9.0), loc="left")
         ax.grid(True, which="major", color="0.85", lw=0.5)
-        ax.legend(loc="lower right", fontsize=8.0, frameon=False)
+        ax.legend(loc="lower right", fontsize=options.scaled(8.0), frameon=False)
         return fig
 
-    return figure_bytes(draw, fmt, dpi=dpi, rc=TEXT_RC)
+    return figure_bytes(draw, fmt, options)

@@ -61,7 +61,7 @@ OPTIONS = TailOptions(
 #: Most ``v`` levels in one quantile request.
 MAX_QUANTILES = 1000
 #: Dots per inch of a PNG plot: default and bounds.
-DEFAULT_DPI, MIN_DPI, MAX_DPI = 300, 50, 600
+DEFAULT_DPI, MIN_DPI, MAX_DPI = plots.DEFAULT_DPI, plots.MIN_DPI, plots.MAX_DPI
 #: ``Cache-Control`` of everything derived from a ready table.
 IMMUTABLE = "public, max-age=31536000, immutable"
 _FLAT_GROUPS = ("options", "lower_tail", "upper_tail")
@@ -359,7 +359,12 @@ def table_quantiles(
 
 
 def table_plot(
-    sm: SM, table_id: str, fmt: str, dpi: int = DEFAULT_DPI, *, cache: TableCaches
+    sm: SM,
+    table_id: str,
+    fmt: str,
+    options: plots.FigureOptions = plots.DEFAULT_OPTIONS,
+    *,
+    cache: TableCaches,
 ) -> Answer[Published, bytes]:
     """``log10 v1`` against ``t − f*`` (:func:`app.services.plots.v1_plot`), cached."""
     pub = published_table(sm, table_id, cache=cache)
@@ -367,9 +372,11 @@ def table_plot(
     def make() -> bytes:
         series = [plots.Series(pub.curve, pub.model, -math.inf, math.inf, 0.0, "table")]
         title = f"{pub.view.function_id}  table {pub.view.id}  N = {pub.view.n}"
-        return plots.v1_plot(series, f_opt=pub.model.lower.f_opt, title=title, fmt=fmt, dpi=dpi)
+        return plots.v1_plot(
+            series, f_opt=pub.model.lower.f_opt, title=title, fmt=fmt, options=options
+        )
 
-    key = ("plot", pub.view.id, pub.view.data_sha256, fmt, dpi)
+    key = ("plot", pub.view.id, pub.view.data_sha256, fmt, options)
     return Answer(pub, _kept(cache, key, make))
 
 
@@ -594,7 +601,7 @@ def ladder_plot(
     settings: Settings,
     function_id: str,
     fmt: str,
-    dpi: int = DEFAULT_DPI,
+    options: plots.FigureOptions = plots.DEFAULT_OPTIONS,
     *,
     log2n: int | None = None,
     seed: int = 0,
@@ -627,9 +634,10 @@ def ladder_plot(
         title = (
             f"{lad.fn.id}  nested-region ladder, {len(lad.views)} tables of N = {lad.views[0].n}"
         )
-        return plots.v1_plot(series, f_opt=lad.fn.f_opt, title=title, fmt=fmt, dpi=dpi)
+        return plots.v1_plot(series, f_opt=lad.fn.f_opt, title=title, fmt=fmt, options=options)
 
-    return Answer(lad, _kept(cache, ("ladder-plot", lad.digest, log2n, seed, fmt, dpi), make))
+    key = ("ladder-plot", lad.digest, log2n, seed, fmt, options)
+    return Answer(lad, _kept(cache, key, make))
 
 
 #: Ids quoted in the documented examples (the docs test provokes them under its settings).

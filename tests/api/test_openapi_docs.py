@@ -178,7 +178,7 @@ def _building(suffix: str) -> Provoke:
 def _table_publish_cases() -> dict[tuple[str, str, int], Provoke]:
     unknown = "/v1/tables/t3f1c0d9a8b7e6f5a4b3c2d1"
     out: dict[tuple[str, str, int], Provoke] = {}
-    for suffix in ("curve.json", "curve.csv", "quantiles", "plot.svg", "plot.png"):
+    for suffix in ("curve.json", "curve.csv", "quantiles", "plot.svg", "plot.pdf", "plot.png"):
         path = "/v1/tables/{table_id}/" + suffix
         query = "?v=0.5" if suffix == "quantiles" else ""
         out[("GET", path, 404)] = _get(f"{unknown}/{suffix}{query}")
@@ -200,6 +200,8 @@ def _table_publish_cases() -> dict[tuple[str, str, int], Provoke]:
     out[("GET", "/v1/tables/{table_id}/plot.png", 422)] = _get(
         "/v1/tables/t3f1c0d9a8b7e6f5a4b3c2d1/plot.png?dpi=601"
     )
+    for suffix in ("plot.svg", "plot.pdf"):
+        out[("GET", "/v1/tables/{table_id}/" + suffix, 422)] = _get(f"{unknown}/{suffix}?width=21")
     return out
 
 
@@ -267,12 +269,13 @@ PROVOKED: dict[tuple[str, str, int], Provoke] = {
     ("GET", "/v1/comparisons/{comparison_id}", 404): _get(
         "/v1/comparisons/c9b5b14d7503e343dc256353"
     ),
-    ("GET", "/v1/comparisons/{comparison_id}/cd-diagram.svg", 404): _get(
-        "/v1/comparisons/c9b5b14d7503e343dc256353/cd-diagram.svg"
-    ),
-    ("GET", "/v1/comparisons/{comparison_id}/cd-diagram.png", 404): _get(
-        "/v1/comparisons/c9b5b14d7503e343dc256353/cd-diagram.png"
-    ),
+    **{
+        ("GET", "/v1/comparisons/{comparison_id}/cd-diagram." + fmt, status): _get(
+            f"/v1/comparisons/c9b5b14d7503e343dc256353/cd-diagram.{fmt}{query}"
+        )
+        for fmt in ("svg", "pdf", "png")
+        for status, query in ((404, ""), (422, "?dpi=601" if fmt == "png" else "?width=21"))
+    },
     ("GET", "/v1/cpus", 422): _get("/v1/cpus?limit=0"),
     ("POST", "/v1/cpus", 409): _cpu_conflict,
     ("POST", "/v1/cpus", 422): _post(

@@ -132,7 +132,7 @@ WORKED: dict[str, tuple[dict[str, object], list[Curl]]] = {
         [
             _c("POST", "/v1/comparisons", {"results": RESULTS, "values_are": "error"}),
             _c("GET", "/v1/comparisons/<id>"),
-            _c("GET", "/v1/comparisons/<id>/cd-diagram.png"),
+            _c("GET", "/v1/comparisons/<id>/cd-diagram.png?dpi=60"),  # small
             _c("GET", "/v1/comparisons/cnosuchcomparison"),
         ],
     ),
@@ -165,6 +165,7 @@ WORKED: dict[str, tuple[dict[str, object], list[Curl]]] = {
         [
             _c("POST", "/v1/tables", {"function_id": "classic/sphere/d2", "ladder": True}),
             _c("GET", "/v1/ladders/classic/sphere/d2/plot.png?dpi=50"),  # small
+            _c("GET", "/v1/ladders/classic/sphere/d2/plot.pdf?width=3&height=2"),
         ],
     ),
     "errors": (

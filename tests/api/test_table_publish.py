@@ -8,6 +8,7 @@ knots and above ``y_N``. It runs on SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -20,6 +21,7 @@ import numpy as np
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
+from PIL import Image
 from sqlalchemy.engine import make_url
 
 from app.main import create_app
@@ -352,6 +354,40 @@ def test_plots_are_deterministic_and_keep_text(app: App) -> None:
     big = app.client.get(f"/v1/tables/{table_id}/plot.png")  # 300 dpi by default
     assert len(big.content) > len(png.content)
     assert app.client.get(f"/v1/tables/{table_id}/plot.png?dpi=601").status_code == 422
+    pdf = app.client.get(f"/v1/tables/{table_id}/plot.pdf")
+    assert pdf.status_code == 200
+    assert pdf.headers["content-type"] == "application/pdf"
+    assert pdf.content.startswith(b"%PDF")
+    assert b"DejaVuSans" in pdf.content  # fonts embedded (pdf.fonttype 42)
+    assert b"/CreationDate" not in pdf.content
+    assert pdf.headers["etag"] == svg.headers["etag"]  # the table's data_sha256
+    app.client.app.state.table_caches.published.clear()  # type: ignore[attr-defined]
+    assert app.client.get(f"/v1/tables/{table_id}/plot.pdf").content == pdf.content
+
+
+def test_plot_options_change_the_figure_and_its_etag(app: App) -> None:
+    table_id = app.ids["power"]
+    base = f"/v1/tables/{table_id}/plot"
+    svg = app.client.get(base + ".svg")
+    sized = app.client.get(base + ".svg?width=3.5&height=2.5&font_size=12")
+    assert sized.status_code == 200
+    assert sized.headers["etag"] == svg.headers["etag"][:-1] + '-w3.5-h2.5-f12"'
+    assert b"font-size: 12px" in sized.content
+    assert b"font-size: 12px" not in svg.content
+    # the axes span 86 % x 78 % of the 3.5 x 2.5 in figure (72 pt per inch)
+    assert b'width="216.72" height="140.4"' in sized.content
+    png = app.client.get(base + ".png?dpi=100&width=3.5")
+    assert png.headers["etag"].endswith('-100-w3.5"')
+    assert Image.open(io.BytesIO(png.content)).info["dpi"] == pytest.approx((100, 100), abs=0.01)
+    for query, field in (
+        ("width=0.5", "width"),
+        ("height=21", "height"),
+        ("font_size=4", "font_size"),
+    ):
+        for suffix in (".svg", ".pdf", ".png"):
+            r = app.client.get(f"{base}{suffix}?{query}")
+            assert r.status_code == 422, (suffix, query)
+            assert r.json()["field"] == field
 
 
 # ---------------------------------------------------------------- ladders ----
@@ -410,6 +446,11 @@ def test_ladder_curve_recomputed_offline_equals_the_nested_ranks(app: App) -> No
     assert svg.status_code == 200
     assert b"level 1" in svg.content
     assert app.client.get(f"/v1/ladders/{LADDER}/plot.png?dpi=50").content.startswith(b"\x89PNG")
+    pdf = app.client.get(f"/v1/ladders/{LADDER}/plot.pdf")
+    assert pdf.content.startswith(b"%PDF")
+    assert b"DejaVuSans" in pdf.content
+    assert pdf.headers["etag"] == svg.headers["etag"]
+    assert app.client.get(f"/v1/ladders/{LADDER}/plot.pdf?width=30").json()["field"] == "width"
 
 
 def test_ladder_errors(app: App) -> None:
