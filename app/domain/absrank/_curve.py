@@ -157,7 +157,11 @@ def _result(
     with np.errstate(under="ignore"):
         v = np.exp(ln_v)
     # v is exactly 0 (t below f*, or at f* without an atom): say so instead of naming a tail
-    method = np.where(np.isneginf(ln_v), "at-or-below-minimum", method).astype(object)
+    # (a new object array either way: the caller's is not changed)
+    zero = np.isneginf(ln_v)
+    method = np.array(method, dtype=object)
+    if zero.any():
+        method[zero] = "at-or-below-minimum"
     return RankResult(
         log10_v=ln_v / LN10,
         v=v,

@@ -103,11 +103,13 @@ def rank_value_list(
     ctx: absrank.RankContext,
     req: RankRequest,
     cache: TableCaches | None = None,
+    values: np.ndarray | None = None,
 ) -> WarnedRanks:
     """``values``: every value is one aggregate of ``req.runs`` runs (``cache``: the
-    application's, where the curve of a stored table is kept)."""
+    application's, where the curve of a stored table is kept; ``values``: ``req.values`` as
+    float64, if the caller has them)."""
     assert req.values is not None
-    sent = np.asarray(req.values, dtype=np.float64)
+    sent = np.asarray(req.values if values is None else values, dtype=np.float64)
     t = sent + value_offset(fn, req) if req.values_are == "error" else sent
     aggregate = req.aggregate or "best"
     with domain_errors_as_problems():
