@@ -57,6 +57,10 @@ class Eq28:
 
     def __init__(self, table: TableData, alpha: float, f_opt: float | None = None) -> None:
         self.table = table
+        # the counts as float64, converted once per curve: np.interp converts integer ordinates
+        # on every call (a copy of every knot's count per request); the conversion is exact
+        self.counts = table.counts.astype(np.float64)
+        self.counts.flags.writeable = False
         self.n = table.n
         self.alpha = alpha
         self.cp = cp_limits(table, alpha)
@@ -77,13 +81,13 @@ class Eq28:
         return self._gaps
 
     def count_at(self, y: float) -> float:
-        return float(np.interp(y, self.table.values, self.table.counts))
+        return float(np.interp(y, self.table.values, self.counts))
 
     def ln_v(self, t: np.ndarray) -> np.ndarray:
         return self._ln_v(t, self.table.values)
 
     def _ln_v(self, x: np.ndarray, knots: np.ndarray) -> np.ndarray:
-        out_: np.ndarray = np.log(np.interp(x, knots, self.table.counts[: knots.size])) - self.ln_n1
+        out_: np.ndarray = np.log(np.interp(x, knots, self.counts[: knots.size])) - self.ln_n1
         return out_
 
     def bracket(
