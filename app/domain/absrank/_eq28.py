@@ -69,6 +69,9 @@ class Eq28:
         self.y_max = float(table.values[-1])
         j = int(np.searchsorted(table.counts, min(table.k_exact, table.n)))
         self.exact_upto = float(table.values[min(j, table.values.size - 1)])
+        # the last knot at or below exact_upto: values[i] <= exact_upto iff i <= this (sorted
+        # knots), so bracket() compares indices instead of reading the knots again
+        self._upto = int(np.searchsorted(table.values, self.exact_upto, side="right")) - 1
         self.f_opt = f_opt
         self._gaps: _GapKnots | None = None
 
@@ -100,11 +103,13 @@ class Eq28:
         ``knots``: the leading knots in the units of ``t`` (default the values of ``f``; the
         exact gaps ``y_j − f*`` for gaps).
         """
-        values, counts = self.table.values, self.table.counts
+        values, counts = self.table.values, self.counts  # the float64 counts: exact
         knots = values if knots is None else knots
         j = np.clip(np.searchsorted(knots, t, side="right") - 1, 0, values.size - 1)
         nxt = np.minimum(j + 1, values.size - 1)
-        exact = (knots[j] == t) | (values[nxt] <= self.exact_upto) | (counts[nxt] - counts[j] <= 1)
+        # values[nxt] <= exact_upto as nxt <= _upto, and the counts interp() has just read:
+        # fewer of the table's cache lines per value
+        exact = (knots[j] == t) | (nxt <= self._upto) | (counts[nxt] - counts[j] <= 1)
         return j, nxt, exact
 
     def piece(self, t: np.ndarray, gap: np.ndarray | None = None) -> Piece:
