@@ -151,10 +151,11 @@ def _ranks_in_order(
     ``sort`` and put back in the order sent: the lookups over the curve's knots
     (``searchsorted``, ``interp``) then walk memory in order (~2.5x faster at 10^5 values). The
     rank of an order statistic is a function of its own value alone, so the result is the same
-    (a mean or an even median is left as it is: ``sort=False``)."""
+    (a mean or an even median is left as it is: ``sort=False``), whatever the order of equal
+    values: numpy's default sort (not a stable one, ~half its time at 10^3 values)."""
     if not sort or x.size < 2:
         return absrank.ranks_from_curve(x, curve, **options)
-    order = np.argsort(x, kind="stable")
+    order = np.argsort(x)
     res = absrank.ranks_from_curve(x[order], curve, **options)
     back = np.empty_like(order)
     back[order] = np.arange(order.size)
