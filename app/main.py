@@ -251,7 +251,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
     # rebuild every route's dependency graph on every request)
     app.state.settings = settings
     install_problem_handlers(app)
-    for module in (
+    documented = (
         health,
         functions,
         tables,
@@ -265,9 +265,17 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         result_sets,
         ladders,
         leaderboards,
-    ):
+    )
+    # Requests are matched in the order routers are included: the hot router first (no path
+    # of ranks' is matched by another router's, nor the reverse: every route is a fixed
+    # path or a parameter under its own prefix); the OpenAPI document keeps the order above.
+    for module in sorted(documented, key=lambda m: m is not ranks):
         app.include_router(module.router)
-    install_openapi(app, lambda: stattests.response_examples(settings))
+    install_openapi(
+        app,
+        lambda: stattests.response_examples(settings),
+        path_order=[getattr(r, "path_format", r.path) for m in documented for r in m.router.routes],
+    )
     app.add_middleware(
         BodySizeLimit,
         limit=settings.max_request_bytes,

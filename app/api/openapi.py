@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fastapi import FastAPI
@@ -22,7 +22,9 @@ _FASTAPI_ERROR_SCHEMAS = ("HTTPValidationError", "ValidationError")
 
 
 def install_openapi(
-    app: FastAPI, answered_examples: Callable[[], dict[str, Any]] | None = None
+    app: FastAPI,
+    answered_examples: Callable[[], dict[str, Any]] | None = None,
+    path_order: Sequence[str] = (),
 ) -> None:
     """Make ``app.openapi()`` return the generated document, post-processed once and cached.
 
@@ -32,7 +34,9 @@ def install_openapi(
     * integer bounds keep their exact value (FastAPI's OpenAPI models turn them into floats,
       so ``2**63 - 1`` would print as ``9.223372036854776e+18``);
     * ``answered_examples()`` gives ``{path: answer}``: the 200 response of that path's POST
-      shows the answer as its example.
+      shows the answer as its example;
+    * the paths listed in ``path_order`` come in that order (the documented one, whatever the
+      order routers are matched in), before any other.
     """
 
     generate = app.openapi
@@ -40,6 +44,10 @@ def install_openapi(
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             spec = generate()  # FastAPI's document, cached in app.openapi_schema
+            rank = {p: i for i, p in reversed(list(enumerate(path_order)))}
+            paths = spec.get("paths", {})
+            ordered = sorted(paths, key=lambda p: rank.get(p, len(rank)))
+            spec["paths"] = {p: paths[p] for p in ordered}
             _problems_as_problem_json(spec)
             _exact_integer_bounds(spec, _schema_models())
             for path, answer in (answered_examples() if answered_examples else {}).items():

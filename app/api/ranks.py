@@ -58,7 +58,6 @@ def rank_response(answer: RankAnswer) -> Response:
 @router.post(
     "/absolute-ranks",
     response_model=RankResponse,
-    dependencies=[JsonBody],
     summary="Turn metric values into absolute ranks v",
     responses=problem_responses(
         WRONG_KEY,

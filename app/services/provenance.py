@@ -44,7 +44,7 @@ def canonical_sha256(payload: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def float64_sha256(values: Sequence[float]) -> str:
+def float64_sha256(values: Sequence[float] | np.ndarray) -> str:
     """SHA-256 of ``values`` as IEEE 754 binary64 numbers, little-endian, 8 bytes each, in
     order: what a hashed request holds instead of a long list of floats (the same numbers give
     the same digest; hashing their bytes costs ~1% of writing them as canonical JSON)."""

@@ -78,6 +78,17 @@ def _apply_atom(
     return Piece(lift(est.ln_v), lift(est.ln_lo), lift(est.ln_hi), "")
 
 
+def _selection(mask: np.ndarray) -> slice | np.ndarray | None:
+    """The entries of ``mask`` as a slice where they are contiguous (always for sorted values:
+    each piece of ``v1`` is a range of ``t``; a slice is a view, and reads and writes no
+    index), else the mask itself; ``None`` where none is set."""
+    at = np.flatnonzero(mask)
+    if at.size == 0:
+        return None
+    first, last = int(at[0]), int(at[-1])
+    return slice(first, last + 1) if last - first + 1 == at.size else mask
+
+
 def _assemble(
     t: np.ndarray,
     eq: Eq28,
@@ -106,9 +117,10 @@ def _assemble(
     ln_v, lo, hi = (np.empty(t.shape) for _ in range(3))
     method = np.empty(t.shape, dtype=object)
     for name, mask in masks.items():
-        if np.any(mask):
-            part = makers[name](t[mask], None if gap is None else gap[mask])
-            ln_v[mask], lo[mask], hi[mask], method[mask] = (
+        where = _selection(mask)
+        if where is not None:
+            part = makers[name](t[where], None if gap is None else gap[where])
+            ln_v[where], lo[where], hi[where], method[where] = (
                 part.ln_v,
                 part.ln_lo,
                 part.ln_hi,
@@ -157,7 +169,11 @@ def _result(
     with np.errstate(under="ignore"):
         v = np.exp(ln_v)
     # v is exactly 0 (t below f*, or at f* without an atom): say so instead of naming a tail
-    method = np.where(np.isneginf(ln_v), "at-or-below-minimum", method).astype(object)
+    # (a new object array either way: the caller's is not changed)
+    zero = np.isneginf(ln_v)
+    method = np.array(method, dtype=object)
+    if zero.any():
+        method[zero] = "at-or-below-minimum"
     return RankResult(
         log10_v=ln_v / LN10,
         v=v,

@@ -57,6 +57,10 @@ class Eq28:
 
     def __init__(self, table: TableData, alpha: float, f_opt: float | None = None) -> None:
         self.table = table
+        # the counts as float64, converted once per curve: np.interp converts integer ordinates
+        # on every call (a copy of every knot's count per request); the conversion is exact
+        self.counts = table.counts.astype(np.float64)
+        self.counts.flags.writeable = False
         self.n = table.n
         self.alpha = alpha
         self.cp = cp_limits(table, alpha)
@@ -65,6 +69,9 @@ class Eq28:
         self.y_max = float(table.values[-1])
         j = int(np.searchsorted(table.counts, min(table.k_exact, table.n)))
         self.exact_upto = float(table.values[min(j, table.values.size - 1)])
+        # the last knot at or below exact_upto: values[i] <= exact_upto iff i <= this (sorted
+        # knots), so bracket() compares indices instead of reading the knots again
+        self._upto = int(np.searchsorted(table.values, self.exact_upto, side="right")) - 1
         self.f_opt = f_opt
         self._gaps: _GapKnots | None = None
 
@@ -77,13 +84,13 @@ class Eq28:
         return self._gaps
 
     def count_at(self, y: float) -> float:
-        return float(np.interp(y, self.table.values, self.table.counts))
+        return float(np.interp(y, self.table.values, self.counts))
 
     def ln_v(self, t: np.ndarray) -> np.ndarray:
         return self._ln_v(t, self.table.values)
 
     def _ln_v(self, x: np.ndarray, knots: np.ndarray) -> np.ndarray:
-        out_: np.ndarray = np.log(np.interp(x, knots, self.table.counts[: knots.size])) - self.ln_n1
+        out_: np.ndarray = np.log(np.interp(x, knots, self.counts[: knots.size])) - self.ln_n1
         return out_
 
     def bracket(
@@ -96,11 +103,13 @@ class Eq28:
         ``knots``: the leading knots in the units of ``t`` (default the values of ``f``; the
         exact gaps ``y_j − f*`` for gaps).
         """
-        values, counts = self.table.values, self.table.counts
+        values, counts = self.table.values, self.counts  # the float64 counts: exact
         knots = values if knots is None else knots
         j = np.clip(np.searchsorted(knots, t, side="right") - 1, 0, values.size - 1)
         nxt = np.minimum(j + 1, values.size - 1)
-        exact = (knots[j] == t) | (values[nxt] <= self.exact_upto) | (counts[nxt] - counts[j] <= 1)
+        # values[nxt] <= exact_upto as nxt <= _upto, and the counts interp() has just read:
+        # fewer of the table's cache lines per value
+        exact = (knots[j] == t) | (nxt <= self._upto) | (counts[nxt] - counts[j] <= 1)
         return j, nxt, exact
 
     def piece(self, t: np.ndarray, gap: np.ndarray | None = None) -> Piece:

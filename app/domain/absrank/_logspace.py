@@ -169,9 +169,10 @@ class CPLimits:
         self.n = table.n
         self.alpha = alpha
         self.counts = table.counts
-        self._lower = np.full(table.counts.size, np.nan)
-        self._upper = np.full(table.counts.size, np.nan)
-        self._upper_below = np.full(table.counts.size, np.nan)
+        # one row per knot (lower, upper, upper_below): a value's limits, and those of the next
+        # knot, share a cache line instead of one line in each of three arrays
+        rows = np.full((table.counts.size, 3), np.nan)
+        self._lower, self._upper, self._upper_below = rows[:, 0], rows[:, 1], rows[:, 2]
         self.upper_zero = float(ln_cp_upper(np.zeros(1), self.n, alpha)[0])
         self.lower_n = float(ln_cp_lower(np.full(1, self.n), self.n, alpha)[0])
 

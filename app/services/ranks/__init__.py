@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from app.schemas.ranks import RankRequest
 from app.services.provenance import float64_sha256, provenance
 from app.services.ranks._columns import RankAnswer, RankColumns
@@ -105,10 +107,12 @@ def _rank(env: RankEnv, req: RankRequest) -> tuple[RankAnswer, list[RankWarning]
     check_limits(req, env.settings)
     fn, source = resolve(env, req)
     ctx = rank_context(fn, source.lower, source.upper, whole_domain=source.whole_domain)
+    # the values as float64, converted once: ranked, and hashed into the provenance
+    sent = None if req.values is None else np.asarray(req.values, dtype=np.float64)
     if req.runs_by_algorithm is not None:
         body, warnings = rank_runs(fn, source, ctx, req, req.runs_by_algorithm)
     else:
-        body, warnings = rank_value_list(fn, source, ctx, req, env.cache)
+        body, warnings = rank_value_list(fn, source, ctx, req, env.cache, sent)
     warnings += ladder_hint(fn, source, req)
     if req.regions == "nested" and source.kind == "analytic":
         warnings.append(
@@ -124,7 +128,7 @@ def _rank(env: RankEnv, req: RankRequest) -> tuple[RankAnswer, list[RankWarning]
     if source.awaiting is not None:
         body["awaiting"] = source.awaiting.model_dump(mode="json")
     body["provenance"] = provenance(
-        _request_payload(req),
+        _request_payload(req, sent),
         table=source.description.get("table_id"),
         data_sha256=source.description.get("data_sha256"),
     )
@@ -135,13 +139,14 @@ FLOAT_LISTS = ("values", "sample")
 """The request's lists of floats, hashed by their bytes (:func:`_request_payload`)."""
 
 
-def _request_payload(req: RankRequest) -> dict[str, Any]:
+def _request_payload(req: RankRequest, values: np.ndarray | None = None) -> dict[str, Any]:
     """The normalized request, as hashed into ``provenance.request_sha256`` (canonical JSON).
 
     Absent values/runs_by_algorithm/sample/f_opt/f_max are left out. Every list of floats
     (``values``, ``sample``, each algorithm's runs) is replaced by ``{"float64_sha256": ...}``,
     the SHA-256 of its numbers as little-endian binary64 (:func:`float64_sha256`): the same
     function of the request as the list's JSON text, without writing 10^5 floats as text.
+    ``values``: ``req.values`` already as float64 (hashed as they are, not converted again).
     """
     optional = ("values", "runs_by_algorithm", "sample", "f_opt", "f_max")
     absent = {k for k in optional if getattr(req, k) is None}
@@ -149,11 +154,11 @@ def _request_payload(req: RankRequest) -> dict[str, Any]:
     for name in FLOAT_LISTS:
         sent = getattr(req, name)
         if sent is not None:
-            out[name] = _digest(sent)
+            out[name] = _digest(values if name == "values" and values is not None else sent)
     if req.runs_by_algorithm is not None:
         out["runs_by_algorithm"] = {k: _digest(v) for k, v in req.runs_by_algorithm.items()}
     return out
 
 
-def _digest(values: list[float]) -> dict[str, str]:
+def _digest(values: list[float] | np.ndarray) -> dict[str, str]:
     return {"float64_sha256": float64_sha256(values)}

@@ -103,11 +103,13 @@ def rank_value_list(
     ctx: absrank.RankContext,
     req: RankRequest,
     cache: TableCaches | None = None,
+    values: np.ndarray | None = None,
 ) -> WarnedRanks:
     """``values``: every value is one aggregate of ``req.runs`` runs (``cache``: the
-    application's, where the curve of a stored table is kept)."""
+    application's, where the curve of a stored table is kept; ``values``: ``req.values`` as
+    float64, if the caller has them)."""
     assert req.values is not None
-    sent = np.asarray(req.values, dtype=np.float64)
+    sent = np.asarray(req.values if values is None else values, dtype=np.float64)
     t = sent + value_offset(fn, req) if req.values_are == "error" else sent
     aggregate = req.aggregate or "best"
     with domain_errors_as_problems():
@@ -149,10 +151,11 @@ def _ranks_in_order(
     ``sort`` and put back in the order sent: the lookups over the curve's knots
     (``searchsorted``, ``interp``) then walk memory in order (~2.5x faster at 10^5 values). The
     rank of an order statistic is a function of its own value alone, so the result is the same
-    (a mean or an even median is left as it is: ``sort=False``)."""
+    (a mean or an even median is left as it is: ``sort=False``), whatever the order of equal
+    values: numpy's default sort (not a stable one, ~half its time at 10^3 values)."""
     if not sort or x.size < 2:
         return absrank.ranks_from_curve(x, curve, **options)
-    order = np.argsort(x, kind="stable")
+    order = np.argsort(x)
     res = absrank.ranks_from_curve(x[order], curve, **options)
     back = np.empty_like(order)
     back[order] = np.arange(order.size)
