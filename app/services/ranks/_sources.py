@@ -37,7 +37,7 @@ class RankEnv:
         The database.
     settings : Settings
     dispatcher : object
-        Receives ``enqueue_chunk``/``enqueue_merge`` for tables this request queues.
+        Receives ``enqueue_span``/``enqueue_merge`` for tables this request queues.
     cache : TableCaches
         The application's table caches (``app.state.table_caches``, a worker's).
     ladder_cache : LadderCaches
