@@ -294,3 +294,24 @@ def test_every_request_example_is_answered(client: TestClient) -> None:
     spec = client.get("/openapi.json").json()
     for example in spec["components"]["schemas"]["RankRequest"]["examples"]:
         _post(client, **example)
+
+
+def test_a_warning_about_the_curve_is_given_once_not_again_per_algorithm(
+    client: TestClient,
+) -> None:
+    """The power tail refused on the ill-conditioned ellipsoid is a fact about the curve: the
+    per-run ranking says it, and the algorithms' aggregates must not repeat it."""
+    body = _post(
+        client,
+        function_id="classic/ellipsoid/d10",
+        regions="domain",
+        values_are="error",
+        budget=1000,
+        aggregate="mean",
+        runs_by_algorithm={"DE": [1.0, 1.2, 1.4], "RS": [1.1, 1.3, 1.5]},
+    )
+    messages = [w if isinstance(w, str) else w["message"] for w in body["warnings"]]
+    assert messages, "the ellipsoid's power tail is refused: a warning is expected"
+    assert len(messages) == len(set(messages))
+    firsts = [m.split(" (the same for ")[0] for m in messages]
+    assert len(firsts) == len(set(firsts)), messages

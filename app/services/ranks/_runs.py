@@ -195,8 +195,12 @@ def rank_runs(
         for w in extra:
             by_warning.setdefault(w.message, (w, []))[1].append(name)
     for w, got in by_warning.values():
-        text = _for_algorithms(RankWarning.of(w), got)
-        if text not in (said.message for said in warnings):
+        warning = RankWarning.of(w)
+        said = {x.message for x in warnings}
+        if warning.index is None and warning.message in said:
+            continue  # about the curve, not a value: the per-run ranking said it already
+        text = _for_algorithms(warning, got)
+        if text not in said:
             warnings.append(RankWarning(text, code=w.code))
     tail = single.tail.curve_json()
     body: dict[str, Any] = {
