@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -32,6 +33,7 @@ from app.api.figures import (
     VectorOptions,
 )
 from app.api.responses import model_response
+from app.api.tables import NOT_MODIFIED, IfNoneMatch
 from app.errors import AppError, InvalidInput, NotApplicable
 from app.schemas.common import (
     JSON_MEDIA_TYPES,
@@ -46,6 +48,7 @@ from app.schemas.common import (
 from app.schemas.comparisons import ComparisonCreate, ComparisonRead
 from app.services import comparisons as service
 from app.services import plots
+from app.services import table_publish as publish
 from app.services.comparison_answers import VIEWS
 
 #: FastAPI's type of a route's ``responses``.
@@ -307,17 +310,36 @@ def get_comparison(
 
 
 def _cd_diagram(
-    sm: SessionmakerDep, comparison_id: str, fmt: str, options: plots.FigureOptions
+    sm: SessionmakerDep,
+    comparison_id: str,
+    fmt: str,
+    options: plots.FigureOptions,
+    if_none_match: str | None,
 ) -> Response:
-    """The CD diagram in ``fmt``, with the missing-glyphs header when a name has no font."""
+    """The CD diagram in ``fmt``, with the missing-glyphs header when a name has no font.
+
+    ``ETag``: the SHA-256 of the bytes (identical requests draw identical bytes), with
+    ``Cache-Control: no-cache`` (revalidate: a new server version may draw differently); 304
+    when ``If-None-Match`` holds it."""
     drawn = service.cd_diagram(sm, comparison_id, fmt=fmt, options=options)
-    return Response(drawn.content, media_type=plots.MEDIA_TYPES[fmt], headers=drawn.header())
+    etag = publish.quoted(hashlib.sha256(drawn.content).hexdigest())
+    headers = drawn.header() | {"ETag": etag, "Cache-Control": "no-cache"}
+    if publish.etag_matches(if_none_match, etag):
+        return Response(status_code=304, headers=headers)
+    return Response(drawn.content, media_type=plots.MEDIA_TYPES[fmt], headers=headers)
 
 
 def _cd_responses(fmt: str, bad: ProblemExample) -> OpenApiResponses:
     media = plots.MEDIA_TYPES[fmt]
-    ok = {"content": {media: {}}, "description": fmt.upper(), "headers": GLYPH_HEADERS}
-    return OpenApiResponses({200: ok}) | problem_responses(_UNKNOWN, bad)
+    headers = GLYPH_HEADERS | _CD_CACHE_HEADERS
+    ok: dict[str, Any] = {"content": {media: {}}, "description": fmt.upper(), "headers": headers}
+    return OpenApiResponses({200: ok, **NOT_MODIFIED}) | problem_responses(_UNKNOWN, bad)
+
+
+_CD_CACHE_HEADERS: dict[str, Any] = {
+    "ETag": {"description": '"<SHA-256 of the bytes>"', "schema": {"type": "string"}},
+    "Cache-Control": {"description": "no-cache (revalidate)", "schema": {"type": "string"}},
+}
 
 
 _CD_DOC = (
@@ -333,9 +355,12 @@ _CD_DOC = (
     responses=_cd_responses("svg", BAD_SIZE),
 )
 def cd_diagram_svg(
-    comparison_id: ComparisonIdPath, sm: SessionmakerDep, options: VectorOptions
+    comparison_id: ComparisonIdPath,
+    sm: SessionmakerDep,
+    options: VectorOptions,
+    if_none_match: IfNoneMatch = None,
 ) -> Response:
-    return _cd_diagram(sm, comparison_id, "svg", options)
+    return _cd_diagram(sm, comparison_id, "svg", options, if_none_match)
 
 
 @router.get(
@@ -345,9 +370,12 @@ def cd_diagram_svg(
     responses=_cd_responses("pdf", BAD_SIZE),
 )
 def cd_diagram_pdf(
-    comparison_id: ComparisonIdPath, sm: SessionmakerDep, options: VectorOptions
+    comparison_id: ComparisonIdPath,
+    sm: SessionmakerDep,
+    options: VectorOptions,
+    if_none_match: IfNoneMatch = None,
 ) -> Response:
-    return _cd_diagram(sm, comparison_id, "pdf", options)
+    return _cd_diagram(sm, comparison_id, "pdf", options, if_none_match)
 
 
 @router.get(
@@ -357,9 +385,12 @@ def cd_diagram_pdf(
     responses=_cd_responses("png", BAD_DPI),
 )
 def cd_diagram_png(
-    comparison_id: ComparisonIdPath, sm: SessionmakerDep, options: RasterOptions
+    comparison_id: ComparisonIdPath,
+    sm: SessionmakerDep,
+    options: RasterOptions,
+    if_none_match: IfNoneMatch = None,
 ) -> Response:
-    return _cd_diagram(sm, comparison_id, "png", options)
+    return _cd_diagram(sm, comparison_id, "png", options, if_none_match)
 
 
 cd_diagram_svg.__doc__ = cd_diagram_pdf.__doc__ = cd_diagram_png.__doc__ = _CD_DOC

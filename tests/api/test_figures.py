@@ -6,6 +6,7 @@ example of issue 16 (the CJK name rendered as empty boxes when glyphs were paths
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 import warnings
@@ -172,3 +173,20 @@ def test_cd_diagram_header_when_the_cjk_font_is_missing(
         r = client.get(f"/v1/comparisons/{cid}/cd-diagram.svg")
     assert r.status_code == 200
     assert r.headers[plots.MISSING_GLYPHS_HEADER] == "U+5B50 U+7C92 U+7FA4"
+
+
+def test_cd_diagram_etag_is_the_hash_of_its_bytes_and_revalidates(client: TestClient) -> None:
+    cid = _comparison(client, ("A", "B", "C"))
+    for suffix in (".svg", ".pdf?width=4", ".png?dpi=60"):
+        url = f"/v1/comparisons/{cid}/cd-diagram{suffix}"
+        first = client.get(url)
+        assert first.status_code == 200
+        assert first.headers["etag"] == f'"{hashlib.sha256(first.content).hexdigest()}"'
+        assert first.headers["cache-control"] == "no-cache"
+        again = client.get(url, headers={"If-None-Match": first.headers["etag"]})
+        assert again.status_code == 304
+        assert again.content == b""
+        assert again.headers["etag"] == first.headers["etag"]
+        other = client.get(url, headers={"If-None-Match": '"0000"'})
+        assert other.status_code == 200
+        assert other.content == first.content
