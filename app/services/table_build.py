@@ -148,7 +148,9 @@ def _task_size(
     costs: TaskCosts,
 ) -> int:
     """Chunks a task takes (:func:`task_chunks` at the function's known cost; with ``share``
-    workers, at most ``1/(2·share)`` of the ``pending`` chunks)."""
+    workers, at most ``1/(2·share)`` of the ``pending`` chunks: those no task holds yet, as in
+    guided self-scheduling — counting the chunks leased to other tasks would leave a worker's
+    last task up to twice too long while the others have nothing left to take)."""
     if task_seconds <= 0:
         return 1
     known = costs.seconds_per_point
@@ -218,7 +220,7 @@ def _claim(
                     chunk_size,
                     task_seconds,
                     share,
-                    len(open_chunks),
+                    sum(1 for c in open_chunks if c.claimable(now)),
                     costs,
                 )
             tried = free[:size]

@@ -635,3 +635,39 @@ def test_a_claim_lost_to_a_race_reads_again_and_hands_on_the_rest(
         assert [s for _, s, _ in rows[:8]] == ["pending"] * 4 + ["done"] * 4
     finally:
         engine.dispose()
+
+
+def test_a_task_sizes_its_part_by_the_chunks_no_task_holds(tmp_path: Path) -> None:
+    """Guided self-scheduling: with ``share`` workers a task takes ``ceil(free / (2·share))``
+    chunks, ``free`` = the chunks no task holds; counting another worker's leased chunks too
+    would make the last tasks up to twice too long while the others have nothing left."""
+    from datetime import timedelta
+
+    from app.services._table_specs import utc_now
+
+    settings = small_settings(tmp_path, table_chunk_log2=10)
+    sm, engine = _sm(tmp_path, "guided.db")
+    try:
+        queue = _Queue()
+        view = _request(sm, settings, queue, 14)  # 16 chunks
+        now = utc_now()
+        with session_scope(sm) as s:  # another worker holds the first 8
+            got = TableRepository(s).claim_chunks(
+                view.id, range(8), now=now, lease_until=now + timedelta(hours=1), worker="other"
+            )
+        assert got == list(range(8))
+        before = {r[0] for r in _chunk_rows(sm, view.id) if r[2]}
+        outcome = table_build.run_span(
+            sm,
+            settings,
+            tablebuild.TaskSpan(view.id, 8, 8),
+            task_seconds=1.0,
+            share=2,
+            costs=_cheap(),
+            dispatcher=queue,
+        )
+        assert outcome == "done"
+        taken = {r[0] for r in _chunk_rows(sm, view.id) if r[2]} - before
+        assert len(taken) == -(-8 // (2 * 2))  # 2 of the 8 free chunks, not 16 / 4 = 4
+    finally:
+        engine.dispose()
