@@ -138,10 +138,26 @@ def test_cd_diagram_requests_writes_and_refuses_as_before(http: TestClient, tmp_
             assert (tmp_path / f"{name}.{fmt}").read_bytes() == data
         assert client.cd_diagram(cmp.id, format="png")[:4] == b"\x89PNG"
     assert new_log == old_log
-    messages = []
     for client in (new, old):
-        with pytest.raises(ValueError, match="format must be") as info:
-            client.cd_diagram(cmp, format="pdf", path=tmp_path / "x.pdf")  # type: ignore[arg-type]
-        messages.append(str(info.value))
-    assert messages[0] == messages[1] == "format must be 'svg' or 'png', got 'pdf'"
-    assert not (tmp_path / "x.pdf").exists()
+        with pytest.raises(ValueError, match="format must be"):
+            client.cd_diagram(cmp, format="eps", path=tmp_path / "x.eps")  # type: ignore[arg-type]
+    assert not (tmp_path / "x.eps").exists()
+
+
+def test_cd_diagram_as_pdf_with_the_figure_options(http: TestClient, tmp_path: Path) -> None:
+    client, log = _client(Client, http, None)
+    cmp = client.compare(ROWS, absolute="off")
+    pdf = client.cd_diagram(cmp, format="pdf", width=4, font_size=9, path=tmp_path / "cd.pdf")
+    assert pdf.startswith(b"%PDF") and (tmp_path / "cd.pdf").read_bytes() == pdf
+    png = client.cd_diagram(cmp, format="png", dpi=60, height=2)
+    assert png[:4] == b"\x89PNG"
+    sent = [(path, dict(params)) for _, path, params in log if "cd-diagram" in path]
+    assert sent == [
+        (f"/v1/comparisons/{cmp.id}/cd-diagram.pdf", {"width": "4", "font_size": "9"}),
+        (f"/v1/comparisons/{cmp.id}/cd-diagram.png", {"height": "2", "dpi": "60"}),
+    ]
+    with pytest.raises(ValueError, match="format must be 'svg', 'pdf' or 'png', got 'eps'"):
+        client.cd_diagram(cmp, format="eps")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput) as info:
+        client.cd_diagram(cmp, format="svg", width=30)
+    assert info.value.field == "width"

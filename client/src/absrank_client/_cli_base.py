@@ -12,7 +12,8 @@ import math
 import sys
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated, Any, TypeVar
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
 
 import typer
 from rich.console import Console
@@ -213,3 +214,9 @@ def _floats(text: str) -> list[float | None]:
             continue
         out.append(None if part.lower() in ("na", "nan", "null", "none") else float(part))
     return out
+
+
+def figure_format(path: Path) -> Literal["svg", "pdf", "png"]:
+    """A figure's format from its file's suffix (``.png``, ``.pdf``; SVG otherwise)."""
+    suffix = path.suffix.lower()
+    return "png" if suffix == ".png" else "pdf" if suffix == ".pdf" else "svg"

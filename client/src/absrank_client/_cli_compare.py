@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import typer
 
@@ -23,6 +23,7 @@ from absrank_client._cli_base import (
     _line,
     _note,
     _write_rows,
+    figure_format,
 )
 from absrank_client.models import Comparison, Posthoc, Row
 from absrank_client.pairs import pair_rows
@@ -193,7 +194,7 @@ def compare(
         ),
     ] = None,
     cd_diagram: Annotated[
-        Path | None, typer.Option(help="write the critical-difference diagram (.svg or .png)")
+        Path | None, typer.Option(help="write the critical-difference diagram (.svg, .pdf or .png)")
     ] = None,
     view: Annotated[
         str, typer.Option(help="summary, or full (every cell's v, method and table; for json)")
@@ -229,8 +230,7 @@ def compare(
             progress=not no_progress,
         )
         if cd_diagram is not None:
-            kind: Literal["svg", "png"] = "png" if cd_diagram.suffix.lower() == ".png" else "svg"
-            client.cd_diagram(cmp, format=kind, path=cd_diagram)
+            client.cd_diagram(cmp, format=figure_format(cd_diagram), path=cd_diagram)
             _note(f"critical-difference diagram written to {cd_diagram}")
     _emit_comparison(cmp, fmt)
 

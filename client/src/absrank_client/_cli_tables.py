@@ -24,6 +24,7 @@ from absrank_client._cli_base import (
     _fmt,
     _handled,
     _note,
+    figure_format,
 )
 from absrank_client.errors import JobTimeout
 from absrank_client.models import RankSet
@@ -269,17 +270,18 @@ def table_curve(
 @_handled
 def table_plot(
     table: Annotated[str, typer.Argument(help="a table id, or a function id with --ladder")],
-    out: Annotated[Path, typer.Option("-o", "--output", help="file: .svg or .png")],
+    out: Annotated[Path, typer.Option("-o", "--output", help="file: .svg, .pdf or .png")],
     dpi: Annotated[int | None, typer.Option(help="PNG resolution (default 300)")] = None,
+    width: Annotated[float | None, typer.Option(help="inches (1-20)")] = None,
+    height: Annotated[float | None, typer.Option(help="inches (1-20)")] = None,
+    font_size: Annotated[float | None, typer.Option(help="points (5-24, default 10)")] = None,
     ladder: Annotated[bool, typer.Option(help="the ladder of this function id")] = False,
 ) -> None:
-    """Plot log10 v1 against t - f* of a ready table (or ladder) to an SVG or PNG file."""
-    kind: Any = "png" if out.suffix.lower() == ".png" else "svg"
+    """Plot log10 v1 against t - f* of a ready table (or ladder) to an SVG, PDF or PNG file."""
+    kind: Any = figure_format(out)
     with _client() as client:
-        if ladder:
-            client.ladder_plot(table, format=kind, dpi=dpi, path=out)
-        else:
-            client.table_plot(table, format=kind, dpi=dpi, path=out)
+        plot = client.ladder_plot if ladder else client.table_plot
+        plot(table, format=kind, dpi=dpi, width=width, height=height, font_size=font_size, path=out)
     _note(f"plot written to {out}")
 
 

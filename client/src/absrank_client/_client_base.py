@@ -228,6 +228,22 @@ class _Session:
 
     @staticmethod
     def _plot_format(format: str) -> str:
-        if format not in ("svg", "png"):
-            raise ValueError(f"format must be 'svg' or 'png', got {format!r}")
+        if format not in ("svg", "pdf", "png"):
+            raise ValueError(f"format must be 'svg', 'pdf' or 'png', got {format!r}")
         return format
+
+    @staticmethod
+    def _figure_params(
+        fmt: str,
+        *,
+        dpi: int | None,
+        width: float | None,
+        height: float | None,
+        font_size: float | None,
+    ) -> dict[str, Any]:
+        """A figure's query options (the server validates them: 422 naming the field); ``dpi``
+        only for PNG."""
+        given = {"width": width, "height": height, "font_size": font_size}
+        if fmt == "png":
+            given["dpi"] = dpi
+        return {k: v for k, v in given.items() if v is not None}

@@ -348,15 +348,20 @@ class StatisticsMethods(_Session):
         self,
         comparison: Comparison | str,
         *,
-        format: Literal["svg", "png"] = "svg",
+        format: Literal["svg", "pdf", "png"] = "svg",
+        dpi: int | None = None,
+        width: float | None = None,
+        height: float | None = None,
+        font_size: float | None = None,
         path: str | os.PathLike[str] | None = None,
     ) -> bytes:
-        """The critical-difference diagram of a comparison as SVG or PNG bytes.
+        """The critical-difference diagram of a comparison as SVG, PDF or PNG bytes
+        (``width``/``height`` in inches, ``font_size`` in points, ``dpi`` for PNG).
 
         With ``path`` the bytes are also written to that file.
         """
         fmt = self._plot_format(format)
+        params = self._figure_params(fmt, dpi=dpi, width=width, height=height, font_size=font_size)
         cid = comparison.id if isinstance(comparison, Comparison) else comparison
-        return self._save(
-            self.request("GET", f"/v1/comparisons/{cid}/cd-diagram.{fmt}").content, path
-        )
+        url = f"/v1/comparisons/{cid}/cd-diagram.{fmt}"
+        return self._save(self.request("GET", url, params=params or None).content, path)

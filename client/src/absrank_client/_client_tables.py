@@ -353,13 +353,20 @@ class TableMethods(_Session):
         self,
         table: Table | str,
         *,
-        format: Literal["svg", "png"] = "svg",
+        format: Literal["svg", "pdf", "png"] = "svg",
         dpi: int | None = None,
+        width: float | None = None,
+        height: float | None = None,
+        font_size: float | None = None,
         path: str | os.PathLike[str] | None = None,
     ) -> bytes:
-        """``log10 v1`` against ``t − f*`` as SVG or PNG bytes (also written to ``path``)."""
+        """``log10 v1`` against ``t − f*`` as SVG, PDF or PNG bytes (also written to ``path``);
+        ``width``/``height`` in inches, ``font_size`` in points, ``dpi`` for PNG."""
         fmt = self._plot_format(format)
-        params = {"dpi": dpi} if dpi is not None and fmt == "png" else None
+        params = (
+            self._figure_params(fmt, dpi=dpi, width=width, height=height, font_size=font_size)
+            or None
+        )
         tid = self._table_id(table)
         data = self.request("GET", f"/v1/tables/{tid}/plot.{fmt}", params=params).content
         return self._save(data, path)
@@ -393,17 +400,21 @@ class TableMethods(_Session):
         self,
         function_id: str,
         *,
-        format: Literal["svg", "png"] = "svg",
+        format: Literal["svg", "pdf", "png"] = "svg",
         dpi: int | None = None,
         log2n: int | None = None,
         seed: int | None = None,
+        width: float | None = None,
+        height: float | None = None,
+        font_size: float | None = None,
         path: str | os.PathLike[str] | None = None,
     ) -> bytes:
-        """The ladder's combined ``log10 v1`` plot as SVG or PNG bytes."""
+        """The ladder's combined ``log10 v1`` plot as SVG, PDF or PNG bytes (options as
+        :meth:`table_plot`)."""
         fmt = self._plot_format(format)
-        params = self._ladder_params(log2n, seed)
-        if dpi is not None and fmt == "png":
-            params["dpi"] = dpi
+        params = self._ladder_params(log2n, seed) | self._figure_params(
+            fmt, dpi=dpi, width=width, height=height, font_size=font_size
+        )
         data = self.request("GET", f"/v1/ladders/{function_id}/plot.{fmt}", params=params).content
         return self._save(data, path)
 
