@@ -97,6 +97,15 @@ def test_cli_table_curve_plot_and_quantiles(
     r = runner.invoke(cli_app, ["table-plot", table_id, "-o", str(svg)])  # type: ignore[arg-type]
     assert r.exit_code == 0, r.output
     assert svg.read_bytes().startswith(b"<?xml")
+    pdf = tmp_path / "f.pdf"
+    r = runner.invoke(
+        cli_app, ["table-plot", table_id, "-o", str(pdf), "--width", "3.5", "--font-size", "8"]
+    )  # type: ignore[arg-type]
+    assert r.exit_code == 0, r.output
+    assert pdf.read_bytes().startswith(b"%PDF")
+    r = runner.invoke(cli_app, ["table-plot", table_id, "-o", str(pdf), "--width", "30"])  # type: ignore[arg-type]
+    assert r.exit_code == 2, r.output
+    assert "width" in r.output
     r = runner.invoke(
         cli_app, ["quantiles", table_id, "-v", "0.02", "-v", "0.05", "--format", "csv"]
     )  # type: ignore[arg-type]
