@@ -148,7 +148,8 @@ def test_cd_diagram_as_pdf_with_the_figure_options(http: TestClient, tmp_path: P
     client, log = _client(Client, http, None)
     cmp = client.compare(ROWS, absolute="off")
     pdf = client.cd_diagram(cmp, format="pdf", width=4, font_size=9, path=tmp_path / "cd.pdf")
-    assert pdf.startswith(b"%PDF") and (tmp_path / "cd.pdf").read_bytes() == pdf
+    assert pdf.startswith(b"%PDF")
+    assert (tmp_path / "cd.pdf").read_bytes() == pdf
     png = client.cd_diagram(cmp, format="png", dpi=60, height=2)
     assert png[:4] == b"\x89PNG"
     sent = [(path, dict(params)) for _, path, params in log if "cd-diagram" in path]
