@@ -2,7 +2,8 @@
 
 :func:`run_chunk` leases a chunk, evaluates it (:func:`compute_chunk`, the maths in
 :mod:`app.domain.tablebuild`), stores it once; the chunk that completes the set merges
-(:func:`merge`); :func:`redispatch` (periodic) re-enqueues what the queue lost. Every step is
+(:func:`merge`); :func:`redispatch` (periodic, :mod:`app.services.table_redispatch`, re-exported
+here) re-enqueues what the queue lost. Every step is
 decided by a conditional ``UPDATE`` (:mod:`app.repositories.tables`), so a killed worker or a
 lost message delays a table but never loses or duplicates a chunk.
 """
@@ -17,7 +18,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 
@@ -43,6 +44,7 @@ from app.models.tables import Table
 from app.repositories.tables import ChunkBlobs, ChunkWrite, OpenChunk, TableRepository, as_utc
 from app.services._table_specs import SM, Dispatcher, spec_versions, utc_now
 from app.services.ladders import kept_provenance
+from app.services.table_redispatch import Redispatched, redispatch
 
 __all__ = [
     "NOISE_BLOCK",
@@ -739,76 +741,3 @@ def _finish_table(
     _drop_chunk_blobs(sm, table_id)
     logger.info("table %s ready (%d samples, %d chunks)", table_id, table.n, table.n_chunks)
     return True
-
-
-# ---------------------------------------------------------------------------- recovery
-
-
-class Redispatched(TypedDict):
-    """What :func:`redispatch` re-enqueued (a JSON-ready count: tasks and the CLI print it).
-
-    Attributes
-    ----------
-    chunks_expired : int
-        Chunks whose lease expired.
-    chunks_lost : int
-        Chunks never claimed since they were dispatched more than one lease ago.
-    merges : int
-        Tables whose merge was queued.
-    """
-
-    chunks_expired: int
-    chunks_lost: int
-    merges: int
-
-
-def redispatch(
-    sm: SM, settings: Settings, dispatcher: Dispatcher, *, now: datetime | None = None
-) -> Redispatched:
-    """Re-enqueue work the queue lost; the periodic task calls this every minute.
-
-    * chunks of building tables whose lease expired (the worker died or overran the lease);
-    * chunks never claimed since they were last dispatched more than one lease ago (a lost
-      message; each such chunk is re-sent at most once per lease period);
-    * merges: building tables with every chunk done, merging tables whose merge lease expired;
-
-    and clears the chunk blobs a merge left behind (its worker died before it dropped them).
-
-    Parameters
-    ----------
-    sm : sessionmaker
-    settings : Settings
-        ``chunk_lease_seconds``.
-    dispatcher : Dispatcher
-    now : datetime, optional
-        Current UTC time (tests pass one).
-
-    Returns
-    -------
-    Redispatched
-        Counts of chunks re-sent (expired leases, lost messages) and of merges.
-    """
-    now = now or utc_now()
-    lease = timedelta(seconds=settings.chunk_lease_seconds)
-    with session_scope(sm) as session:
-        repo = TableRepository(session)
-        keys = repo.chunks_to_redispatch(now=now, lost_before=now - lease)
-        repo.mark_dispatched(keys, now=now)
-        merges = repo.tables_to_merge(now=now)
-        repo.clear_ready_chunk_blobs()  # left by a worker that died after a merge
-    by_table: dict[str, list[int]] = {}
-    for key in keys:
-        by_table.setdefault(key.table_id, []).append(key.index)
-    for table_id, indices in by_table.items():
-        for span in tablebuild.spans_of(table_id, indices):
-            dispatcher.enqueue_span(span)
-    for table_id in merges:
-        dispatcher.enqueue_merge(table_id)
-    counts = Redispatched(
-        chunks_expired=sum(k.reason == "expired" for k in keys),
-        chunks_lost=sum(k.reason == "lost" for k in keys),
-        merges=len(merges),
-    )
-    if keys or merges:
-        logger.info("redispatch: %s", counts)
-    return counts
