@@ -38,7 +38,11 @@ def hand_body(**overrides: Any) -> dict[str, Any]:
             {
                 "algorithm": "DE",
                 "runs": [
-                    {"function_id": SPHERE, "evaluations": [1, 10, 100], "values": [5.0, 0.5, 1e-3]},
+                    {
+                        "function_id": SPHERE,
+                        "evaluations": [1, 10, 100],
+                        "values": [5.0, 0.5, 1e-3],
+                    },
                     {
                         "function_id": SPHERE,
                         "evaluations": [1, 20, 100],
@@ -114,14 +118,20 @@ def test_ert_successes_and_ecdf_breakpoints_by_hand(client: TestClient) -> None:
     # first hits: target 1 → (10, 20); 0.1 → (100, 20); 0.01 → (100, 100)
     assert item["successes"] == [2, 2, 2]
     assert item["ert"] == [15.0, 60.0, 100.0]
-    assert item["ecdf"] == {"x": [10.0, 20.0, 100.0], "counts": [0, 1, 3, 6], "total": 6,
-                            "continuity": "right"}  # fmt: skip
+    assert item["ecdf"] == {
+        "x": [10.0, 20.0, 100.0],
+        "counts": [0, 1, 3, 6],
+        "total": 6,
+        "continuity": "right",
+    }
     # best-so-far at c = 10: (0.5, 4.0); at c = 100: (1e-3, 1e-2); numpy's linear quantiles
     q = item["fixed_budget"]
     assert q["levels"] == [0.0, 0.25, 0.5, 0.75, 1.0]
-    assert q["values"][0] == [0.5, 1e-3] and q["values"][4] == [4.0, 0.01]
+    assert q["values"][0] == [0.5, 1e-3]
+    assert q["values"][4] == [4.0, 0.01]
     assert q["values"][2] == pytest.approx([2.25, 0.0055], rel=1e-15)
-    assert out["targets"] == [1.0, 0.1, 0.01] and out["budgets"] == [10, 100]
+    assert out["targets"] == [1.0, 0.1, 0.01]
+    assert out["budgets"] == [10, 100]
     assert out["warnings"] == []
     assert len(out["provenance"]["request_sha256"]) == 64
 
@@ -175,7 +185,8 @@ def test_default_targets_and_budgets(client: TestClient) -> None:
     body = hand_body()
     del body["targets"], body["budgets"]
     out = post(client, "/v1/runtime-distributions", body)
-    assert out["targets"] == DEFAULT_TARGETS.tolist() and len(out["targets"]) == 51
+    assert out["targets"] == DEFAULT_TARGETS.tolist()
+    assert len(out["targets"]) == 51
     assert out["budgets"] == [1, 2, 5, 10, 20, 50, 100]
 
 
@@ -215,11 +226,16 @@ def test_simulated_restarts_are_seeded_and_identical_requests_identical_bytes(
     body = hand_body(simulated_restarts=6, seed=3)
     a = client.post("/v1/runtime-distributions", json=body)
     b = client.post("/v1/runtime-distributions", json=body)
-    assert a.status_code == 200 and a.content == b.content
+    assert a.status_code == 200
+    assert a.content == b.content
     sim = a.json()["functions"][0]["simulated_ecdf"]
     # every run succeeds on every target: the stratified first draw gives the runs' runtimes
-    assert sim == {"x": [10.0, 20.0, 100.0], "counts": [0, 3, 9, 18], "total": 18,
-                   "continuity": "right"}  # fmt: skip
+    assert sim == {
+        "x": [10.0, 20.0, 100.0],
+        "counts": [0, 3, 9, 18],
+        "total": 18,
+        "continuity": "right",
+    }
     svg = client.post("/v1/runtime-distributions/plot.svg", json=body)
     assert svg.content == client.post("/v1/runtime-distributions/plot.svg", json=body).content
 
@@ -228,8 +244,9 @@ def test_several_algorithms_and_function_ids(client: TestClient) -> None:
     body = hand_body()
     other = copy.deepcopy(body["algorithms"][0])
     other["algorithm"] = "PSO"
-    other["runs"].append({"function_id": "classic/ellipsoid/d2", "evaluations": [5],
-                          "values": [1.0]})  # fmt: skip
+    other["runs"].append(
+        {"function_id": "classic/ellipsoid/d2", "evaluations": [5], "values": [1.0]}
+    )
     body["algorithms"].append(other)
     body["function_ids"] = [SPHERE]
     body["absolute_ranks"] = False
@@ -272,15 +289,18 @@ def test_nan_empty_runs_and_bad_options_are_refused(client: TestClient) -> None:
     )
     refused(r, 422, "algorithms.0.runs.0.values.2")
     refused(
-        client.post("/v1/runtime-distributions", json=hand_body(algorithms=[{"algorithm": "A",
-                    "runs": []}])),  # fmt: skip
+        client.post(
+            "/v1/runtime-distributions", json=hand_body(algorithms=[{"algorithm": "A", "runs": []}])
+        ),
         422,
         "algorithms.0.runs",
     )
-    refused(client.post("/v1/runtime-distributions", json=hand_body(budgets=[100, 10])), 422,
-            "budgets")  # fmt: skip
-    refused(client.post("/v1/runtime-distributions", json=hand_body(targets=[-1.0])), 422,
-            "targets.0")  # fmt: skip
+    refused(
+        client.post("/v1/runtime-distributions", json=hand_body(budgets=[100, 10])), 422, "budgets"
+    )
+    refused(
+        client.post("/v1/runtime-distributions", json=hand_body(targets=[-1.0])), 422, "targets.0"
+    )
     refused(client.post("/v1/runtime-distributions", json={"targets": [1.0]}), 422, "algorithms")
     body = hand_body()
     body["algorithms"].append(copy.deepcopy(body["algorithms"][0]))
@@ -315,9 +335,11 @@ def test_runtime_figures_in_three_formats(client: TestClient, figure: str) -> No
     assert svg.headers["content-type"] == "image/svg+xml"
     assert b"<text" in svg.content  # text kept as text
     pdf = client.post(f"/v1/runtime-distributions/plot.pdf?figure={figure}&width=4", json=body)
-    assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
+    assert pdf.status_code == 200
+    assert pdf.content.startswith(b"%PDF")
     png = client.post(f"/v1/runtime-distributions/plot.png?figure={figure}&dpi=80", json=body)
-    assert png.status_code == 200 and png.content.startswith(b"\x89PNG")
+    assert png.status_code == 200
+    assert png.content.startswith(b"\x89PNG")
     phys = png.content.index(b"pHYs")
     assert round(int.from_bytes(png.content[phys + 4 : phys + 8], "big") * 0.0254) == 80
 
@@ -352,7 +374,8 @@ def evaluate(step: dict[str, Any], at: np.ndarray) -> np.ndarray:
 
 def test_performance_profile_by_hand(client: TestClient) -> None:
     out = post(client, "/v1/profiles", PERF)
-    assert out["axis"] == "log2" and out["problems"] == ["p0", "p1", "p2"]
+    assert out["axis"] == "log2"
+    assert out["problems"] == ["p0", "p1", "p2"]
     a, b = out["curves"]
     assert a["step"] == {"x": [1.0, 2.0], "counts": [0, 2, 3], "total": 3, "continuity": "right"}
     assert b["step"] == {"x": [1.0, 2.0], "counts": [0, 1, 2], "total": 3, "continuity": "right"}
@@ -362,8 +385,12 @@ def test_performance_profile_by_hand(client: TestClient) -> None:
 def test_data_profile_by_hand(client: TestClient) -> None:
     body = {"kind": "data", "solvers": ["A"], "costs": [[3], [9], [None]], "dims": [2, 2, 5]}
     (curve,) = post(client, "/v1/profiles", body)["curves"]
-    assert curve["step"] == {"x": [1.0, 3.0], "counts": [0, 1, 2], "total": 3,
-                             "continuity": "right"}  # fmt: skip
+    assert curve["step"] == {
+        "x": [1.0, 3.0],
+        "counts": [0, 1, 2],
+        "total": 3,
+        "continuity": "right",
+    }
 
 
 def test_accuracy_profile_by_hand_is_left_continuous_and_capped(client: TestClient) -> None:
@@ -374,9 +401,11 @@ def test_accuracy_profile_by_hand_is_left_continuous_and_capped(client: TestClie
         "initial_errors": [1.0, 10.0],
     }
     a, b = post(client, "/v1/profiles", body)["curves"]
-    assert a["values"] == [3.0, 1.0] and b["values"] == [16.0, 2.0]
+    assert a["values"] == [3.0, 1.0]
+    assert b["values"] == [16.0, 2.0]
     assert a["step"] == {"x": [1.0, 3.0], "counts": [2, 1, 0], "total": 2, "continuity": "left"}
-    assert b["step"]["x"] == [2.0, 16.0] and b["step"]["counts"] == [2, 1, 0]
+    assert b["step"]["x"] == [2.0, 16.0]
+    assert b["step"]["counts"] == [2, 1, 0]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -395,16 +424,20 @@ def test_profiles_agree_with_their_definitions(client: TestClient, seed: int) ->
             column = [row[s] for row in cells]
             if kind == "performance":
                 best = [min((v for v in row if v is not None), default=None) for row in cells]
-                vals = [None if v is None or m is None else v / m
-                        for v, m in zip(column, best, strict=True)]  # fmt: skip
+                vals = [
+                    None if v is None or m is None else v / m
+                    for v, m in zip(column, best, strict=True)
+                ]
             else:
-                vals = [None if v is None else v / (n + 1) for v, n in zip(column, dims,
-                        strict=True)]  # fmt: skip
+                vals = [
+                    None if v is None else v / (n + 1) for v, n in zip(column, dims, strict=True)
+                ]
             got = np.array([np.nan if v is None else v for v in curve["values"]])
             want = np.array([np.nan if v is None else v for v in vals])
             np.testing.assert_allclose(got, want, rtol=1e-15)
-            np.testing.assert_array_equal(evaluate(curve["step"], at), brute_profile(vals, at,
-                                          below=True))  # fmt: skip
+            np.testing.assert_array_equal(
+                evaluate(curve["step"], at), brute_profile(vals, at, below=True)
+            )
 
 
 def test_profile_refusals_name_the_field(client: TestClient) -> None:
@@ -483,7 +516,8 @@ def test_ert_and_ecdf_points_equal_cocopps_through_the_endpoint(
         theirs = np.array(d.detERT(targets), dtype=float)
         ours = np.array([np.inf if v is None else v for v in item["ert"]])
         np.testing.assert_allclose(ours, theirs, rtol=1e-13)
-        assert np.isinf(theirs).any() and np.isfinite(theirs).any()
+        assert np.isinf(theirs).any()
+        assert np.isfinite(theirs).any()
         evals = np.array(d.detEvals(targets), dtype=float).reshape(-1)
         evals = np.where(np.isnan(evals), np.inf, evals)
         finite = np.sort(evals[np.isfinite(evals)])
@@ -491,9 +525,10 @@ def test_ert_and_ecdf_points_equal_cocopps_through_the_endpoint(
         counts = np.searchsorted(finite, item["ecdf"]["x"], side="right")
         assert item["ecdf"]["counts"] == [0, *counts.tolist()]
         assert item["ecdf"]["total"] == evals.size
-        assert item["successes"] == np.isfinite(
-            np.array(d.detEvals(targets), dtype=float)
-        ).sum(axis=1).tolist()
+        assert (
+            item["successes"]
+            == np.isfinite(np.array(d.detEvals(targets), dtype=float)).sum(axis=1).tolist()
+        )
 
 
 # --- archived result sets, SQLite and PostgreSQL ------------------------------------------------
