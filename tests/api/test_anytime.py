@@ -12,7 +12,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import matplotlib as mpl
 import numpy as np
@@ -77,7 +77,7 @@ def make_client(tmp_path: Path) -> Iterator[Callable[..., TestClient]]:
         migrate(settings.database_url)
         dispatcher = InlineDispatcher(settings)
         app = create_app(settings, dispatcher=dispatcher)
-        dispatcher.app = app
+        dispatcher.app = app  # type: ignore[assignment]  # as tests/api/conftest.py
         client = TestClient(app)
         client.__enter__()
         stack.append(client)
@@ -156,6 +156,7 @@ def test_an_unsuccessful_run_adds_its_budget_and_no_success_is_null(client: Test
 
 def test_observed_values_and_f_values_are_converted(client: TestClient) -> None:
     f_opt = get_function("bbob/f1/i1/d2").f_opt
+    assert f_opt is not None
     body = {
         "algorithms": [
             {
@@ -368,8 +369,9 @@ def brute_profile(values: list[float | None], at: np.ndarray, *, below: bool) ->
 
 
 def evaluate(step: dict[str, Any], at: np.ndarray) -> np.ndarray:
-    side = "right" if step["continuity"] == "right" else "left"
-    return np.array(step["counts"])[np.searchsorted(step["x"], at, side=side)] / step["total"]
+    side: Literal["left", "right"] = "right" if step["continuity"] == "right" else "left"
+    index = np.searchsorted(np.asarray(step["x"], dtype=float), at, side=side)
+    return np.asarray(np.array(step["counts"])[index] / step["total"], dtype=float)
 
 
 def test_performance_profile_by_hand(client: TestClient) -> None:
