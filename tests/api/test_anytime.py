@@ -583,3 +583,47 @@ def test_archived_result_sets_give_the_inline_answer(
     assert "holds no trajectories" in p["detail"]
     r = c.post("/v1/runtime-distributions", json={"result_sets": ["r0c9e4b1a2f3d5e6a7b8c9d0"]})
     refused(r, 422, "result_sets.0")
+
+
+def rastrigin_body() -> dict[str, Any]:
+    runs = [
+        {
+            "function_id": "classic/rastrigin/d2",
+            "evaluations": [1, 10, 100],
+            "values": [30.0, 8.0, 2.5],
+        },
+        {"function_id": "classic/rastrigin/d2", "evaluations": [3, 50], "values": [12.0, 1.5]},
+    ]
+    return {"algorithms": [{"algorithm": "A", "runs": runs}], "targets": [3.0], "budgets": [5, 60]}
+
+
+def test_a_tabled_function_ranks_as_absolute_ranks_does(client: TestClient) -> None:
+    """No exact form: the anytime rank is the rank service's answer at budget c (Eq. 28 on
+    the default table, built inline here)."""
+    rank = post(client, "/v1/runtime-distributions", rastrigin_body())["functions"][0]
+    per_run = rank["anytime_rank"]["per_run"]
+    assert "analytic" not in rank["anytime_rank"]["methods"]
+    for b, (c, values) in enumerate(((5, [30.0, 12.0]), (60, [8.0, 1.5]))):
+        direct = post(
+            client,
+            "/v1/absolute-ranks",
+            {
+                "function_id": "classic/rastrigin/d2",
+                "values": values,
+                "values_are": "error",
+                "budget": c,
+            },
+        )
+        assert [row[b] for row in per_run] == [r["log10_v"] for r in direct["results"]]
+
+
+def test_a_table_nobody_may_build_is_a_warning_not_a_failure(
+    make_client: Callable[..., TestClient],
+) -> None:
+    c = make_client(api_keys=["k"])
+    out = post(c, "/v1/runtime-distributions", rastrigin_body())
+    assert out["functions"][0]["anytime_rank"] is None
+    (w,) = out["warnings"]
+    assert w["code"] == "anytime-rank-unavailable"
+    assert "not built" in w["message"]
+    assert out["functions"][0]["ert"] == [75.0]  # (100 + 50) / 2: the rest is answered
