@@ -321,6 +321,7 @@ def runtime_distributions(env: RankEnv, body: RuntimeDistributionRequest) -> Ana
         settings.max_anytime_rank_budgets,
     )
     warnings: list[AnytimeWarning] = []
+    tables: dict[str, object] = {}
     functions: list[FunctionAnalysis] = []
     ecdfs: list[tuple[str, str, StepFunction]] = []
     for a, (alg, groups) in enumerate(grouped):
@@ -338,7 +339,7 @@ def runtime_distributions(env: RankEnv, body: RuntimeDistributionRequest) -> Ana
             )
             rank = None
             if body.absolute_ranks:
-                rank = _anytime_rank(env, alg.name, function_id, view, warnings)
+                rank = _anytime_rank(env, alg.name, function_id, view, warnings, tables)
             functions.append(
                 FunctionAnalysis(
                     algorithm=alg.name,
@@ -362,7 +363,7 @@ def runtime_distributions(env: RankEnv, body: RuntimeDistributionRequest) -> Ana
         algorithms=[a.name for a in algorithms],
         functions=functions,
         warnings=warnings,
-        provenance=provenance(_payload(body, algorithms)),
+        provenance=provenance(_payload(body, algorithms), rank_tables=tables),
     )
     return Analysis(read, tuple(ecdfs))
 
@@ -373,9 +374,11 @@ def _anytime_rank(
     function_id: str,
     view: anytime.FixedBudget,
     warnings: list[AnytimeWarning],
+    tables: dict[str, object],
 ) -> AnytimeRankRead | None:
     """``log10 v_c`` of each run's best-so-far at each budget ``c`` (``None`` + a warning when
-    the function has no published table or the rank service cannot answer)."""
+    the function has no published table or the rank service cannot answer); ``tables`` gets
+    the table each function was ranked against (the answer's ``provenance.rank_tables``)."""
     per_run = np.full(view.best.shape, np.nan)
     methods: set[str] = set()
     notes: set[str] = set()
@@ -398,7 +401,11 @@ def _anytime_rank(
                 continue
             per_run[has, b] = cols.log10_v
             methods.update(cols.method.tolist())
-            notes.update(answer.envelope().warnings)
+            envelope = answer.envelope()
+            notes.update(envelope.warnings)
+            # what the rank service ranked against: its provenance's table id (None for an
+            # exact form) and that table's data digest, per function
+            tables[function_id] = {k: envelope.provenance.get(k) for k in ("table", "data_sha256")}
             if cols.provisional is not None:
                 notes.add("some ranks are provisional: they await the function's ladder")
     except errors.AppError as exc:

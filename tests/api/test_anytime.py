@@ -600,7 +600,11 @@ def rastrigin_body() -> dict[str, Any]:
 def test_a_tabled_function_ranks_as_absolute_ranks_does(client: TestClient) -> None:
     """No exact form: the anytime rank is the rank service's answer at budget c (Eq. 28 on
     the default table, built inline here)."""
-    rank = post(client, "/v1/runtime-distributions", rastrigin_body())["functions"][0]
+    out = post(client, "/v1/runtime-distributions", rastrigin_body())
+    rank = out["functions"][0]
+    used = out["provenance"]["rank_tables"]["classic/rastrigin/d2"]
+    assert used["table"].startswith("t")
+    assert len(used["data_sha256"]) == 64
     per_run = rank["anytime_rank"]["per_run"]
     assert "analytic" not in rank["anytime_rank"]["methods"]
     for b, (c, values) in enumerate(((5, [30.0, 12.0]), (60, [8.0, 1.5]))):
