@@ -182,6 +182,19 @@ class FunctionAnalysis(BaseModel):
     )
 
 
+class PooledEcdf(BaseModel):
+    """One algorithm's runtime ECDF over all its functions and targets (each (function,
+    target, sample) weighs the same; x in evaluations)."""
+
+    algorithm: str
+    function_ids: list[str]
+    source: Literal["runs", "simulated-restarts"] = Field(
+        description="the runs' own runtimes (every function has as many runs), or simulated "
+        "restarts"
+    )
+    ecdf: StepRead
+
+
 class AnytimeWarning(BaseModel):
     """A warning, typed: a stable code, the text, and what it concerns."""
 
@@ -198,6 +211,9 @@ class RuntimeDistributionRead(BaseModel):
     budgets: list[int]
     algorithms: list[str]
     functions: list[FunctionAnalysis]
+    pooled: list[PooledEcdf] = Field(
+        description="per algorithm with two functions or more: the ECDF over all of them"
+    )
     warnings: list[AnytimeWarning]
     provenance: dict[str, Any]
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,6 +36,7 @@ from app.schemas.anytime import (
     AnytimeWarning,
     FigureKind,
     FunctionAnalysis,
+    PooledEcdf,
     ProfileCurve,
     ProfileRead,
     ProfileRequest,
@@ -323,8 +325,10 @@ def runtime_distributions(env: RankEnv, body: RuntimeDistributionRequest) -> Ana
     warnings: list[AnytimeWarning] = []
     tables: dict[str, object] = {}
     functions: list[FunctionAnalysis] = []
+    pooled: list[PooledEcdf] = []
     ecdfs: list[tuple[str, str, StepFunction]] = []
     for a, (alg, groups) in enumerate(grouped):
+        samples = []
         for f, (function_id, runs) in enumerate(groups):
             table = anytime.runtime_table(function_id, runs, targets)
             ecdf = anytime.runtime_ecdf([table.runtimes.T])
@@ -333,39 +337,81 @@ def runtime_distributions(env: RankEnv, body: RuntimeDistributionRequest) -> Ana
             if body.simulated_restarts is not None:
                 rng = np.random.default_rng(np.random.SeedSequence([body.seed, a, f]))
                 sim = anytime.simulated_restarts(table, n_samples=body.simulated_restarts, rng=rng)
-                simulated = _step(anytime.runtime_ecdf([sim.runtimes]))
+                simulated = anytime.runtime_ecdf([sim.runtimes])
+            samples.append(table.runtimes.T if simulated is None else sim.runtimes)
             (view,) = anytime.fixed_budget(
                 runs, budgets, function_ids=[function_id], pool_instances=body.pool_instances
             )
             rank = None
             if body.absolute_ranks:
                 rank = _anytime_rank(env, alg.name, function_id, view, warnings, tables)
-            functions.append(
-                FunctionAnalysis(
-                    algorithm=alg.name,
-                    function_id=function_id,
-                    runs=table.n_runs,
-                    budgets_used=table.budgets.tolist(),
-                    successes=table.successes.tolist(),
-                    ert=_optional(table.ert),
-                    ecdf=_step(ecdf),
-                    simulated_ecdf=simulated,
-                    fixed_budget=QuantilesRead(
-                        levels=view.levels.tolist(),
-                        values=[_optional(row) for row in view.quantiles],
-                    ),
-                    anytime_rank=rank,
-                )
-            )
+            functions.append(_analysis(alg.name, table, ecdf, simulated, view, rank))
+        pooled += _pooled(alg.name, [f for f, _ in groups], samples, body, warnings)
     read = RuntimeDistributionRead(
         targets=targets.tolist(),
         budgets=budgets.tolist(),
         algorithms=[a.name for a in algorithms],
         functions=functions,
+        pooled=pooled,
         warnings=warnings,
         provenance=provenance(_payload(body, algorithms), rank_tables=tables),
     )
     return Analysis(read, tuple(ecdfs))
+
+
+def _analysis(
+    algorithm: str,
+    table: anytime.RuntimeTable,
+    ecdf: StepFunction,
+    simulated: StepFunction | None,
+    view: anytime.FixedBudget,
+    rank: AnytimeRankRead | None,
+) -> FunctionAnalysis:
+    return FunctionAnalysis(
+        algorithm=algorithm,
+        function_id=table.function_id,
+        runs=table.n_runs,
+        budgets_used=table.budgets.tolist(),
+        successes=table.successes.tolist(),
+        ert=_optional(table.ert),
+        ecdf=_step(ecdf),
+        simulated_ecdf=None if simulated is None else _step(simulated),
+        fixed_budget=QuantilesRead(
+            levels=view.levels.tolist(), values=[_optional(row) for row in view.quantiles]
+        ),
+        anytime_rank=rank,
+    )
+
+
+def _pooled(
+    algorithm: str,
+    function_ids: list[str],
+    samples: list[NDArray[np.float64]],
+    body: RuntimeDistributionRequest,
+    warnings: list[AnytimeWarning],
+) -> list[PooledEcdf]:
+    """One algorithm's runtime ECDF over all its functions and targets (cocopp's
+    ``pprldmany``, on evaluations): every (function, target, sample) weighs the same, so the
+    functions need as many samples each — simulated restarts always, runs when equal."""
+    if len(function_ids) < 2:
+        return []
+    if len({s.shape[1] for s in samples}) > 1:
+        warnings.append(
+            AnytimeWarning(
+                code="ecdf-not-pooled",
+                message="the functions have different numbers of runs: send "
+                "simulated_restarts for an ECDF pooled over them",
+                algorithm=algorithm,
+            )
+        )
+        return []
+    source: Literal["runs", "simulated-restarts"] = (
+        "runs" if body.simulated_restarts is None else "simulated-restarts"
+    )
+    step = anytime.runtime_ecdf(samples)
+    return [
+        PooledEcdf(algorithm=algorithm, function_ids=function_ids, source=source, ecdf=_step(step))
+    ]
 
 
 def _anytime_rank(
@@ -569,6 +615,16 @@ def runtime_figure(
             plots.StepCurve(step.x, step.y, label)
             for (_, _, step), label in zip(analysis.ecdfs, labels_, strict=True)
         ]
+        if read.pooled and len(read.pooled) == len(read.algorithms):
+            # every algorithm pooled over its functions: one curve each (cocopp's pprldmany)
+            curves = [
+                plots.StepCurve(
+                    np.asarray(p.ecdf.x), np.asarray(p.ecdf.counts) / p.ecdf.total, p.algorithm
+                )
+                for p in read.pooled
+            ]
+            labels_ = [p.algorithm for p in read.pooled]
+            title = f"{len(read.targets)} targets × {len(read.pooled[0].function_ids)} functions"
         content = plots.step_plot(
             curves,
             xlabel="evaluations",

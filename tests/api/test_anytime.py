@@ -631,3 +631,29 @@ def test_a_table_nobody_may_build_is_a_warning_not_a_failure(
     assert w["code"] == "anytime-rank-unavailable"
     assert "not built" in w["message"]
     assert out["functions"][0]["ert"] == [75.0]  # (100 + 50) / 2: the rest is answered
+
+
+def test_an_ecdf_pooled_over_functions(client: TestClient) -> None:
+    body = hand_body(absolute_ranks=False)
+    runs = body["algorithms"][0]["runs"]
+    runs += [dict(r, function_id="classic/ellipsoid/d2") for r in runs]
+    out = post(client, "/v1/runtime-distributions", body)
+    (pooled,) = out["pooled"]
+    assert pooled["source"] == "runs"
+    assert pooled["function_ids"] == [SPHERE, "classic/ellipsoid/d2"]
+    # the same runtimes twice: the breakpoints of each function, counts doubled
+    assert pooled["ecdf"] == {
+        "x": [10.0, 20.0, 100.0],
+        "counts": [0, 2, 6, 12],
+        "total": 12,
+        "continuity": "right",
+    }
+    svg = client.post("/v1/runtime-distributions/plot.svg", json=body)
+    assert "3 targets × 2 functions" in svg.text  # one pooled curve per algorithm
+    runs.pop()  # the ellipsoid now has one run, the sphere two
+    out = post(client, "/v1/runtime-distributions", body)
+    assert out["pooled"] == []
+    assert [w["code"] for w in out["warnings"]] == ["ecdf-not-pooled"]
+    out = post(client, "/v1/runtime-distributions", body | {"simulated_restarts": 5})
+    assert out["pooled"][0]["source"] == "simulated-restarts"
+    assert out["pooled"][0]["ecdf"]["total"] == 2 * 5 * 3

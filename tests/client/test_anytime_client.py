@@ -36,6 +36,7 @@ def test_runtime_distributions_are_typed(client: Client) -> None:
     assert f.anytime_rank is not None
     assert f.anytime_rank.methods == ("analytic",)
     assert [r["ert"] for r in got.rows()][:2] == [15.0, 60.0]
+    assert got.pooled == ()  # one function: nothing to pool
 
 
 def test_figures_from_an_answer(client: Client, tmp_path: Path) -> None:

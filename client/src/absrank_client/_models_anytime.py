@@ -112,6 +112,23 @@ class FunctionRuntimes:
 
 
 @dataclass(frozen=True)
+class PooledEcdf:
+    """One algorithm's runtime ECDF over all its functions and targets (``source``: the runs'
+    own runtimes, or simulated restarts)."""
+
+    algorithm: str
+    function_ids: tuple[str, ...]
+    source: str
+    ecdf: Step
+
+    @classmethod
+    def parse(cls, raw: JSON) -> PooledEcdf:
+        return cls(
+            raw["algorithm"], tuple(raw["function_ids"]), raw["source"], Step.parse(raw["ecdf"])
+        )
+
+
+@dataclass(frozen=True)
 class RuntimeDistributions(_Tabular):
     """The answer of ``POST /v1/runtime-distributions``; :meth:`rows` has one row per
     (algorithm, function, target): ERT, successes, runs."""
@@ -120,6 +137,7 @@ class RuntimeDistributions(_Tabular):
     budgets: tuple[int, ...]
     algorithms: tuple[str, ...]
     functions: tuple[FunctionRuntimes, ...]
+    pooled: tuple[PooledEcdf, ...]
     warnings: tuple[str, ...]
     raw: JSON = field(repr=False)
     request: JSON = field(default_factory=dict, repr=False)
@@ -132,6 +150,7 @@ class RuntimeDistributions(_Tabular):
             budgets=tuple(raw["budgets"]),
             algorithms=tuple(raw["algorithms"]),
             functions=tuple(FunctionRuntimes.parse(f) for f in raw["functions"]),
+            pooled=tuple(PooledEcdf.parse(p) for p in raw.get("pooled") or ()),
             warnings=tuple(f"{w['code']}: {w['message']}" for w in raw.get("warnings") or ()),
             raw=raw,
             request=dict(request or {}),

@@ -22,6 +22,7 @@ from __future__ import annotations
 from absrank_client._models_anytime import (
     AnytimeRank,
     FunctionRuntimes,
+    PooledEcdf,
     ProfileCurve,
     Profiles,
     Quantiles,
@@ -110,6 +111,7 @@ __all__ = [
     "OmnibusTest",
     "ParetoRanking",
     "PendingTable",
+    "PooledEcdf",
     "Posthoc",
     "PosthocPair",
     "ProfileCurve",
