@@ -148,6 +148,23 @@ class Settings(BaseSettings):
         description="runs plus points GET /v1/result-sets/{id}?include=runs answers (the .csv "
         "has any number)",
     )
+    # anytime analysis (POST /v1/runtime-distributions, POST /v1/profiles)
+    max_anytime_records: int = Field(
+        2_000_000, ge=1, description="trajectory records (evaluations, value) of one request"
+    )
+    max_anytime_cells: int = Field(
+        2_000_000,
+        ge=1,
+        description="runs × targets of one request (runtimes to targets; simulated restarts "
+        "count their samples instead of the runs)",
+    )
+    max_anytime_rank_budgets: int = Field(
+        64,
+        ge=1,
+        le=1000,
+        description="budgets c of the fixed-budget view and of the anytime absolute rank (one "
+        "rank request per algorithm, function and budget)",
+    )
     max_region_scan_deltas: int = Field(
         32, ge=1, le=1000, description="δ values (cheap tables) per region scan"
     )

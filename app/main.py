@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__
 from app.api import (
+    anytime,
     comparisons,
     cpus,
     functions,
@@ -265,6 +266,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         result_sets,
         ladders,
         leaderboards,
+        anytime,
     )
     # Requests are matched in the order routers are included: the hot router first (no path
     # of ranks' is matched by another router's, nor the reverse: every route is a fixed

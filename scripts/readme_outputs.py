@@ -211,11 +211,55 @@ def coco_archive() -> str:
         return _printed(lambda: walk.main(["--functions", functions, "--out", str(out)], client))
 
 
+#: The README's trajectories (two algorithms on the sphere in 2-D, two runs each) and command.
+ANYTIME_CSV = """algorithm,function_id,run,evaluations,value
+DE,classic/sphere/d2,0,1,5.0
+DE,classic/sphere/d2,0,10,0.5
+DE,classic/sphere/d2,0,100,0.001
+DE,classic/sphere/d2,1,1,4.0
+DE,classic/sphere/d2,1,20,0.05
+DE,classic/sphere/d2,1,100,0.01
+RS,classic/sphere/d2,0,1,6.0
+RS,classic/sphere/d2,0,50,0.8
+RS,classic/sphere/d2,1,1,3.0
+RS,classic/sphere/d2,1,30,0.2
+RS,classic/sphere/d2,1,100,0.09
+"""
+CLIENT_ANYTIME = (
+    "runtime-distributions runs.csv --target 1 --target 0.1 --target 0.01 --budget 10 "
+    "--budget 100 --plot rank.svg --figure anytime-rank"
+)
+
+
+def client_runtime_distributions() -> str:
+    """``absrank-client runtime-distributions`` on :data:`ANYTIME_CSV`, with a figure."""
+    from absrank_client import Client, cli
+    from typer.testing import CliRunner
+
+    http = shared_client()
+    factory = cli.client_factory
+    cli.client_factory = lambda url, key, timeout: Client(http=http)  # type: ignore[arg-type]
+    here = Path.cwd()
+    try:
+        with tempfile.TemporaryDirectory(prefix="absrank-readme-anytime-") as tmp:
+            os.chdir(tmp)
+            Path("runs.csv").write_text(ANYTIME_CSV)
+            result = CliRunner().invoke(cli.app, CLIENT_ANYTIME.split())
+            if result.exit_code != 0 or not Path("rank.svg").read_bytes().startswith(b"<?xml"):
+                raise RuntimeError(f"absrank-client runtime-distributions failed: {result.output}")
+            text = result.stdout
+    finally:
+        os.chdir(here)
+        cli.client_factory = factory
+    return text if text.endswith("\n") else text + "\n"
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "bbob-demo": bbob_demo,
     "cec2005-walkthrough": cec2005_walkthrough,
     "client-compare": client_compare,
     "coco-archive": coco_archive,
+    "client-runtime-distributions": client_runtime_distributions,
 }
 
 

@@ -362,3 +362,120 @@ def v1_plot(
         return fig
 
     return figure_bytes(draw, fmt, options)
+
+
+@dataclass(frozen=True, eq=False)
+class StepCurve:
+    """One drawn step function (an ECDF or a profile): breakpoints and levels.
+
+    Attributes
+    ----------
+    x : ndarray of float, shape (k,)
+        Breakpoints, increasing.
+    y : ndarray of float, shape (k + 1,)
+        ``y[0]`` before ``x[0]``, ``y[i]`` between ``x[i-1]`` and ``x[i]``, ``y[k]`` after.
+    label : str
+
+    Drawn ``where="post"``: the level on ``(x[i], x[i+1])`` is ``y[i+1]`` whichever end of the
+    interval is closed (the jump is vertical either way).
+    """
+
+    x: np.ndarray
+    y: np.ndarray
+    label: str
+
+
+def step_plot(
+    curves: Sequence[StepCurve],
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    log_x: bool,
+    x_range: tuple[float, float] | None,
+    fmt: str,
+    options: FigureOptions = DEFAULT_OPTIONS,
+) -> bytes:
+    """Draw step functions (runtime ECDFs, performance/data/accuracy profiles) as exact steps.
+
+    Each curve is drawn from ``x_range[0]`` to ``x_range[1]`` (default: its breakpoints padded
+    by one step) through its breakpoints, nothing interpolated.
+    """
+
+    def draw(figure: Any) -> Any:
+        fig = figure(figsize=options.size(6.0, 4.0))
+        ax = fig.add_axes((0.12, 0.13, 0.62, 0.77))
+        xs = np.concatenate([c.x for c in curves if c.x.size] or [np.array([1.0])])
+        lo, hi = x_range if x_range is not None else (float(xs.min()), float(xs.max()))
+        if not lo < hi:
+            lo, hi = (lo / 2, hi * 2) if log_x and lo > 0 else (lo - 1, hi + 1)
+        for c in curves:
+            x = np.concatenate(([lo], c.x[(c.x > lo) & (c.x < hi)], [hi]))
+            y = c.y[np.searchsorted(c.x, x, side="right")]
+            ax.step(x, y, where="post", lw=1.4, label=c.label)
+        if log_x:
+            ax.set_xscale("log")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=options.scaled(9.0), loc="left")
+        ax.grid(True, which="major", color="0.85", lw=0.5)
+        ax.legend(
+            loc="upper left",
+            bbox_to_anchor=(1.02, 1.0),
+            fontsize=options.scaled(8.0),
+            frameon=False,
+        )
+        return fig
+
+    return figure_bytes(draw, fmt, options)
+
+
+@dataclass(frozen=True, eq=False)
+class BandCurve:
+    """A median line with a band (e.g. quartiles) over budgets."""
+
+    x: np.ndarray
+    middle: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    label: str
+
+
+def band_plot(
+    curves: Sequence[BandCurve],
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    log_y: bool,
+    fmt: str,
+    options: FigureOptions = DEFAULT_OPTIONS,
+) -> bytes:
+    """Draw medians over budgets (log x axis) with their bands; ``nan`` points are left out."""
+
+    def draw(figure: Any) -> Any:
+        fig = figure(figsize=options.size(6.0, 4.0))
+        ax = fig.add_axes((0.12, 0.13, 0.62, 0.77))
+        for c in curves:
+            ok = np.isfinite(c.middle) & (c.middle > 0 if log_y else True)
+            (line,) = ax.plot(c.x[ok], c.middle[ok], "-", lw=1.4, label=c.label)
+            band = np.isfinite(c.low) & np.isfinite(c.high) & (c.low > 0 if log_y else True)
+            ax.fill_between(c.x[band], c.low[band], c.high[band], color=line.get_color(), alpha=0.2)
+        ax.set_xscale("log")
+        if log_y:
+            ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=options.scaled(9.0), loc="left")
+        ax.grid(True, which="major", color="0.85", lw=0.5)
+        ax.legend(
+            loc="upper left",
+            bbox_to_anchor=(1.02, 1.0),
+            fontsize=options.scaled(8.0),
+            frameon=False,
+        )
+        return fig
+
+    return figure_bytes(draw, fmt, options)

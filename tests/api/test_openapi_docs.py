@@ -210,6 +210,28 @@ SHIFTED = [v + 0.5 for v in SAMPLE]
 
 #: (method, path, status) -> a request that answers it. 401, 413 and 415 are built for every
 #: operation that declares them (see _generic).
+
+
+def _anytime_cases() -> dict[tuple[str, str, int], Provoke]:
+    """The anytime routes' 422: an unsorted trajectory; the profiles': data without costs."""
+    unsorted = {
+        "algorithms": [
+            {
+                "algorithm": "A",
+                "runs": [{"function_id": "x", "evaluations": [10, 5], "values": [1.0, 0.5]}],
+            }
+        ]
+    }
+    out: dict[tuple[str, str, int], Provoke] = {}
+    for path in ("/v1/runtime-distributions", "/v1/profiles"):
+        body: Any = (
+            unsorted if path.endswith("distributions") else {"kind": "data", "solvers": ["A"]}
+        )
+        for suffix in ("", "/plot.svg", "/plot.pdf", "/plot.png"):
+            out[("POST", path + suffix, 422)] = _post(path + suffix, body)
+    return out
+
+
 PROVOKED: dict[tuple[str, str, int], Provoke] = {
     ("GET", "/v1/functions", 422): _get("/v1/functions?limit=0"),
     ("POST", "/v1/functions/{function_id}/evaluate", 404): _post(
@@ -356,6 +378,7 @@ PROVOKED: dict[tuple[str, str, int], Provoke] = {
     ),
     ("POST", "/v1/rank-spread", 422): _post("/v1/rank-spread", {"v": [1.5]}),
     **_table_publish_cases(),
+    **_anytime_cases(),
 }
 
 #: Declared statuses not provoked here, and why (none today: every declared error is provoked).

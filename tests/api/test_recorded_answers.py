@@ -122,6 +122,23 @@ SCORES = [
     for ind, val in (("hv", hv), ("igd", igd))
 ]
 
+ANYTIME = {  # the README's runtime distribution, drawn
+    "algorithms": [
+        {
+            "algorithm": "DE",
+            "runs": [
+                {"function_id": "classic/sphere/d2", "evaluations": [1, 10, 100],
+                 "values": [5.0, 0.5, 0.001]},
+                {"function_id": "classic/sphere/d2", "evaluations": [1, 20, 100],
+                 "values": [4.0, 0.05, 0.01]},
+            ],
+        }
+    ],
+    "targets": [1.0, 0.1, 0.01],
+    "budgets": [10, 100],
+}  # fmt: skip
+PROFILE = {"kind": "data", "solvers": ["A", "B"], "costs": [[3, 6], [9, None]], "dims": [2, 2]}
+
 #: Worked examples for what the README does not show: scenario -> (settings overrides, requests).
 #: ``<id>`` is the id of the previous answer (its ``id`` field or ``Location``).
 WORKED: dict[str, tuple[dict[str, object], list[Curl]]] = {
@@ -167,6 +184,16 @@ WORKED: dict[str, tuple[dict[str, object], list[Curl]]] = {
             _c("GET", "/v1/ladders/classic/sphere/d2/plot.png?dpi=50"),  # small
             _c("GET", "/v1/ladders/classic/sphere/d2/plot.pdf?width=3&height=2"),
         ],
+    ),
+    "anytime-figures": (
+        {},
+        [
+            _c("POST", f"/v1/runtime-distributions/plot.{fmt}?figure={fig}&dpi=50", ANYTIME)
+            if fmt == "png"
+            else _c("POST", f"/v1/runtime-distributions/plot.{fmt}?figure={fig}", ANYTIME)
+            for fmt, fig in (("svg", "ecdf"), ("pdf", "fixed-budget"), ("png", "anytime-rank"))
+        ]
+        + [_c("POST", f"/v1/profiles/plot.{fmt}", PROFILE) for fmt in ("svg", "pdf")],
     ),
     "errors": (
         {},

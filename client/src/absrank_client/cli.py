@@ -19,6 +19,7 @@ from typing import Annotated
 import typer
 
 # ``X as X``: importable from here as before the split, though not in __all__.
+from absrank_client._cli_anytime import runtime_distributions
 from absrank_client._cli_base import ClientFactory, _state
 from absrank_client._cli_base import Format as Format
 from absrank_client._cli_base import FormatOption as FormatOption
@@ -102,6 +103,7 @@ for _name, _command in (
     ("upload", upload),
     ("result-sets", result_sets),
     ("result-set", result_set),
+    ("runtime-distributions", runtime_distributions),
 ):
     app.command(_name)(_command)
 

@@ -2,7 +2,8 @@
 
 :class:`Client` gathers the method groups by topic: ``_client_tables`` (functions, tables,
 ladders, absolute ranks, curves, region scans), ``_client_stats`` (tests, comparisons),
-:mod:`absrank_client.archive` (result sets) and, here, machines, multi-objective and
+:mod:`absrank_client.archive` (result sets), ``_client_anytime`` (runtime distributions,
+profiles) and, here, machines, multi-objective and
 leaderboards; ``_client_base`` holds the requests and waits they share.
 """
 
@@ -12,6 +13,8 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
+
+from absrank_client._client_anytime import AnytimeMethods
 
 # ``X as X``: importable from here as before the split, though not in __all__.
 from absrank_client._client_base import DEFAULT_HTTP_TIMEOUT as DEFAULT_HTTP_TIMEOUT
@@ -32,7 +35,7 @@ from absrank_client.models import (
 __all__ = ["DEFAULT_URL", "Client"]
 
 
-class Client(TableMethods, StatisticsMethods, ArchiveMethods):
+class Client(TableMethods, StatisticsMethods, ArchiveMethods, AnytimeMethods):
     """A client of one absrank server.
 
     Parameters

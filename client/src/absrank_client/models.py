@@ -19,6 +19,17 @@ compact pairwise families are :mod:`absrank_client.pairs`.
 
 from __future__ import annotations
 
+from absrank_client._models_anytime import (
+    AnytimeRank,
+    FunctionRuntimes,
+    PooledEcdf,
+    ProfileCurve,
+    Profiles,
+    Quantiles,
+    RuntimeDistributions,
+    Step,
+)
+
 # ``X as X``: importable from here as before the split, though not in __all__ (so not in
 # the namespace of ``absrank_client``).
 from absrank_client._models_base import JSON as JSON
@@ -78,6 +89,7 @@ __all__ = [
     "AbsolutePair",
     "AlgorithmRank",
     "AlgorithmSummary",
+    "AnytimeRank",
     "AwaitedLadder",
     "BradleyTerry",
     "Comparison",
@@ -90,6 +102,7 @@ __all__ = [
     "FriedmanTests",
     "FunctionInfo",
     "FunctionList",
+    "FunctionRuntimes",
     "HvUnderflow",
     "Indicators",
     "Ladder",
@@ -98,17 +111,23 @@ __all__ = [
     "OmnibusTest",
     "ParetoRanking",
     "PendingTable",
+    "PooledEcdf",
     "Posthoc",
     "PosthocPair",
+    "ProfileCurve",
+    "Profiles",
     "Progress",
+    "Quantiles",
     "Rank",
     "RankSet",
     "ReferenceFrontFilter",
     "RegionScan",
     "Row",
     "Runtime",
+    "RuntimeDistributions",
     "ScanDelta",
     "ServiceWarning",
+    "Step",
     "Table",
     "TableList",
     "TestResult",
