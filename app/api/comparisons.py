@@ -47,7 +47,7 @@ from app.schemas.common import (
 )
 from app.schemas.comparisons import ComparisonCreate, ComparisonRead
 from app.services import comparisons as service
-from app.services import plots
+from app.services import paper_tables, plots
 from app.services import table_publish as publish
 from app.services.comparison_answers import VIEWS
 
@@ -58,6 +58,9 @@ router = APIRouter(prefix="/v1/comparisons", tags=["comparisons"])
 
 CSV_TYPE = "text/csv"
 VIEW = "view"
+FORMAT = "format"
+#: Query parameters that choose how the answer is sent, not what is computed.
+PRESENTATION = (VIEW, FORMAT)
 #: Options a text/csv request takes as query parameters (niia_subset is repeatable: "A,B,C";
 #: the mapping ``tables`` goes in JSON bodies only).
 QUERY_OPTIONS = tuple(
@@ -98,6 +101,16 @@ def _query_parameters() -> list[dict[str, Any]]:
             "description": "JSON and text/csv bodies: full (default) or summary (without "
             "per-cell, per-run and per-table detail); the stored comparison is the same",
             "schema": {"type": "string", "enum": ["full", "summary"], "examples": ["full"]},
+        }
+    )
+    params.append(
+        {
+            "name": FORMAT,
+            "in": "query",
+            "required": False,
+            "description": "json (default), or a paper table: csv, markdown, latex (as Accept: "
+            "text/csv, text/markdown, application/x-latex)",
+            "schema": {"type": "string", "enum": ["json", *paper_tables.FORMATS]},
         }
     )
     params.append(
@@ -150,7 +163,7 @@ def _query_options(request: Request) -> dict[str, Any]:
     params = request.query_params
     data: dict[str, Any] = {}
     for name in params:
-        if name == VIEW:
+        if name in PRESENTATION:
             continue
         if name == "niia_subset":
             data["niia_subsets"] = [v.split(",") for v in params.getlist(name)]
@@ -193,7 +206,7 @@ async def _parse(request: Request) -> ComparisonCreate:
             return ComparisonCreate.model_validate(
                 _query_options(request) | {"csv": text}, strict=False
             )
-        options = [name for name in request.query_params if name != VIEW]
+        options = [name for name in request.query_params if name not in PRESENTATION]
         if options:
             raise InvalidInput(
                 "options go in the JSON body; query parameters (except view) are for text/csv "
@@ -212,6 +225,16 @@ ViewQuery = Annotated[
     Query(
         description="summary: without per-cell, per-run and per-table detail (README)",
         examples=["full"],
+    ),
+]
+
+FormatQuery = Annotated[
+    Literal["json", "csv", "markdown", "latex"] | None,
+    Query(
+        description="json (default), or a paper table: csv, markdown, latex (booktabs); the "
+        "same as Accept: text/csv, text/markdown, application/x-latex (README, Tables for "
+        "papers)",
+        examples=["latex"],
     ),
 ]
 
@@ -272,6 +295,9 @@ async def create_comparison(
 ) -> Response:
     """Compare algorithms over problems: relative and absolute ranks, post-hoc, NIIA report."""
     view = view_of(request)
+    fmt = _format_of(request)
+    if fmt != "json":
+        view = "full"  # a paper table needs the per-cell values
     with _csv_body_as_body(request):
         body = await _parse(request)
         out, created = await run_in_threadpool(
@@ -285,11 +311,34 @@ async def create_comparison(
             cache=cache,
             ladder_cache=ladder_cache,
         )
+    if fmt != "json":
+        return _table_response(out, fmt, 201 if created else 200, {"Location": out["location"]})
     return model_response(
         ComparisonRead,
         out,
         status_code=201 if created else 200,
         headers={"Location": out["location"]},
+    )
+
+
+def _format_of(request: Request) -> str:
+    """The answer's format (``?format=`` or Accept; :func:`paper_tables.negotiate`)."""
+    given = request.query_params.getlist(FORMAT)
+    if len(given) > 1:
+        raise InvalidInput(f"query parameter 'format' is given {len(given)} times", field=FORMAT)
+    return paper_tables.negotiate(request.headers.get("accept"), given[0] if given else None)
+
+
+def _table_response(
+    answer: dict[str, Any], fmt: str, status_code: int = 200, headers: dict[str, str] | None = None
+) -> Response:
+    """A comparison's full answer as a paper table in ``fmt`` (docs/METHODS.md)."""
+    table = paper_tables.comparison_table(answer)
+    return Response(
+        paper_tables.render(table, fmt),
+        status_code=status_code,
+        media_type=paper_tables.MEDIA_TYPES[fmt],
+        headers=(headers or {}) | paper_tables.headers(table) | {"Vary": "Accept"},
     )
 
 
@@ -303,9 +352,16 @@ _UNKNOWN = unknown_id("comparison_id", "comparison", "c9b5b14d7503e343dc256353")
     responses=problem_responses(_UNKNOWN),
 )
 def get_comparison(
-    comparison_id: ComparisonIdPath, sm: SessionmakerDep, view: ViewQuery = "full"
+    comparison_id: ComparisonIdPath,
+    request: Request,
+    sm: SessionmakerDep,
+    view: ViewQuery = "full",
+    format: FormatQuery = None,
 ) -> Response:
-    """Show a stored comparison."""
+    """Show a stored comparison (JSON; a paper table with Accept or ``format``)."""
+    fmt = paper_tables.negotiate(request.headers.get("accept"), format)
+    if fmt != "json":
+        return _table_response(service.get_comparison(sm, comparison_id, view="full"), fmt)
     return model_response(ComparisonRead, service.get_comparison(sm, comparison_id, view=view))
 
 
