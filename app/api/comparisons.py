@@ -46,8 +46,8 @@ from app.schemas.common import (
     unknown_id,
 )
 from app.schemas.comparisons import ComparisonCreate, ComparisonRead
+from app.services import comparison_summary, paper_tables, plots
 from app.services import comparisons as service
-from app.services import paper_tables, plots
 from app.services import table_publish as publish
 from app.services.comparison_answers import VIEWS
 
@@ -363,6 +363,43 @@ def get_comparison(
     if fmt != "json":
         return _table_response(service.get_comparison(sm, comparison_id, view="full"), fmt)
     return model_response(ComparisonRead, service.get_comparison(sm, comparison_id, view=view))
+
+
+@router.get(
+    "/{comparison_id}/summary",
+    response_class=Response,
+    summary="A written summary of a stored comparison",
+    responses=OpenApiResponses(
+        {
+            200: {
+                "content": {"text/plain": {}, "text/markdown": {}},
+                "description": "One paragraph: tests and why, significant pairs, NIIA flips, "
+                "what absolute ranks support",
+            }
+        }
+    )
+    | problem_responses(_UNKNOWN),
+)
+def get_summary(
+    comparison_id: ComparisonIdPath,
+    request: Request,
+    sm: SessionmakerDep,
+    format: Annotated[
+        Literal["text", "markdown"] | None,
+        Query(description="text (default) or markdown; as Accept: text/plain, text/markdown"),
+    ] = None,
+) -> Response:
+    """Summarize a stored comparison in one paragraph (text or Markdown)."""
+    fmt = format
+    if fmt is None:
+        accept = (request.headers.get("accept") or "").lower()
+        fmt = "markdown" if "text/markdown" in accept and "text/plain" not in accept else "text"
+    summary = comparison_summary.summarize(service.get_comparison(sm, comparison_id))
+    return Response(
+        comparison_summary.render(summary, fmt),
+        media_type=comparison_summary.MEDIA_TYPES[fmt],
+        headers={"X-Absrank-Provenance": summary.provenance, "Vary": "Accept"},
+    )
 
 
 def _cd_diagram(

@@ -189,7 +189,7 @@ def _best_row(label: str, values: Sequence[float | None], marks: Sequence[str] =
     )
 
 
-def _pairs(family: Mapping[str, Any], k: int) -> list[tuple[int, int, bool]]:
+def pair_significance(family: Mapping[str, Any], k: int) -> list[tuple[int, int, bool]]:
     """``(i, j, significant)`` per pair of a compact family (``relative.posthoc.pairs``, or
     ``absolute.pairwise`` with its ``adjusted`` group)."""
     group = family.get("adjusted", family)
@@ -218,7 +218,7 @@ def worse_than_best(
         return None, (False,) * k
     best = min(present)[1]
     worse = [False] * k
-    for i, j, sig in _pairs(family, k):
+    for i, j, sig in pair_significance(family, k):
         if sig and best in (i, j):
             worse[j if i == best else i] = True
     return best, tuple(worse)

@@ -72,3 +72,28 @@ def test_not_acceptable(client: TestClient) -> None:
     ]
     bad = client.get(f"{loc}?format=docx")
     assert bad.status_code == 422
+
+
+def test_summary_quotes_the_json(client: TestClient) -> None:
+    answer = _post(client).json()  # type: ignore[attr-defined]
+    r = client.get(answer["location"] + "/summary")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/plain")
+    text = r.text
+    fr = answer["relative"]["friedman"]
+    assert f"p = {fr['p_value']:.4g}" in text
+    assert (
+        f"F = {fr['iman_davenport_statistic']:.4g}, p = {fr['iman_davenport_p_value']:.4g}" in text
+    )
+    assert f"N = {len(answer['problems'])} problems (k = {len(answer['algorithms'])}" in text
+    assert f"CD = {answer['relative']['posthoc']['critical_difference']:.4g}" in text
+    # the NIIA flip of the README's example, and what the absolute ranks say of it
+    assert answer["niia"]["relative"]["flipped_pairs"] == [["A", "B"]]
+    assert "conclusions on A vs B flip" in text
+    assert "A after B" in text  # mean log10 v: B -2.451 < A -2.41
+    for name, m in zip(answer["algorithms"], answer["absolute"]["mean_log10_v"], strict=True):
+        assert f"{name} {m:.4g}" in text
+    md = client.get(answer["location"] + "/summary", headers={"accept": "text/markdown"})
+    assert md.headers["content-type"].startswith("text/markdown")
+    assert md.text.splitlines()[1].startswith("## Comparison ")
+    assert client.get(answer["location"] + "/summary?format=markdown").content == md.content
