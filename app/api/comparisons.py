@@ -343,13 +343,25 @@ def _table_response(
 
 
 _UNKNOWN = unknown_id("comparison_id", "comparison", "c9b5b14d7503e343dc256353")
+#: The 406 of a resource offered as JSON and as paper tables.
+_NOT_ACCEPTABLE = ProblemExample(
+    paper_tables.NotAcceptable,
+    "Accept 'image/png' lists no media type offered here; offered: application/json, "
+    "text/csv, text/markdown, application/x-latex",
+    "accept",
+)
+#: The paper tables' media types in a 200's OpenAPI content (README, "Tables for papers").
+TABLE_CONTENT: dict[str, Any] = {
+    media: {"schema": {"type": "string"}} for media in paper_tables.MEDIA_TYPES.values()
+}
 
 
 @router.get(
     "/{comparison_id}",
     response_model=ComparisonRead,
     summary="Show a stored comparison",
-    responses=problem_responses(_UNKNOWN),
+    responses=OpenApiResponses({200: {"content": TABLE_CONTENT}})
+    | problem_responses(_UNKNOWN, _NOT_ACCEPTABLE),
 )
 def get_comparison(
     comparison_id: ComparisonIdPath,

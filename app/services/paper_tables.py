@@ -162,7 +162,6 @@ def negotiate(accept: str | None, fmt: str | None, offered: Sequence[str] = FORM
     raise NotAcceptable(
         f"Accept {accept[:80]!r} lists no media type offered here; offered: {listed}",
         field="accept",
-        extra={"offered": [JSON_MEDIA, *(MEDIA_TYPES[f] for f in offered)]},
     )
 
 
