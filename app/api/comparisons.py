@@ -220,6 +220,11 @@ async def _parse(request: Request) -> ComparisonCreate:
         ) from None
 
 
+#: The paper tables' media types in a 200's OpenAPI content (README, "Tables for papers").
+TABLE_CONTENT: dict[str, Any] = {
+    media: {"schema": {"type": "string"}} for media in paper_tables.MEDIA_TYPES.values()
+}
+
 ViewQuery = Annotated[
     Literal["full", "summary"],
     Query(
@@ -259,9 +264,11 @@ else:
             200: {
                 "model": ComparisonRead,
                 "description": "The identical request was answered before",
+                "content": TABLE_CONTENT,
             },
             201: {
                 "description": "Computed and stored; its URL is in the Location header",
+                "content": {"application/json": {}} | TABLE_CONTENT,
                 "headers": {"Location": {"schema": {"type": "string"}}},
             },
         }
@@ -350,10 +357,6 @@ _NOT_ACCEPTABLE = ProblemExample(
     "text/csv, text/markdown, application/x-latex",
     "accept",
 )
-#: The paper tables' media types in a 200's OpenAPI content (README, "Tables for papers").
-TABLE_CONTENT: dict[str, Any] = {
-    media: {"schema": {"type": "string"}} for media in paper_tables.MEDIA_TYPES.values()
-}
 
 
 @router.get(
