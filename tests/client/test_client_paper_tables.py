@@ -33,3 +33,26 @@ def test_tables_and_summary(client: Client, tmp_path: Path) -> None:
     assert "## Comparison" in client.comparison_summary(cmp, format="markdown")
     with pytest.raises(ValueError, match="format"):
         client.comparison_table(cmp, format="docx")  # type: ignore[arg-type]
+
+
+def test_cli_writes_the_paper_table_and_summary(
+    cli_app: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    rows = tmp_path / "r.csv"
+    rows.write_text(
+        "algorithm,problem,run,value\n"
+        + "".join(f"{r['algorithm']},{r['problem']},0,{r['value']}\n" for r in ROWS)
+    )
+    monkeypatch.chdir(tmp_path)
+    args = ["compare", str(rows), "--values-are", "error", "--no-progress"]
+    result = CliRunner().invoke(
+        cli_app,  # type: ignore[arg-type]
+        [*args, "--paper-table", "t.tex", "--summary", "s.md"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "\\toprule" in (tmp_path / "t.tex").read_text()
+    assert "## Comparison" in (tmp_path / "s.md").read_text()
+    bad = CliRunner().invoke(cli_app, [*args, "--paper-table", "t.docx"])  # type: ignore[arg-type]
+    assert bad.exit_code == 2
