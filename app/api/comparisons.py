@@ -46,8 +46,8 @@ from app.schemas.common import (
     unknown_id,
 )
 from app.schemas.comparisons import ComparisonCreate, ComparisonRead
+from app.services import comparison_summary, paper_tables, plots
 from app.services import comparisons as service
-from app.services import plots
 from app.services import table_publish as publish
 from app.services.comparison_answers import VIEWS
 
@@ -58,6 +58,9 @@ router = APIRouter(prefix="/v1/comparisons", tags=["comparisons"])
 
 CSV_TYPE = "text/csv"
 VIEW = "view"
+FORMAT = "format"
+#: Query parameters that choose how the answer is sent, not what is computed.
+PRESENTATION = (VIEW, FORMAT)
 #: Options a text/csv request takes as query parameters (niia_subset is repeatable: "A,B,C";
 #: the mapping ``tables`` goes in JSON bodies only).
 QUERY_OPTIONS = tuple(
@@ -98,6 +101,16 @@ def _query_parameters() -> list[dict[str, Any]]:
             "description": "JSON and text/csv bodies: full (default) or summary (without "
             "per-cell, per-run and per-table detail); the stored comparison is the same",
             "schema": {"type": "string", "enum": ["full", "summary"], "examples": ["full"]},
+        }
+    )
+    params.append(
+        {
+            "name": FORMAT,
+            "in": "query",
+            "required": False,
+            "description": "json (default), or a paper table: csv, markdown, latex (as Accept: "
+            "text/csv, text/markdown, application/x-latex)",
+            "schema": {"type": "string", "enum": ["json", *paper_tables.FORMATS]},
         }
     )
     params.append(
@@ -150,7 +163,7 @@ def _query_options(request: Request) -> dict[str, Any]:
     params = request.query_params
     data: dict[str, Any] = {}
     for name in params:
-        if name == VIEW:
+        if name in PRESENTATION:
             continue
         if name == "niia_subset":
             data["niia_subsets"] = [v.split(",") for v in params.getlist(name)]
@@ -193,7 +206,7 @@ async def _parse(request: Request) -> ComparisonCreate:
             return ComparisonCreate.model_validate(
                 _query_options(request) | {"csv": text}, strict=False
             )
-        options = [name for name in request.query_params if name != VIEW]
+        options = [name for name in request.query_params if name not in PRESENTATION]
         if options:
             raise InvalidInput(
                 "options go in the JSON body; query parameters (except view) are for text/csv "
@@ -207,11 +220,26 @@ async def _parse(request: Request) -> ComparisonCreate:
         ) from None
 
 
+#: The paper tables' media types in a 200's OpenAPI content (README, "Tables for papers").
+TABLE_CONTENT: dict[str, Any] = {
+    media: {"schema": {"type": "string"}} for media in paper_tables.MEDIA_TYPES.values()
+}
+
 ViewQuery = Annotated[
     Literal["full", "summary"],
     Query(
         description="summary: without per-cell, per-run and per-table detail (README)",
         examples=["full"],
+    ),
+]
+
+FormatQuery = Annotated[
+    Literal["json", "csv", "markdown", "latex"] | None,
+    Query(
+        description="json (default), or a paper table: csv, markdown, latex (booktabs); the "
+        "same as Accept: text/csv, text/markdown, application/x-latex (README, Tables for "
+        "papers)",
+        examples=["latex"],
     ),
 ]
 
@@ -236,9 +264,11 @@ else:
             200: {
                 "model": ComparisonRead,
                 "description": "The identical request was answered before",
+                "content": TABLE_CONTENT,
             },
             201: {
                 "description": "Computed and stored; its URL is in the Location header",
+                "content": {"application/json": {}} | TABLE_CONTENT,
                 "headers": {"Location": {"schema": {"type": "string"}}},
             },
         }
@@ -272,6 +302,9 @@ async def create_comparison(
 ) -> Response:
     """Compare algorithms over problems: relative and absolute ranks, post-hoc, NIIA report."""
     view = view_of(request)
+    fmt = _format_of(request)
+    if fmt != "json":
+        view = "full"  # a paper table needs the per-cell values
     with _csv_body_as_body(request):
         body = await _parse(request)
         out, created = await run_in_threadpool(
@@ -285,6 +318,8 @@ async def create_comparison(
             cache=cache,
             ladder_cache=ladder_cache,
         )
+    if fmt != "json":
+        return _table_response(out, fmt, 201 if created else 200, {"Location": out["location"]})
     return model_response(
         ComparisonRead,
         out,
@@ -293,20 +328,93 @@ async def create_comparison(
     )
 
 
+def _format_of(request: Request) -> str:
+    """The answer's format (``?format=`` or Accept; :func:`paper_tables.negotiate`)."""
+    given = request.query_params.getlist(FORMAT)
+    if len(given) > 1:
+        raise InvalidInput(f"query parameter 'format' is given {len(given)} times", field=FORMAT)
+    return paper_tables.negotiate(request.headers.get("accept"), given[0] if given else None)
+
+
+def _table_response(
+    answer: dict[str, Any], fmt: str, status_code: int = 200, headers: dict[str, str] | None = None
+) -> Response:
+    """A comparison's full answer as a paper table in ``fmt`` (docs/METHODS.md)."""
+    table = paper_tables.comparison_table(answer)
+    return Response(
+        paper_tables.render(table, fmt),
+        status_code=status_code,
+        media_type=paper_tables.MEDIA_TYPES[fmt],
+        headers=(headers or {}) | paper_tables.headers(table) | {"Vary": "Accept"},
+    )
+
+
 _UNKNOWN = unknown_id("comparison_id", "comparison", "c9b5b14d7503e343dc256353")
+#: The 406 of a resource offered as JSON and as paper tables.
+_NOT_ACCEPTABLE = ProblemExample(
+    paper_tables.NotAcceptable,
+    "Accept 'image/png' lists no media type offered here; offered: application/json, "
+    "text/csv, text/markdown, application/x-latex",
+    "accept",
+)
 
 
 @router.get(
     "/{comparison_id}",
     response_model=ComparisonRead,
     summary="Show a stored comparison",
-    responses=problem_responses(_UNKNOWN),
+    responses=OpenApiResponses({200: {"content": TABLE_CONTENT}})
+    | problem_responses(_UNKNOWN, _NOT_ACCEPTABLE),
 )
 def get_comparison(
-    comparison_id: ComparisonIdPath, sm: SessionmakerDep, view: ViewQuery = "full"
+    comparison_id: ComparisonIdPath,
+    request: Request,
+    sm: SessionmakerDep,
+    view: ViewQuery = "full",
+    format: FormatQuery = None,
 ) -> Response:
-    """Show a stored comparison."""
+    """Show a stored comparison (JSON; a paper table with Accept or ``format``)."""
+    fmt = paper_tables.negotiate(request.headers.get("accept"), format)
+    if fmt != "json":
+        return _table_response(service.get_comparison(sm, comparison_id, view="full"), fmt)
     return model_response(ComparisonRead, service.get_comparison(sm, comparison_id, view=view))
+
+
+@router.get(
+    "/{comparison_id}/summary",
+    response_class=Response,
+    summary="A written summary of a stored comparison",
+    responses=OpenApiResponses(
+        {
+            200: {
+                "content": {"text/plain": {}, "text/markdown": {}},
+                "description": "One paragraph: tests and why, significant pairs, NIIA flips, "
+                "what absolute ranks support",
+            }
+        }
+    )
+    | problem_responses(_UNKNOWN),
+)
+def get_summary(
+    comparison_id: ComparisonIdPath,
+    request: Request,
+    sm: SessionmakerDep,
+    format: Annotated[
+        Literal["text", "markdown"] | None,
+        Query(description="text (default) or markdown; as Accept: text/plain, text/markdown"),
+    ] = None,
+) -> Response:
+    """Summarize a stored comparison in one paragraph (text or Markdown)."""
+    fmt = format
+    if fmt is None:
+        accept = (request.headers.get("accept") or "").lower()
+        fmt = "markdown" if "text/markdown" in accept and "text/plain" not in accept else "text"
+    summary = comparison_summary.summarize(service.get_comparison(sm, comparison_id))
+    return Response(
+        comparison_summary.render(summary, fmt),
+        media_type=comparison_summary.MEDIA_TYPES[fmt],
+        headers={"X-Absrank-Provenance": summary.provenance, "Vary": "Accept"},
+    )
 
 
 def _cd_diagram(

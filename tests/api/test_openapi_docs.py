@@ -291,6 +291,12 @@ PROVOKED: dict[tuple[str, str, int], Provoke] = {
     ("GET", "/v1/comparisons/{comparison_id}", 404): _get(
         "/v1/comparisons/c9b5b14d7503e343dc256353"
     ),
+    ("GET", "/v1/comparisons/{comparison_id}", 406): lambda c: c.open.get(
+        "/v1/comparisons/c9b5b14d7503e343dc256353", headers={"accept": "image/png"}
+    ),
+    ("GET", "/v1/comparisons/{comparison_id}/summary", 404): _get(
+        "/v1/comparisons/c9b5b14d7503e343dc256353/summary"
+    ),
     **{
         ("GET", "/v1/comparisons/{comparison_id}/cd-diagram." + fmt, status): _get(
             f"/v1/comparisons/c9b5b14d7503e343dc256353/cd-diagram.{fmt}{query}"

@@ -153,6 +153,16 @@ WORKED: dict[str, tuple[dict[str, object], list[Curl]]] = {
             _c("GET", "/v1/comparisons/cnosuchcomparison"),
         ],
     ),
+    "comparison-paper-tables": (
+        {},
+        [
+            _c("POST", "/v1/comparisons", {"results": RESULTS, "values_are": "error"}),
+            _c("GET", "/v1/comparisons/<id>?format=latex"),
+            _c("GET", "/v1/comparisons/<id>/summary"),
+            _c("GET", "/v1/comparisons/<id>", accept="image/png"),
+            _c("GET", "/v1/comparisons/cnosuchcomparison/summary"),
+        ],
+    ),
     "cross-machine-by-id": (
         {},
         [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -196,6 +196,17 @@ def compare(
     cd_diagram: Annotated[
         Path | None, typer.Option(help="write the critical-difference diagram (.svg, .pdf or .png)")
     ] = None,
+    paper_table: Annotated[
+        Path | None,
+        typer.Option(
+            help="write the comparison as a table for a paper: .tex (booktabs LaTeX), .md "
+            "(Markdown) or .csv, by the file's suffix"
+        ),
+    ] = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option(help="write the written summary: .md (Markdown), or text otherwise"),
+    ] = None,
     view: Annotated[
         str, typer.Option(help="summary, or full (every cell's v, method and table; for json)")
     ] = "summary",
@@ -207,6 +218,7 @@ def compare(
     """Compare algorithms: relative ranks, absolute ranks, post-hoc cliques, NIIA flips."""
     if not results.is_file():
         raise ValueError(f"{results}: no such file")
+    table_format = None if paper_table is None else _table_format(paper_table)
     with _client() as client:
         cmp = client.compare(
             results,
@@ -232,7 +244,30 @@ def compare(
         if cd_diagram is not None:
             client.cd_diagram(cmp, format=figure_format(cd_diagram), path=cd_diagram)
             _note(f"critical-difference diagram written to {cd_diagram}")
+        if paper_table is not None and table_format is not None:
+            client.comparison_table(cmp, format=table_format, path=paper_table)
+            _note(f"table for a paper written to {paper_table}")
+        if summary is not None:
+            md = summary.suffix.lower() == ".md"
+            text = client.comparison_summary(cmp, format="markdown" if md else "text")
+            summary.write_text(text, encoding="utf-8")
+            _note(f"written summary written to {summary}")
     _emit_comparison(cmp, fmt)
+
+
+_TABLE_SUFFIXES: dict[str, Literal["csv", "markdown", "latex"]] = {
+    ".tex": "latex",
+    ".md": "markdown",
+    ".csv": "csv",
+}
+
+
+def _table_format(path: Path) -> Literal["csv", "markdown", "latex"]:
+    """The paper table's format from a file's suffix (.tex, .md, .csv)."""
+    try:
+        return _TABLE_SUFFIXES[path.suffix.lower()]
+    except KeyError:
+        raise ValueError(f"{path}: a paper table is .tex, .md or .csv") from None
 
 
 _MATRIX_TESTS = {"friedman", "posthoc", "bradley-terry"}

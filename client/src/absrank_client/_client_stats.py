@@ -344,6 +344,37 @@ class StatisticsMethods(_Session):
         path = f"/v1/comparisons/{comparison_id}"
         return self._viewed(view, lambda params: self.request("GET", path, params=params or {}))
 
+    def comparison_table(
+        self,
+        comparison: Comparison | str,
+        *,
+        format: Literal["csv", "markdown", "latex"] = "latex",
+        path: str | os.PathLike[str] | None = None,
+    ) -> str:
+        """A comparison as a table for a paper: CSV (RFC 4180, full precision), GitHub
+        Markdown, or booktabs LaTeX (best per problem bold, post-hoc marks, log10 v; the
+        server's README, "Tables for papers"). With ``path`` the text is also written there."""
+        if format not in ("csv", "markdown", "latex"):
+            raise ValueError(f"format must be csv, markdown or latex, got {format!r}")
+        cid = comparison.id if isinstance(comparison, Comparison) else comparison
+        url = f"/v1/comparisons/{cid}"
+        content = self.request("GET", url, params={"format": format}).content
+        return self._save(content, path).decode()
+
+    def comparison_summary(
+        self,
+        comparison: Comparison | str,
+        *,
+        format: Literal["text", "markdown"] = "text",
+    ) -> str:
+        """The written summary of a comparison (one paragraph: tests and why, significant
+        pairs, NIIA flips, what absolute ranks support), as text or Markdown."""
+        if format not in ("text", "markdown"):
+            raise ValueError(f"format must be text or markdown, got {format!r}")
+        cid = comparison.id if isinstance(comparison, Comparison) else comparison
+        url = f"/v1/comparisons/{cid}/summary"
+        return self.request("GET", url, params={"format": format}).text
+
     def cd_diagram(
         self,
         comparison: Comparison | str,
