@@ -417,19 +417,32 @@ def get_summary(
     )
 
 
+CdRanks = Annotated[
+    Literal["relative", "absolute"],
+    Query(
+        description="relative (default): average Friedman ranks and the post-hoc's cliques, "
+        "with its CD; absolute: mean log10 v on a decade axis and the cliques of the "
+        "adjusted Wilcoxon tests on v (409 when the comparison has no complete absolute "
+        "ranks; a caption line and Absrank-Warnings: low-power when N is too small for any "
+        "pair to be significant)"
+    ),
+]
+
+
 def _cd_diagram(
     sm: SessionmakerDep,
     comparison_id: str,
     fmt: str,
     options: plots.FigureOptions,
     if_none_match: str | None,
+    ranks: str = "relative",
 ) -> Response:
     """The CD diagram in ``fmt``, with the missing-glyphs header when a name has no font.
 
     ``ETag``: the SHA-256 of the bytes (identical requests draw identical bytes), with
     ``Cache-Control: no-cache`` (revalidate: a new server version may draw differently); 304
     when ``If-None-Match`` holds it."""
-    drawn = service.cd_diagram(sm, comparison_id, fmt=fmt, options=options)
+    drawn = service.cd_diagram(sm, comparison_id, fmt=fmt, options=options, ranks=ranks)
     etag = publish.quoted(hashlib.sha256(drawn.content).hexdigest())
     headers = drawn.header() | {"ETag": etag, "Cache-Control": "no-cache"}
     if publish.etag_matches(if_none_match, etag):
@@ -445,6 +458,11 @@ def _cd_responses(fmt: str, bad: ProblemExample) -> OpenApiResponses:
 
 
 _CD_CACHE_HEADERS: dict[str, Any] = {
+    plots.WARNINGS_HEADER: {
+        "description": "codes (space-separated) of the warnings the diagram states in its "
+        "caption (low-power, ranks=absolute); absent when there are none",
+        "schema": {"type": "string"},
+    },
     "ETag": {"description": '"<SHA-256 of the bytes>"', "schema": {"type": "string"}},
     "Cache-Control": {"description": "no-cache (revalidate)", "schema": {"type": "string"}},
 }
@@ -467,8 +485,9 @@ def cd_diagram_svg(
     sm: SessionmakerDep,
     options: VectorOptions,
     if_none_match: IfNoneMatch = None,
+    ranks: CdRanks = "relative",
 ) -> Response:
-    return _cd_diagram(sm, comparison_id, "svg", options, if_none_match)
+    return _cd_diagram(sm, comparison_id, "svg", options, if_none_match, ranks)
 
 
 @router.get(
@@ -482,8 +501,9 @@ def cd_diagram_pdf(
     sm: SessionmakerDep,
     options: VectorOptions,
     if_none_match: IfNoneMatch = None,
+    ranks: CdRanks = "relative",
 ) -> Response:
-    return _cd_diagram(sm, comparison_id, "pdf", options, if_none_match)
+    return _cd_diagram(sm, comparison_id, "pdf", options, if_none_match, ranks)
 
 
 @router.get(
@@ -497,8 +517,9 @@ def cd_diagram_png(
     sm: SessionmakerDep,
     options: RasterOptions,
     if_none_match: IfNoneMatch = None,
+    ranks: CdRanks = "relative",
 ) -> Response:
-    return _cd_diagram(sm, comparison_id, "png", options, if_none_match)
+    return _cd_diagram(sm, comparison_id, "png", options, if_none_match, ranks)
 
 
 cd_diagram_svg.__doc__ = cd_diagram_pdf.__doc__ = cd_diagram_png.__doc__ = _CD_DOC

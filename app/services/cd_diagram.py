@@ -12,13 +12,52 @@ gives the same bytes.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.services import plots
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+
+
+@dataclass(frozen=True)
+class Axis:
+    """The scale the algorithms are placed on: ``lo`` (drawn left: best) to ``hi``, with
+    ``ticks`` (values and their labels) and a ``label`` under the axis (none for ranks)."""
+
+    lo: float
+    hi: float
+    ticks: tuple[tuple[float, str], ...]
+    label: str = ""
+
+    @classmethod
+    def ranks(cls, k: int) -> Axis:
+        """Average ranks 1..k (Demšar's axis)."""
+        step = 1 if k <= 20 else math.ceil(k / 20)
+        return cls(1.0, float(max(k, 2)), tuple((float(r), str(r)) for r in range(1, k + 1, step)))
+
+    @classmethod
+    def decades(cls, values: Sequence[float], label: str) -> Axis:
+        """Whole decades around ``values`` (``log10`` values; ``-inf`` is drawn at the left
+        end, one decade below the finite ones)."""
+        finite = [x for x in values if math.isfinite(x)] or [0.0]
+        lo, hi = math.floor(min(finite)), math.ceil(max(finite))
+        if any(not math.isfinite(x) for x in values):
+            lo -= 1
+        if hi == lo:
+            lo, hi = lo - 1, hi + 1
+        step = max(1, math.ceil((hi - lo) / 10))
+        ticks = tuple((float(t), str(t)) for t in range(lo, hi + 1, step))
+        return cls(float(lo), float(hi), ticks, label)
+
+    def x(self, value: float) -> float:
+        """The figure's x (2 at ``lo`` to 8 at ``hi``); ``-inf`` at ``lo``."""
+        if not math.isfinite(value):
+            value = self.lo if value < 0 else self.hi
+        return 2.0 + 6.0 * (value - self.lo) / max(self.hi - self.lo, 1e-300)
 
 
 def cd_diagram_svg(
@@ -31,6 +70,8 @@ def cd_diagram_svg(
     fmt: str = "svg",
     control: int | None = None,
     options: plots.FigureOptions = plots.DEFAULT_OPTIONS,
+    axis: Axis | None = None,
+    note: str = "",
 ) -> plots.Rendered:
     """Draw a CD diagram.
 
@@ -54,6 +95,11 @@ def cd_diagram_svg(
         one clique is the control with the algorithms not significantly different from it.
     options : FigureOptions, optional
         Resolution (PNG), size (default 7 in wide, as tall as the rows need) and font size.
+    axis : Axis, optional
+        The scale ``average_ranks`` are on (default: ranks 1..k, :meth:`Axis.ranks`); the
+        absolute variant places mean ``log10 v`` on :meth:`Axis.decades`.
+    note : str, optional
+        A second caption line (a warning), drawn under the title.
 
     Returns
     -------
@@ -65,7 +111,10 @@ def cd_diagram_svg(
     left = order[: math.ceil(k / 2)]
     right = order[math.ceil(k / 2) :]
     rows = max(len(left), len(right))
-    height = 1.6 + 0.28 * rows + 0.18 * len(cliques)
+    note_lines = textwrap.wrap(note, 100)
+    note_height = 0.2 * len(note_lines)
+    height = 1.6 + 0.28 * rows + 0.18 * len(cliques) + note_height
+    scale = Axis.ranks(k) if axis is None else axis
     labels = [_shown(n) + (" (control)" if i == control else "") for i, n in enumerate(names)]
     with plots.figure_context(options) as figure:
         fig = figure(figsize=options.size(7.0, height))
@@ -74,10 +123,8 @@ def cd_diagram_svg(
         ax.set_xlim(-0.5, 10.5)
         ax.set_ylim(height, 0.0)
 
-        def x_of(rank: float) -> float:
-            return 2.0 + 6.0 * (rank - 1.0) / max(k - 1, 1)
-
-        _axis(ax, k, x_of)
+        x_of = scale.x
+        _axis(ax, scale)
         if critical_difference is not None and math.isfinite(critical_difference):
             cd = min(critical_difference, k - 1)
             ax.plot([x_of(1), x_of(1 + cd)], [0.35, 0.35], color="black", linewidth=1.2)
@@ -98,9 +145,19 @@ def cd_diagram_svg(
             _label(ax, x_of(average_ranks[i]), y0 + 0.28 * row, 1.6, labels[i], average_ranks[i])
         for row, i in enumerate(reversed(right)):
             _label(ax, x_of(average_ranks[i]), y0 + 0.28 * row, 8.4, labels[i], average_ranks[i])
+        if note_lines:
+            ax.text(
+                5.0,
+                height - 0.1,
+                "\n".join(note_lines),
+                ha="center",
+                fontsize=options.scaled(8.0),
+                color="darkred",
+                parse_math=False,
+            )
         ax.text(
             5.0,
-            height - 0.1,
+            height - 0.1 - note_height,
             title,
             ha="center",
             fontsize=options.scaled(8.0),
@@ -108,15 +165,17 @@ def cd_diagram_svg(
             parse_math=False,
         )
         content = plots.save(fig, fmt, dpi=options.dpi)
-    return plots.Rendered(content, plots.missing_glyphs([*labels, title]))
+    return plots.Rendered(content, plots.missing_glyphs([*labels, title, note]))
 
 
-def _axis(ax: Axes, k: int, x_of: Callable[[float], float]) -> None:
-    ax.plot([x_of(1), x_of(k)], [0.8, 0.8], color="black", linewidth=1.0)
-    step = 1 if k <= 20 else math.ceil(k / 20)
-    for r in range(1, k + 1, step):
-        ax.plot([x_of(r), x_of(r)], [0.8, 0.72], color="black", linewidth=1.0)
-        ax.text(x_of(r), 0.68, str(r), ha="center", va="bottom")
+def _axis(ax: Axes, axis: Axis) -> None:
+    x_of: Callable[[float], float] = axis.x
+    ax.plot([x_of(axis.lo), x_of(axis.hi)], [0.8, 0.8], color="black", linewidth=1.0)
+    for value, text in axis.ticks:
+        ax.plot([x_of(value), x_of(value)], [0.8, 0.72], color="black", linewidth=1.0)
+        ax.text(x_of(value), 0.68, text, ha="center", va="bottom")
+    if axis.label:
+        ax.text(x_of(axis.hi) + 0.3, 0.8, axis.label, ha="left", va="center", parse_math=False)
 
 
 def _label(ax: Axes, x: float, y: float, x_text: float, name: str, rank: float) -> None:

@@ -315,3 +315,14 @@ def stored_columns(pairs: JsonValue, *, absolute: bool) -> FamilyColumns | None:
     if isinstance(pairs, dict) and "order" not in pairs:
         return _columns_from_json(pairs, absolute)
     return None
+
+
+def stored_absolute_family(pairs: JsonValue, k: int) -> AbsoluteColumns:
+    """The absolute pairwise family of a stored answer as columns, whatever its stored shape
+    (compact, or one of the shapes before it: :func:`stored_columns`)."""
+    columns = stored_columns(pairs, absolute=True)
+    if columns is None:
+        columns = expand_pairs(AbsolutePairs.model_validate(pairs), k)
+    if not isinstance(columns, AbsoluteColumns):
+        raise TypeError("the absolute pairwise family is not absolute")
+    return columns

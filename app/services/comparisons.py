@@ -41,7 +41,7 @@ from app.services._comparison_common import (
     data_field,
     request_problems,
 )
-from app.services.cd_diagram import cd_diagram_svg
+from app.services.cd_diagram import Axis, cd_diagram_svg
 from app.services.comparison_answers import (
     CellWarning,
     compact,
@@ -49,7 +49,7 @@ from app.services.comparison_answers import (
     summary,
 )
 from app.services.comparison_archive import archived_rows
-from app.services.comparison_pairs import FamilyColumns, int_column
+from app.services.comparison_pairs import FamilyColumns, int_column, stored_absolute_family
 from app.services.provenance import canonical_sha256, provenance
 from app.services.serialize import jsonable
 from app.services.stattests import named_bradley_terry, named_posthoc, value_based
@@ -569,16 +569,23 @@ def cd_diagram(
     *,
     fmt: str = "svg",
     options: plots.FigureOptions = plots.DEFAULT_OPTIONS,
+    ranks: str = "relative",
 ) -> plots.Rendered:
-    """The CD diagram of a stored comparison, drawn from its post-hoc cliques (``fmt`` and
-    ``options`` as :func:`app.services.cd_diagram.cd_diagram_svg`).
+    """The CD diagram of a stored comparison (``fmt`` and ``options`` as
+    :func:`app.services.cd_diagram.cd_diagram_svg`): with ``ranks = "relative"`` the average
+    Friedman ranks and the post-hoc's cliques; with ``"absolute"`` the mean ``log10 v`` and the
+    cliques of the adjusted Wilcoxon tests on v (:func:`_absolute_cd`).
 
     Raises
     ------
     app.errors.NotFound
         No comparison has this id.
+    app.errors.Conflict
+        ``ranks = "absolute"`` and the comparison has no complete absolute ranks.
     """
     comp = get_comparison(sm, cid)
+    if ranks == "absolute":
+        return _absolute_cd(comp, fmt, options)
     post = comp["relative"]["posthoc"]
     cd = post.get("critical_difference")
     joins = (
@@ -602,3 +609,66 @@ def cd_diagram(
         control=post.get("control"),
         options=options,
     )
+
+
+def _absolute_cd(comp: dict[str, Any], fmt: str, options: plots.FigureOptions) -> plots.Rendered:
+    """The CD diagram over absolute ranks: the algorithms at their mean ``log10 v`` (lower is
+    better) and bars joining those the comparison's adjusted Wilcoxon tests on v (its
+    ``absolute.pairwise`` family) do not separate — :func:`app.domain.ranktests.rank_cliques`
+    over that family, as the relative diagram's over the post-hoc (vs a control: the control
+    with those not significantly different from it). Ranking the v of each problem would only
+    repeat the Friedman ranks (v orders a problem's cells as their values do), so the absolute
+    diagram shows what the relative one cannot: distances in decades of v. No critical
+    difference exists for these tests; the note warns when N is too small for any pair to be
+    significant (:func:`app.domain.ranktests.wilcoxon_floor_warning`)."""
+    absolute = comp["absolute"]
+    if absolute.get("status") != "complete":
+        raise errors.Conflict(
+            "this comparison has no complete absolute ranks (absolute status "
+            f"{absolute.get('status')!r}); the CD diagram over them needs tables for every "
+            "problem",
+            field="ranks",
+        )
+    names = list(comp["algorithms"])
+    k = len(names)
+    columns = stored_absolute_family(absolute["pairwise"], k)
+    sig = np.zeros((k, k), dtype=bool)
+    sig[columns.i, columns.j] = sig[columns.j, columns.i] = [
+        bool(x) for x in columns.fields["significant"]
+    ]
+    mean = [-np.inf if x is None else float(x) for x in absolute["mean_log10_v"]]
+    control = comp["relative"]["posthoc"].get("control")
+    if control is None:
+        cliques = ranktests.rank_cliques(sig, mean)
+    else:
+        others = np.array([x for x in range(k) if x != control], dtype=np.intp)
+        group = [control, *(int(x) for x in others[~sig[control, others]])]
+        cliques = (tuple(sorted(group, key=lambda x: (mean[x], x))),) if len(group) > 1 else ()
+    options_ = comp["options"]
+    n = len(comp["problems"])
+    warning = ranktests.wilcoxon_floor_warning(
+        n, len(columns.i), alpha=float(options_["alpha"]), adjustment=columns.adjustment
+    )
+    joins = (
+        "the bar joins the control with the algorithms not significantly different from it"
+        if control is not None
+        else "bars join algorithms not significantly different"
+    )
+    title = (
+        f"absolute ranks: Wilcoxon signed-rank on v, {columns.adjustment}-adjusted, "
+        f"alpha = {options_['alpha']}, N = {n} problems, budget = {absolute.get('budget')}; "
+        f"{joins}"
+    )
+    drawn = cd_diagram_svg(
+        names,
+        mean,
+        [list(c) for c in cliques],
+        critical_difference=None,
+        title=title,
+        fmt=fmt,
+        control=control,
+        options=options,
+        axis=Axis.decades(mean, "mean log10 v"),
+        note="" if warning is None else warning.message,
+    )
+    return drawn if warning is None else dataclasses.replace(drawn, warnings=(warning.kind,))

@@ -141,19 +141,28 @@ class Rendered:
     content : bytes
     missing_glyphs : tuple of str
         Sorted, distinct; empty when every character has a glyph (see :func:`missing_glyphs`).
+    warnings : tuple of str
+        The codes of the warnings the figure states in its caption (e.g. ``low-power``).
     """
 
     content: bytes
     missing_glyphs: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def header(self) -> dict[str, str]:
-        """The ``Absrank-Missing-Glyphs`` header (``U+XXXX`` code points), empty if none."""
-        if not self.missing_glyphs:
-            return {}
-        return {MISSING_GLYPHS_HEADER: " ".join(f"U+{ord(c):04X}" for c in self.missing_glyphs)}
+        """The ``Absrank-Missing-Glyphs`` header (``U+XXXX`` code points) and the
+        ``Absrank-Warnings`` header (codes), each only when not empty."""
+        out = {}
+        if self.missing_glyphs:
+            glyphs = " ".join(f"U+{ord(c):04X}" for c in self.missing_glyphs)
+            out[MISSING_GLYPHS_HEADER] = glyphs
+        if self.warnings:
+            out[WARNINGS_HEADER] = " ".join(self.warnings)
+        return out
 
 
 MISSING_GLYPHS_HEADER = "Absrank-Missing-Glyphs"
+WARNINGS_HEADER = "Absrank-Warnings"
 
 
 @functools.lru_cache(maxsize=16)

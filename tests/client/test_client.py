@@ -11,6 +11,7 @@ import pytest
 from absrank_client import (
     Client,
     Comparison,
+    Conflict,
     ConnectionFailed,
     InvalidInput,
     JobStatus,
@@ -717,3 +718,13 @@ def test_a_read_timeout_says_the_server_did_not_answer_in_time() -> None:
         c.health()
     assert "did not answer within 3 s" in str(info.value)
     assert isinstance(info.value, ConnectionFailed)  # still a transport failure (CLI exit 1)
+
+
+def test_cd_diagram_over_absolute_ranks(client: Client) -> None:
+    cmp = client.compare(ROWS)
+    svg = client.cd_diagram(cmp, ranks="absolute")
+    assert b"mean log10 v" in svg
+    assert svg != client.cd_diagram(cmp)
+    off = client.compare(ROWS, absolute="off")
+    with pytest.raises(Conflict):
+        client.cd_diagram(off, ranks="absolute")

@@ -99,12 +99,14 @@ from app.domain.ranktests._posthoc import (
     PairComparison,
     PairsAlone,
     PosthocResult,
+    WilcoxonFloorWarning,
     bonferroni_dunn,
     critical_difference,
     low_power_warning,
     nemenyi,
     posthoc,
     posthoc_pairs_alone,
+    wilcoxon_floor_warning,
 )
 from app.domain.ranktests._studentized import (
     studentized_range_isf,
@@ -125,6 +127,7 @@ __all__ = [
     "PairsAlone",
     "PosthocResult",
     "QuadeResult",
+    "WilcoxonFloorWarning",
     "adjusted_family",
     "adjusted_log10_pvalues",
     "adjusted_pvalues",
@@ -147,4 +150,5 @@ __all__ = [
     "studentized_range_isf",
     "studentized_range_log10_sf",
     "studentized_range_sf",
+    "wilcoxon_floor_warning",
 ]

@@ -385,14 +385,18 @@ class StatisticsMethods(_Session):
         height: float | None = None,
         font_size: float | None = None,
         path: str | os.PathLike[str] | None = None,
+        ranks: Literal["relative", "absolute"] = "relative",
     ) -> bytes:
         """The critical-difference diagram of a comparison as SVG, PDF or PNG bytes
-        (``width``/``height`` in inches, ``font_size`` in points, ``dpi`` for PNG).
+        (``width``/``height`` in inches, ``font_size`` in points, ``dpi`` for PNG);
+        ``ranks="absolute"``: over mean ``log10 v`` with the Wilcoxon tests' cliques.
 
         With ``path`` the bytes are also written to that file.
         """
         fmt = self._plot_format(format)
         params = self._figure_params(fmt, dpi=dpi, width=width, height=height, font_size=font_size)
+        if ranks != "relative":
+            params["ranks"] = ranks
         cid = comparison.id if isinstance(comparison, Comparison) else comparison
         url = f"/v1/comparisons/{cid}/cd-diagram.{fmt}"
         return self._save(self.request("GET", url, params=params or None).content, path)
