@@ -14,7 +14,7 @@ and the property tests compare the two.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -100,7 +100,8 @@ def _pow10(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     numpy's vectorized power where it is the same function (:data:`VECTOR_POW`), else
     Python's own per entry (in a C loop)."""
     if VECTOR_POW and not (x.size and float(x.max()) > _POW_TOP):
-        return np.power(10.0, x, out=out)
+        got: np.ndarray = np.power(10.0, x, out=out)
+        return got
     exact = _exact_pow10(x)
     if out is None:
         return exact
@@ -123,6 +124,10 @@ class RankColumns:
         How each ``v1`` was obtained.
     provisional : ndarray of bool, shape (n,), optional
         The ranks that await the ladder: no lower end, and ``provisional: true``.
+    value64 : ndarray of float64, shape (n,), optional
+        ``value`` as float64, when the caller has converted it already (the service: the
+        same list, converted once for the ranking and the provenance hash); checked here
+        like ``value`` (finite, of the right length), not converted again.
     """
 
     value: list[float]
@@ -132,13 +137,18 @@ class RankColumns:
     log10_lo: np.ndarray
     log10_hi: np.ndarray
     provisional: np.ndarray | None = None
+    value64: np.ndarray | None = field(default=None, kw_only=True, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # the typed check of every column (one model per value would cost ~45% of the
         # endpoint): floats of the right length, finite values, known method names; what it
         # converts (the values as float64, the method names) is kept for json()
         n = len(self.value)
-        value = np.asarray(self.value, dtype=np.float64)
+        value = self.value64
+        if value is None:
+            value = np.asarray(self.value, dtype=np.float64)
+        elif not isinstance(value, np.ndarray) or value.dtype != np.float64:
+            raise TypeError("RankColumns.value64: float64 array")
         if value.shape != (n,) or not np.isfinite(value).all():
             raise TypeError("RankColumns.value: finite floats")
         for name in ("v", "log10_v", "log10_lo", "log10_hi"):
@@ -162,10 +172,16 @@ class RankColumns:
 
     @classmethod
     def of(
-        cls, values: list[float], res: absrank.RankResult, provisional: np.ndarray | None = None
+        cls,
+        values: list[float],
+        res: absrank.RankResult,
+        provisional: np.ndarray | None = None,
+        *,
+        value64: np.ndarray | None = None,
     ) -> RankColumns:
         """The columns of ``res`` for ``values``; ``provisional`` (a mask) marks the ranks
-        that await the ladder (``None`` or no mark: none do)."""
+        that await the ladder (``None`` or no mark: none do); ``value64``: ``values`` as
+        float64, if the caller has them."""
         marked = None if provisional is None or not provisional.any() else provisional
         return cls(
             list(values),
@@ -175,6 +191,7 @@ class RankColumns:
             np.asarray(res.log10_lo, dtype=np.float64),
             np.asarray(res.log10_hi, dtype=np.float64),
             None if marked is None else np.asarray(marked, dtype=bool),
+            value64=value64,
         )
 
     def __len__(self) -> int:
@@ -186,7 +203,7 @@ class RankColumns:
         provisional rank; then ``v_lo``/``v_hi`` are 0), written in place."""
         n = len(self.value)
         table = np.empty((n, 7), dtype=np.float64)
-        table[:, 0] = self._value64
+        table[:, 0] = self._value64  # type: ignore[attr-defined]
         table[:, 1] = self.v
         lv, lo, hi = self.log10_v, self.log10_lo, self.log10_hi
         table[:, 2] = lv
@@ -245,9 +262,9 @@ class RankColumns:
         or the end of an item and the start of the next (``provisional: true`` or not). C
         loops only, and few large buffers: the numbers, the template (prefix and numbers,
         commas as ``%s``; the prefix's own commas are put back as texts), the texts (one row
-        of seven per value) and the output; each is freed as soon as it is used, so that a
-        large answer stays within memory the allocator has kept (no fresh pages to fault in:
-        ~40% of the time at 10^5 values).
+        of seven per value) and the output, each freed as soon as it is used: at 10^5 values
+        the fresh pages the allocator faults in for them (when it has returned the last
+        answer's memory to the system) are a large share of the time.
         """
         n = len(self.value)
         if n == 0:
@@ -270,7 +287,9 @@ class RankColumns:
             texts[6::7] = _BETWEEN[marks.view(np.uint8)].tolist()
         # after the last number: the end of the last item, the list closed, the suffix
         texts[-1] = _ENDS[int(marks[-1]) if marks is not None else 0] + b"]" + suffix
-        out: bytes = template % (*([b","] * head.count(b",")), *texts)
+        args = (*([b","] * head.count(b",")), *texts)
+        del texts
+        out: bytes = template % args
         return out
 
 
