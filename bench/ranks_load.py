@@ -51,7 +51,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import _common as c
+import _common as c  # puts the repository on sys.path
+
+# the app's numeric baseline (app.NUMPY_DISABLED) is pinned as numpy loads: import app first,
+# so that the in-process figures are those of the served numerics
+import app  # noqa: F401
+
+# isort: split
 import httpx
 import numpy as np
 

@@ -14,7 +14,7 @@ and the property tests compare the two.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -44,10 +44,69 @@ _ENDS = np.array([b"}}", b'},"provisional":true}'], dtype=object)
 _BETWEEN = _ENDS + b',{"value":'
 
 
-def _pow10(x: np.ndarray) -> np.ndarray:
-    """``10.0**x`` per entry as Python computes it (numpy's vectorized power may differ in
-    the last bit, and these digits are sent): the one per-value step, in a C loop."""
+def _exact_pow10(x: np.ndarray) -> np.ndarray:
+    """``10.0**x`` per entry by Python's own ``float.__pow__`` (a C loop over the entries)."""
     return np.fromiter(map((10.0).__pow__, x.tolist()), dtype=np.float64, count=len(x))
+
+
+_PROBE = np.concatenate(
+    [
+        np.linspace(-330.0, 1.0, 1553),
+        np.random.default_rng(20261203).uniform(-330.0, 1.0, 2048),
+        np.array([0.0, -0.0, -1e-300, -5e-324, -307.9, -323.5, -324.0, -1e-16, -0.5, 1e-17]),
+    ]
+)
+"""Exponents on which the vectorized power is checked against Python's before it is used."""
+
+_POW_TOP = 308.0
+"""Above this exponent ``10.0**x`` may overflow, which Python reports (``OverflowError``) and
+numpy does not: such columns take the exact path, which raises as it always has."""
+
+
+def _vector_pow_is_libm() -> bool:
+    """Whether ``np.power(10.0, x)`` is ``10.0**x`` as Python computes it, entry by entry.
+
+    CPython's ``float.__pow__`` (base 10, finite exponent) returns the C library's
+    ``pow(10.0, x)``. numpy's float64 ``power`` loop is one ``npy_pow`` = ``pow`` call per
+    entry too, in its baseline build; only its AVX-512 (X86_V4) variant uses SVML's
+    vectorized ``pow``, whose last bits may differ. The app's numeric pin
+    (:data:`app.NUMPY_DISABLED`) disables that variant unless ``ABSRANK_NATIVE_SIMD=1``, so
+    the loop in use is read at import (``numpy.lib.introspect.opt_func_info``): the baseline
+    one, and a check on :data:`_PROBE`, or the exact path. (glibc exports ``pow`` to numpy's
+    manylinux build as its SVID-compatibility wrapper and to CPython as the plain function:
+    both return the same ``__ieee754_pow`` result, the wrapper only sets ``errno`` on
+    overflow and underflow, where its POSIX-mode value, ``HUGE_VAL`` or ``+0`` for a positive
+    base, is the plain one's.)
+    """
+    try:
+        from numpy.lib.introspect import opt_func_info
+
+        loop = opt_func_info(func_name="^power$", signature="^float64$")["power"]["ddd"]
+    except (ImportError, KeyError, TypeError):
+        return False
+    current = loop.get("current") if isinstance(loop, dict) else None
+    if not isinstance(current, str) or not current.startswith("baseline"):
+        return False
+    return bool(np.array_equal(np.power(10.0, _PROBE), _exact_pow10(_PROBE)))
+
+
+VECTOR_POW = _vector_pow_is_libm()
+"""``np.power(10.0, x)`` is Python's ``10.0**x`` bit for bit here (see
+:func:`_vector_pow_is_libm`); else :func:`_pow10` takes the exact per-entry path."""
+
+
+def _pow10(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``10.0**x`` per entry as Python computes it (these digits are sent), ``x`` finite:
+    numpy's vectorized power where it is the same function (:data:`VECTOR_POW`), else
+    Python's own per entry (in a C loop)."""
+    if VECTOR_POW and not (x.size and float(x.max()) > _POW_TOP):
+        got: np.ndarray = np.power(10.0, x, out=out)
+        return got
+    exact = _exact_pow10(x)
+    if out is None:
+        return exact
+    out[...] = exact
+    return out
 
 
 @dataclass(frozen=True)
@@ -65,6 +124,10 @@ class RankColumns:
         How each ``v1`` was obtained.
     provisional : ndarray of bool, shape (n,), optional
         The ranks that await the ladder: no lower end, and ``provisional: true``.
+    value64 : ndarray of float64, shape (n,), optional
+        ``value`` as float64, when the caller has converted it already (the service: the
+        same list, converted once for the ranking and the provenance hash); checked here
+        like ``value`` (finite, of the right length), not converted again.
     """
 
     value: list[float]
@@ -74,31 +137,51 @@ class RankColumns:
     log10_lo: np.ndarray
     log10_hi: np.ndarray
     provisional: np.ndarray | None = None
+    value64: np.ndarray | None = field(default=None, kw_only=True, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # the typed check of every column (one model per value would cost ~45% of the
-        # endpoint): floats of the right length, finite values, known method names
+        # endpoint): floats of the right length, finite values, known method names; what it
+        # converts (the values as float64, the method names) is kept for json()
         n = len(self.value)
-        if not np.isfinite(np.asarray(self.value, dtype=np.float64)).all():
+        value = self.value64
+        if value is None:
+            value = np.asarray(self.value, dtype=np.float64)
+        elif not isinstance(value, np.ndarray) or value.dtype != np.float64:
+            raise TypeError("RankColumns.value64: float64 array")
+        if value.shape != (n,) or not np.isfinite(value).all():
             raise TypeError("RankColumns.value: finite floats")
         for name in ("v", "log10_v", "log10_lo", "log10_hi"):
             col = getattr(self, name)
             if not isinstance(col, np.ndarray) or col.dtype != np.float64 or col.shape != (n,):
                 raise TypeError(f"RankColumns.{name}: float64 array of shape ({n},)")
-        if self.method.shape != (n,) or not all(
-            isinstance(m, str) and _METHOD.fullmatch(m) for m in set(self.method.tolist())
-        ):
+        names = self.method.tolist() if isinstance(self.method, np.ndarray) else None
+        if names is None or self.method.shape != (n,):
+            raise TypeError("RankColumns.method: method names")
+        distinct = dict.fromkeys(names)
+        if not all(isinstance(m, str) and _METHOD.fullmatch(m) for m in distinct):
             raise TypeError("RankColumns.method: method names")
         p = self.provisional
-        if p is not None and (p.dtype != np.bool_ or p.shape != (n,)):
+        if p is not None and (
+            not isinstance(p, np.ndarray) or p.dtype != np.bool_ or p.shape != (n,)
+        ):
             raise TypeError(f"RankColumns.provisional: bool array of shape ({n},)")
+        object.__setattr__(self, "_value64", value)
+        object.__setattr__(self, "_names", names)
+        object.__setattr__(self, "_distinct", list(distinct))
 
     @classmethod
     def of(
-        cls, values: list[float], res: absrank.RankResult, provisional: np.ndarray | None = None
+        cls,
+        values: list[float],
+        res: absrank.RankResult,
+        provisional: np.ndarray | None = None,
+        *,
+        value64: np.ndarray | None = None,
     ) -> RankColumns:
         """The columns of ``res`` for ``values``; ``provisional`` (a mask) marks the ranks
-        that await the ladder (``None`` or no mark: none do)."""
+        that await the ladder (``None`` or no mark: none do); ``value64``: ``values`` as
+        float64, if the caller has them."""
         marked = None if provisional is None or not provisional.any() else provisional
         return cls(
             list(values),
@@ -108,33 +191,39 @@ class RankColumns:
             np.asarray(res.log10_lo, dtype=np.float64),
             np.asarray(res.log10_hi, dtype=np.float64),
             None if marked is None else np.asarray(marked, dtype=bool),
+            value64=value64,
         )
 
     def __len__(self) -> int:
         return len(self.value)
 
-    def _sent(self) -> tuple[np.ndarray, ...]:
-        """The sent float columns: v, log10_v, log10_lo, log10_hi, v_lo, v_hi (NaN, sent as
-        null, where a ``log10`` is not finite or for the lower end of a provisional rank; then
-        ``v_lo``/``v_hi`` are 0)."""
-        lo, hi = self.log10_lo, self.log10_hi
+    def _table(self) -> np.ndarray:
+        """The sent floats, one row per value: value, v, log10_v, log10_lo, log10_hi, v_lo,
+        v_hi (NaN, sent as null, where a ``log10`` is not finite or for the lower end of a
+        provisional rank; then ``v_lo``/``v_hi`` are 0), written in place."""
+        n = len(self.value)
+        table = np.empty((n, 7), dtype=np.float64)
+        table[:, 0] = self._value64  # type: ignore[attr-defined]
+        table[:, 1] = self.v
+        lv, lo, hi = self.log10_v, self.log10_lo, self.log10_hi
+        table[:, 2] = lv
+        np.copyto(table[:, 2], np.nan, where=~np.isfinite(lv))
         no_lo = ~np.isfinite(lo)
         if self.provisional is not None:  # a tail model bounds v only from above (METHODS.md)
-            no_lo = no_lo | self.provisional
+            no_lo |= self.provisional
         no_hi = ~np.isfinite(hi)
-        v_lo = _pow10(np.where(no_lo, 0.0, lo))
-        v_lo[no_lo] = 0.0
-        v_hi = _pow10(np.where(no_hi, 0.0, hi))
-        v_hi[no_hi] = 0.0
-        lv = self.log10_v
-        return (
-            self.v,
-            np.where(np.isfinite(lv), lv, np.nan),
-            np.where(no_lo, np.nan, lo),
-            np.where(no_hi, np.nan, hi),
-            v_lo,
-            v_hi,
-        )
+        for j, log10, none in ((3, lo, no_lo), (4, hi, no_hi)):
+            table[:, j] = log10
+            np.copyto(table[:, j], np.nan, where=none)
+            _pow10(np.where(none, 0.0, log10), out=table[:, j + 2])
+            np.copyto(table[:, j + 2], 0.0, where=none)
+        return table
+
+    def _sent(self) -> tuple[np.ndarray, ...]:
+        """The sent float columns: v, log10_v, log10_lo, log10_hi, v_lo, v_hi (see
+        :meth:`_table`)."""
+        table = self._table()
+        return tuple(table[:, j] for j in range(1, 7))
 
     def items(self) -> list[dict[str, Any]]:
         """One ``RankItem`` dict per value (for callers that read items; the endpoint sends
@@ -168,43 +257,39 @@ class RankColumns:
 
         The seven float columns are written row by row by one ``orjson.dumps`` of the
         ``(n, 7)`` table (the same shortest round-trip digits as ``to_json``; NaN as null).
-        Its commas become ``%s`` and one ``bytes % keys`` puts the text between two numbers
+        Its commas become ``%s`` and one ``bytes % texts`` puts the text between two numbers
         in their place: the keys of the next column, the method's (one text per method name)
         or the end of an item and the start of the next (``provisional: true`` or not). C
-        loops only, one output buffer.
+        loops only, and few large buffers: the numbers, the template (prefix and numbers,
+        commas as ``%s``; the prefix's own commas are put back as texts), the texts (one row
+        of seven per value) and the output, each freed as soon as it is used: at 10^5 values
+        the fresh pages the allocator faults in for them (when it has returned the last
+        answer's memory to the system) are a large share of the time.
         """
         n = len(self.value)
         if n == 0:
             return prefix + b"[]" + suffix
-        v, log10_v, lo, hi, v_lo, v_hi = self._sent()
-        table = np.empty((n, 7), dtype=np.float64)
-        table[:, 0] = self.value
-        for j, column in enumerate((v, log10_v, lo, hi, v_lo, v_hi), start=1):
-            table[:, j] = column
-        numbers = orjson.dumps(table.ravel(), option=orjson.OPT_SERIALIZE_NUMPY)[1:-1]
-        marks = (
-            np.zeros(n, dtype=np.intp)
-            if self.provisional is None
-            else self.provisional.astype(np.intp)
-        )
-        names = self.method.tolist()
-        keys = {m: _method_key(m) for m in set(names)}
-        seps = np.empty((n, 7), dtype=object)
-        for j, key in enumerate(_SEPARATORS):
-            seps[:, j] = key
-        seps[:, 2] = list(map(keys.__getitem__, names))
-        seps[:, 6] = _BETWEEN[marks]
-        template = b"".join(
-            (
-                prefix.replace(b"%", b"%%"),
-                b'[{"value":',
-                numbers.replace(b",", b"%s"),
-                _ENDS[marks[-1]],
-                b"]",
-                suffix.replace(b"%", b"%%"),
-            )
-        )
-        out: bytes = template % tuple(seps.ravel()[:-1].tolist())
+        numbers = orjson.dumps(self._table().ravel(), option=orjson.OPT_SERIALIZE_NUMPY)
+        # the template: the prefix and the numbers, each comma a "%s" (the prefix's own
+        # commas put back as texts), and a last "%s" for the end
+        head = prefix.replace(b"%", b"%%") + b'[{"value":'
+        template = b"".join((head, memoryview(numbers)[1:-1], b"%s")).replace(b",", b"%s")
+        del numbers
+        # the texts: one row of seven per value, the method's and the end's per value
+        distinct: list[str] = self._distinct  # type: ignore[attr-defined]
+        keys = {m: _method_key(m) for m in distinct}
+        texts = [*_SEPARATORS[:2], keys[distinct[0]], *_SEPARATORS[3:6], _BETWEEN[0]] * n
+        if len(distinct) > 1:
+            names: list[str] = self._names  # type: ignore[attr-defined]
+            texts[2::7] = map(keys.__getitem__, names)
+        marks = self.provisional
+        if marks is not None:
+            texts[6::7] = _BETWEEN[marks.view(np.uint8)].tolist()
+        # after the last number: the end of the last item, the list closed, the suffix
+        texts[-1] = _ENDS[int(marks[-1]) if marks is not None else 0] + b"]" + suffix
+        args = (*([b","] * head.count(b",")), *texts)
+        del texts
+        out: bytes = template % args
         return out
 
 

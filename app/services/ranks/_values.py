@@ -131,7 +131,9 @@ def rank_value_list(
         "budget": req.budget,
         "runs": req.runs,
         "aggregate": aggregate,
-        "results": RankColumns.of(req.values, res, provisional(source, fn, req, sent)),
+        "results": RankColumns.of(
+            req.values, res, provisional(source, fn, req, sent), value64=sent
+        ),
         "algorithms": None,
         "tail": res.tail.as_json(),
     }
@@ -157,15 +159,19 @@ def _ranks_in_order(
         return absrank.ranks_from_curve(x, curve, **options)
     order = np.argsort(x)
     res = absrank.ranks_from_curve(x[order], curve, **options)
-    back = np.empty_like(order)
-    back[order] = np.arange(order.size)
+
+    def back(sorted_: np.ndarray) -> np.ndarray:  # entry i of the sorted values to order[i]
+        out = np.empty_like(sorted_)
+        out[order] = sorted_
+        return out
+
     return replace(
         res,
-        log10_v=res.log10_v[back],
-        v=res.v[back],
-        method=res.method[back],
-        log10_lo=res.log10_lo[back],
-        log10_hi=res.log10_hi[back],
+        log10_v=back(res.log10_v),
+        v=back(res.v),
+        method=back(res.method),
+        log10_lo=back(res.log10_lo),
+        log10_hi=back(res.log10_hi),
     )
 
 

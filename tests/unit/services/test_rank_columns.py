@@ -22,7 +22,7 @@ from pydantic_core import to_json
 from app.domain import absrank
 from app.domain.absrank import METHODS
 from app.main import create_app
-from app.services.ranks import RankAnswer, RankColumns, rank_answer
+from app.services.ranks import RankAnswer, RankColumns, _columns, rank_answer
 from app.services.table_cache import AppCaches
 from tests.api.conftest import api_settings
 from tests.support import migrate
@@ -304,3 +304,52 @@ def test_a_warm_request_runs_on_the_event_loop(
     mean.pop("tail_k")
     r = client.post("/v1/absolute-ranks", json=mean)
     assert len(hops) == 3, r.text
+
+
+# ------------------------------------------------------------------ the rewritten encoder's parts
+
+
+@given(st.lists(st.floats(min_value=-400.0, max_value=308.0), min_size=1, max_size=200))
+@settings(max_examples=300, deadline=None)
+def test_the_vectorized_power_is_pythons(exponents: list[float]) -> None:
+    """``_pow10`` gives Python's ``10.0**x`` bit for bit (the digits of v_lo/v_hi are sent)."""
+    x = np.array(exponents)
+    got = _columns._pow10(x)
+    assert got.tobytes() == np.array([10.0**e for e in exponents]).tobytes()
+
+
+def test_the_vectorized_power_is_pythons_on_many_exponents() -> None:
+    rng = np.random.default_rng(15)
+    x = np.concatenate([rng.uniform(-330.0, 0.0, 1_000_000), -rng.exponential(1e-3, 100_000)])
+    assert _columns.VECTOR_POW  # the app's numeric pin holds in the test process
+    assert np.power(10.0, x).tobytes() == _columns._exact_pow10(x).tobytes()
+
+
+def test_an_overflowing_power_raises_as_python_does() -> None:
+    with pytest.raises(OverflowError):
+        _columns._pow10(np.array([0.0, 400.0]))
+
+
+@given(
+    results(),
+    st.text(alphabet=',%s"{}:ab1', max_size=12),
+    st.text(alphabet=',%s"{}:ab1', max_size=12),
+    st.booleans(),
+)
+@settings(max_examples=200, deadline=None)
+def test_prefix_and_suffix_go_around_the_items(
+    case: tuple[list[float], absrank.RankResult, np.ndarray | None],
+    prefix: str,
+    suffix: str,
+    exact: bool,
+) -> None:
+    """Commas and ``%`` in the prefix and suffix are sent as they are; the exact power gives
+    the same bytes as the vectorized one."""
+    values, res, provisional = case
+    cols = RankColumns.of(values, res, provisional)
+    head, tail = prefix.encode(), suffix.encode()
+    expected = head + to_json(reference_rank_items(values, res, provisional)) + tail
+    with pytest.MonkeyPatch.context() as mp:
+        if exact:
+            mp.setattr(_columns, "VECTOR_POW", False)
+        assert cols.json(head, tail) == expected
