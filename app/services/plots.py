@@ -426,19 +426,24 @@ def step_plot(
             ax.set_xscale("log")
         ax.set_xlim(lo, hi)
         ax.set_ylim(-0.02, 1.02)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.set_title(title, fontsize=options.scaled(9.0), loc="left")
-        ax.grid(True, which="major", color="0.85", lw=0.5)
-        ax.legend(
-            loc="upper left",
-            bbox_to_anchor=(1.02, 1.0),
-            fontsize=options.scaled(8.0),
-            frameon=False,
-        )
+        _finish(ax, xlabel, ylabel, title, options)
         return fig
 
     return figure_bytes(draw, fmt, options)
+
+
+def _finish(ax: Any, xlabel: str, ylabel: str, title: str, options: FigureOptions) -> None:
+    """The labels, title, grid and legend (right of the axes) of a curves figure."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=options.scaled(9.0), loc="left")
+    ax.grid(True, which="major", color="0.85", lw=0.5)
+    ax.legend(
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        fontsize=options.scaled(8.0),
+        frameon=False,
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -475,16 +480,7 @@ def band_plot(
         ax.set_xscale("log")
         if log_y:
             ax.set_yscale("log")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.set_title(title, fontsize=options.scaled(9.0), loc="left")
-        ax.grid(True, which="major", color="0.85", lw=0.5)
-        ax.legend(
-            loc="upper left",
-            bbox_to_anchor=(1.02, 1.0),
-            fontsize=options.scaled(8.0),
-            frameon=False,
-        )
+        _finish(ax, xlabel, ylabel, title, options)
         return fig
 
     return figure_bytes(draw, fmt, options)
