@@ -49,7 +49,10 @@ _NOT_A_PROFILE = refused(InvalidInput, "kind='data' needs costs", "costs")
 
 FigureQuery = Annotated[
     FigureKind,
-    Query(description="which figure: runtime ECDFs, the fixed-budget view, the anytime rank"),
+    Query(
+        description="which figure: runtime ECDFs, the fixed-budget view, the anytime rank",
+        examples=["ecdf"],
+    ),
 ]
 
 

@@ -110,7 +110,11 @@ def _query_parameters() -> list[dict[str, Any]]:
             "required": False,
             "description": "json (default), or a paper table: csv, markdown, latex (as Accept: "
             "text/csv, text/markdown, application/x-latex)",
-            "schema": {"type": "string", "enum": ["json", *paper_tables.FORMATS]},
+            "schema": {
+                "type": "string",
+                "enum": ["json", *paper_tables.FORMATS],
+                "examples": ["latex"],
+            },
         }
     )
     params.append(
@@ -424,7 +428,8 @@ CdRanks = Annotated[
         "with its CD; absolute: mean log10 v on a decade axis and the cliques of the "
         "adjusted Wilcoxon tests on v (409 when the comparison has no complete absolute "
         "ranks; a caption line and Absrank-Warnings: low-power when N is too small for any "
-        "pair to be significant)"
+        "pair to be significant)",
+        examples=["absolute"],
     ),
 ]
 
