@@ -83,6 +83,7 @@ from app.domain.ranktests._adjust import (
 from app.domain.ranktests._bradley_terry import BradleyTerryResult, bradley_terry, pairwise_wins
 from app.domain.ranktests._cliques import rank_cliques
 from app.domain.ranktests._common import chi2_log10_sf, f_log10_sf, rank_matrix
+from app.domain.ranktests._floor import WilcoxonFloorWarning, wilcoxon_floor_warning
 from app.domain.ranktests._omnibus import (
     AlignedRanksResult,
     FriedmanResult,
@@ -99,14 +100,12 @@ from app.domain.ranktests._posthoc import (
     PairComparison,
     PairsAlone,
     PosthocResult,
-    WilcoxonFloorWarning,
     bonferroni_dunn,
     critical_difference,
     low_power_warning,
     nemenyi,
     posthoc,
     posthoc_pairs_alone,
-    wilcoxon_floor_warning,
 )
 from app.domain.ranktests._studentized import (
     studentized_range_isf,
