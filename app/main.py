@@ -39,6 +39,7 @@ from app.db import make_engine, make_sessionmaker
 from app.errors import PayloadTooLarge
 from app.heap import settle_after_imports
 from app.services import table_cache
+from app.web.pages import install_pages
 
 logger = logging.getLogger(__name__)
 
@@ -273,6 +274,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
     # path or a parameter under its own prefix); the OpenAPI document keeps the order above.
     for module in sorted(documented, key=lambda m: m is not ranks):
         app.include_router(module.router)
+    install_pages(app)  # the web page at / (not in the OpenAPI document)
     install_openapi(
         app,
         lambda: stattests.response_examples(settings),
@@ -285,6 +287,18 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
             UploadRoute(
                 "/v1/result-sets",
                 ("text/csv", "multipart/form-data"),
+                settings.max_upload_bytes,
+                "max_upload_bytes",
+            ),
+            UploadRoute(
+                "/archive",
+                ("multipart/form-data",),
+                settings.max_upload_bytes,
+                "max_upload_bytes",
+            ),
+            UploadRoute(
+                "/report",
+                ("multipart/form-data", "application/x-www-form-urlencoded"),
                 settings.max_upload_bytes,
                 "max_upload_bytes",
             ),

@@ -130,6 +130,11 @@ def _may_queue_builds(settings: Settings, x_api_key: str | None) -> bool:
     return True
 
 
+def may_queue_builds_for(settings: Settings, x_api_key: str | None) -> bool:
+    """:func:`may_queue_builds` outside a route's dependencies (the web page's form)."""
+    return _may_queue_builds(settings, x_api_key)
+
+
 async def may_queue_builds(settings: SettingsDep, x_api_key: ApiKeyHeader = None) -> bool:
     """Whether this request may queue table builds (no keys configured, or a valid key).
 
@@ -200,15 +205,20 @@ async def rank_env(request: Request, x_api_key: ApiKeyHeader = None) -> RankEnv:
     cost). It is also the route's :data:`JsonBody` check (415 first, as the route dependency
     it replaces answered before any parameter's dependency), to save one more dependency."""
     JSON_BODY.check(request)
+    settings: Settings = request.app.state.settings
+    return app_rank_env(request, _may_queue_builds(settings, x_api_key))
+
+
+def app_rank_env(request: Request, may_queue_builds: bool) -> RankEnv:
+    """The application's :class:`RankEnv` (its database, settings, dispatcher and caches)."""
     state = request.app.state
-    settings: Settings = state.settings
     return RankEnv(
         state.sessionmaker,
-        settings,
+        state.settings,
         state.dispatcher,
         state.table_caches,
         state.ladder_caches,
-        _may_queue_builds(settings, x_api_key),
+        may_queue_builds,
     )
 
 

@@ -160,6 +160,7 @@ class ComparisonCreate(BaseModel):
         min_length=1,
         max_length=MAX_RESULT_SETS,
         description="ids of archived result sets whose runs on the problems of results/csv "
+        "(with results: [], the sets alone, on every function all of them have runs on) "
         "join as extra algorithms (named 'name version', with ' [id]' where names clash); "
         "their runs are taken at budget (final values at their final budget, best so far from "
         "trajectories below it) and converted to values_are through f*",

@@ -72,23 +72,32 @@ def _offset(s: ArchivedSet, problem: str, values_are: str, field: str) -> float:
 def archived_rows(
     sm: sessionmaker[Session], body: ComparisonCreate, rows: Sequence[Row]
 ) -> list[Row]:
-    """The rows of ``body.result_sets`` on the problems of ``rows``.
+    """The rows of ``body.result_sets`` on the problems of ``rows`` — or, when ``rows`` is
+    empty (``results: []``, the sets alone), on every function all the sets have runs on.
 
     Raises
     ------
     app.errors.InvalidInput
         An unknown or repeated id, a set that cannot join this comparison (budget, published
-        values, values_are without f*) or that has no run on these problems; ``field`` is
-        ``result_sets.<i>``.
+        values, values_are without f*) or that has no run on these problems, sets alone that
+        share no function; ``field`` is ``result_sets.<i>`` (``result_sets``).
     """
     ids = list(body.result_sets or [])
-    problems = sorted({r[1] for r in rows})
+    problems: list[str] | None = sorted({r[1] for r in rows}) or None
     with session_scope(sm) as session:
         repo = ResultSetRepository(session)
         archive = read_archive(
             repo, repo.run_columns(set_ids=ids), with_points=True, function_ids=problems
         )
         known = {s.id for s in repo.sets(ids)}
+    if problems is None:
+        shared = [{p for (p, sid) in archive.runs if sid == s} for s in ids if s in known]
+        problems = sorted(set.intersection(*shared)) if shared else []
+        if not problems and len(shared) == len(ids):
+            raise errors.InvalidInput(
+                "the result sets share no function: send results on the problems to compare",
+                field="result_sets",
+            )
     for i, sid in enumerate(ids):
         if sid not in known:
             raise errors.InvalidInput(

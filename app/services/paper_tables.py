@@ -304,6 +304,11 @@ def _short(v: float | None) -> str:
     return f"{v:.4g}"
 
 
+def cell_text(v: float | None) -> str:
+    """A cell's number as the Markdown and HTML tables print it (4 significant digits)."""
+    return _short(v)
+
+
 def _full(v: float | None) -> str:
     if v is None or math.isnan(v):
         return ""

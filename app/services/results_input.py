@@ -6,6 +6,7 @@ on how its results were sent.
 
 from __future__ import annotations
 
+import csv
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -106,6 +107,89 @@ def parse_csv(text: str, *, max_rows: int) -> list[Row]:
         )
 
     return read_csv(text, COLUMNS, row, max_rows=max_rows)
+
+
+WIDE_PLACEHOLDER = "{column}"
+
+
+def _header_cells(text: str) -> list[str]:
+    """The first non-blank, non-``#`` line's cells, lower case (empty when there is none)."""
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            return [c.strip().lower() for c in next(csv.reader([line.lstrip("\ufeff")]))]
+    return []
+
+
+def is_wide(text: str) -> bool:
+    """Whether a CSV is a wide table (``algorithm`` then one column per problem), not long."""
+    header = _header_cells(text)
+    return bool(header) and header[0] == "algorithm" and "problem" not in header
+
+
+def parse_wide_csv(text: str, *, template: str, max_rows: int, field: str = "csv") -> list[Row]:
+    """Rows of a wide table: header ``algorithm,<p1>,<p2>,…``, one row per algorithm, one
+    value per cell (run 0), as published tables of mean errors print them.
+
+    ``template`` names each column's problem: ``{column}`` is replaced by the column's header
+    (``cec2005/{column}/d10`` makes ``f15`` the problem ``cec2005/f15/d10``). ``#`` lines are
+    comments. At most ``max_rows`` cells.
+
+    Raises
+    ------
+    app.errors.InvalidInput
+        No header, a header without problem columns or with a repeated one, a row with the
+        wrong number of fields, a bad name or value, more cells than ``max_rows``; the message
+        names the line. Field ``field``.
+    """
+    if WIDE_PLACEHOLDER not in template:
+        raise InvalidInput(
+            f"the problem template must contain {WIDE_PLACEHOLDER} (got {template[:60]!r})",
+            field="problem_template",
+        )
+    lines = [
+        "" if line.lstrip().startswith("#") else line for line in text.lstrip("\ufeff").splitlines()
+    ]
+    reader = csv.reader(lines)
+    rows: list[Row] = []
+    problems: list[str] | None = None
+    try:
+        for fields in reader:
+            where = f"{field} line {reader.line_num}"
+            if not fields or all(not f.strip() for f in fields):
+                continue
+            if problems is None:
+                columns = [f.strip() for f in fields[1:]]
+                if fields[0].strip().lower() != "algorithm" or not columns:
+                    raise InvalidInput(
+                        f"{where}: a wide table's header is algorithm, then one column per problem",
+                        field=field,
+                    )
+                problems = [
+                    csv_name(template.replace(WIDE_PLACEHOLDER, c), where, "problem")
+                    for c in columns
+                ]
+                if len(set(problems)) != len(problems):
+                    raise InvalidInput(f"{where}: a problem column is repeated", field=field)
+                continue
+            if len(fields) != len(problems) + 1:
+                raise InvalidInput(
+                    f"{where}: expected {len(problems) + 1} fields, got {len(fields)}",
+                    field=field,
+                )
+            if len(rows) + len(problems) > max_rows:
+                raise InvalidInput(f"{where}: more than {max_rows} cells", field=field)
+            algorithm = csv_name(fields[0], where, "algorithm")
+            rows += [
+                (algorithm, p, 0, _csv_value(v, where))
+                for p, v in zip(problems, fields[1:], strict=True)
+            ]
+    except csv.Error as exc:
+        raise InvalidInput(f"{field} line {reader.line_num}: {exc}", field=field) from None
+    if not rows:
+        raise InvalidInput(
+            f"{field}: a wide table needs a header and a row per algorithm", field=field
+        )
+    return rows
 
 
 @dataclass(frozen=True)

@@ -161,16 +161,20 @@ def power(
             else:
                 r1, r2 = _norms(result)
                 prod = sfft.irfft(sfft.rfft(result, n_fft, axis=-1) * f_base, n_fft, axis=-1)
-                err = (
-                    fft_error(n_fft, r1, r2, b1, b2) + d_result * b1 + d_base * (r1 + m * d_result)
-                )
+                with np.errstate(invalid="ignore"):  # inf·0 of a dead row: NaN, an inf bound
+                    err = (
+                        fft_error(n_fft, r1, r2, b1, b2)
+                        + d_result * b1
+                        + d_base * (r1 + m * d_result)
+                    )
                 result, ln_top, d_result = _rescaled(np.maximum(prod[:, :m], 0.0), err)
                 ln_result = ln_result + ln_base + ln_top
         remaining >>= 1
         if not remaining:
             break
         sq = sfft.irfft(f_base * f_base, n_fft, axis=-1)
-        err = fft_error(n_fft, b1, b2, b1, b2) + 2.0 * d_base * b1 + m * d_base * d_base
+        with np.errstate(invalid="ignore"):  # as above: _rescaled makes a NaN bound infinite
+            err = fft_error(n_fft, b1, b2, b1, b2) + 2.0 * d_base * b1 + m * d_base * d_base
         base, ln_top, d_base = _rescaled(np.maximum(sq[:, :m], 0.0), err)
         ln_base = 2.0 * ln_base + ln_top
     assert result is not None

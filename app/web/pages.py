@@ -1,0 +1,528 @@
+"""The web page: browse functions and their v_f plots, leaderboards, and make a report from a
+results CSV or archived result sets (README, "The web page").
+
+Every page is rendered on the server from the services the API uses (the same comparison, the
+same paper table, the same figures: the page's images and download links are the API's own
+URLs), so what a person sees is what ``curl`` gets. The one script (``static/absrank.js``)
+only asks again for a report whose tables are still building; without it a button does.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
+
+import anyio
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from pydantic import BaseModel
+from starlette.datastructures import UploadFile
+
+from app.api.deps import SessionmakerDep, SettingsDep, app_rank_env, may_queue_builds_for
+from app.api.problems import problem_response
+from app.config import Settings
+from app.errors import AppError
+from app.schemas.anytime import ProfileRequest, RuntimeDistributionRequest
+from app.schemas.comparisons import ComparisonRead
+from app.services import anytime, comparison_summary, paper_tables, plots, suite_leaderboards
+from app.services import comparisons as comparison_service
+from app.services import functions as function_service
+from app.services import result_sets as result_set_service
+from app.services import tables as table_service
+from app.web.forms import (
+    LABELS,
+    POSTHOC_CHOICES,
+    FormProblem,
+    comparison_request,
+    read_archive_form,
+    read_form,
+)
+
+HERE = Path(__file__).resolve().parent
+STATIC_DIR = HERE / "static"
+templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescapes HTML
+templates.env.filters["cell"] = paper_tables.cell_text
+templates.env.globals["urlencode"] = urlencode
+
+router = APIRouter(include_in_schema=False)
+
+#: The pages load only what absrank serves: no CDN, no inline script, forms post to itself.
+PAGE_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'self'"
+)
+PAGE_HEADERS = {
+    "Content-Security-Policy": PAGE_CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+}
+#: How many archived result sets the form offers (newest first), and functions a list shows.
+OFFERED_SETS = 100
+LISTED_FUNCTIONS = 500
+FIGURES = ("ecdf", "fixed-budget", "anytime-rank")
+FigureName = Literal["ecdf", "fixed-budget", "anytime-rank"]
+FigureFormat = Literal["svg", "pdf", "png"]
+
+
+def _suites() -> list[str]:
+    return sorted({f.suite for f in function_service.search_functions(suite=None, dim=None)})
+
+
+def _page(
+    request: Request, template: str, context: dict[str, Any], status_code: int = 200
+) -> HTMLResponse:
+    return templates.TemplateResponse(
+        request, template, context, status_code=status_code, headers=PAGE_HEADERS
+    )
+
+
+def _offered_sets(sm: SessionmakerDep) -> list[Any]:
+    listed = result_set_service.list_result_sets(
+        sm, suite=None, function_id=None, algorithm=None, limit=OFFERED_SETS, offset=0
+    )
+    return [s for s in listed.items if s.superseded_by is None]
+
+
+def _home(
+    request: Request,
+    sm: SessionmakerDep,
+    values: dict[str, Any],
+    problem: FormProblem | None = None,
+    archived: Any | None = None,
+) -> HTMLResponse:
+    context = {
+        "archived": archived,
+        "formats": ARCHIVE_FORMATS,
+        "title": "absrank",
+        "sets": _offered_sets(sm),
+        "posthoc_choices": POSTHOC_CHOICES,
+        "values": values,
+        "problem": problem,
+        "suites": _suites(),
+    }
+    return _page(request, "home.html", context, problem.status if problem else 200)
+
+
+ARCHIVE_FORMATS = (
+    ("coco", "COCO experiment folder (zipped)"),
+    ("iohprofiler", "IOHprofiler output (zipped)"),
+    ("nevergrad", "nevergrad benchmark CSV"),
+    ("csv", "long CSV (function_id,run,value,budget)"),
+)
+
+
+@router.get("/", response_class=HTMLResponse)
+def home(
+    request: Request,
+    sm: SessionmakerDep,
+    archived: Annotated[str | None, Query(max_length=64, pattern=r"^r[0-9a-f]{23}$")] = None,
+) -> HTMLResponse:
+    """The start page: the report form (a set just archived is ticked), the archive form,
+    links to functions and leaderboards."""
+    if archived is None:
+        return _home(request, sm, {})
+    stored = next((s for s in _offered_sets(sm) if s.id == archived), None)
+    return _home(request, sm, {"result_sets": [archived]} if stored else {}, archived=stored)
+
+
+@router.post("/archive", response_class=HTMLResponse)
+async def archive(request: Request, sm: SessionmakerDep, settings: SettingsDep) -> Response:
+    """Archive one algorithm's results file (as ``POST /v1/result-sets`` with a form) and go
+    back to the start page with the new set ticked; a refusal names the form's field."""
+    values: dict[str, str | list[str]] = {}
+    try:
+        values, upload = await _archive_values(request, settings)
+        form = read_archive_form(values)
+        if not may_queue_builds_for(settings, request.headers.get("x-api-key")):
+            raise FormProblem(
+                "archive_file",
+                "this deployment archives results only with an API key: send the file to "
+                "POST /v1/result-sets with the X-API-Key header",
+                401,
+            )
+        state = request.app.state
+        stored = await anyio.to_thread.run_sync(
+            lambda: result_set_service.create_from_upload(
+                sm,
+                settings,
+                state.dispatcher,
+                form.metadata(),
+                fmt=form.archive_format,
+                filename=upload[0],
+                data=upload[1],
+                cache=state.table_caches,
+                ladder_cache=state.ladder_caches,
+            )
+        )
+    except FormProblem as problem:
+        return _home(request, sm, values, problem)
+    except AppError as exc:
+        field = (exc.field or "file").split(".")[0]
+        name = f"archive_{field}" if f"archive_{field}" in LABELS else "archive_file"
+        return _home(request, sm, values, FormProblem(name, str(exc), exc.status))
+    return RedirectResponse(
+        f"/?archived={stored.read.id}#sets", status_code=303, headers=PAGE_HEADERS
+    )
+
+
+async def _archive_values(
+    request: Request, settings: Settings
+) -> tuple[dict[str, str | list[str]], tuple[str, bytes]]:
+    """The archive form's fields, and the file's name and bytes."""
+    async with request.form(
+        max_files=1, max_fields=20, max_part_size=settings.max_upload_bytes
+    ) as form:
+        values: dict[str, str | list[str]] = {}
+        upload: tuple[str, bytes] | None = None
+        for key, item in form.multi_items():
+            if isinstance(item, UploadFile):
+                raw = await item.read()
+                if raw:
+                    upload = (item.filename or "upload", raw)
+            else:
+                values[key] = item
+        if upload is None:
+            raise FormProblem("archive_file", "choose a file to archive")
+        return values, upload
+
+
+async def _form_values(request: Request, settings: Settings) -> dict[str, str | list[str]]:
+    """The posted form as strings (the uploaded file read as UTF-8 text into ``csv``)."""
+    async with request.form(
+        max_files=1, max_fields=200, max_part_size=settings.max_upload_bytes
+    ) as form:
+        values: dict[str, str | list[str]] = {"result_sets": []}
+        for key, item in form.multi_items():
+            if isinstance(item, UploadFile):
+                raw = await item.read()
+                if not raw:
+                    continue
+                try:
+                    values["csv"] = raw.decode("utf-8-sig")
+                except UnicodeDecodeError as exc:
+                    raise FormProblem(
+                        "csv", f"the file {item.filename!r} is not UTF-8 (byte {exc.start})"
+                    ) from None
+                values["csv_file"] = item.filename or "upload"
+            elif key == "result_sets":
+                sets = values["result_sets"]
+                assert isinstance(sets, list)
+                sets.append(item)
+            elif key == "csv" and "csv_file" in values:
+                continue  # the file wins over the pasted text
+            else:
+                values[key] = item
+        values.pop("csv_file", None)
+        return values
+
+
+@router.post("/report", response_class=HTMLResponse)
+async def make_report(request: Request, sm: SessionmakerDep, settings: SettingsDep) -> Response:
+    """Compute the comparison of the form (as ``POST /v1/comparisons``) and show its report;
+    a refused form comes back with the message next to its field (422)."""
+    values: dict[str, str | list[str]] = {}
+    try:
+        values = await _form_values(request, settings)
+        form = read_form(values)
+        body = comparison_request(form, settings)
+        state = request.app.state
+        out, _created = await anyio.to_thread.run_sync(
+            lambda: comparison_service.create_comparison(
+                sm,
+                settings,
+                state.dispatcher,
+                body,
+                may_queue_builds=may_queue_builds_for(settings, request.headers.get("x-api-key")),
+                view="summary",
+                cache=state.table_caches,
+                ladder_cache=state.ladder_caches,
+            )
+        )
+    except FormProblem as problem:
+        return _home(request, sm, values, problem)
+    except AppError as exc:
+        field = exc.field.split(".")[0] if exc.field else "csv"
+        return _home(request, sm, values, FormProblem(field, str(exc), exc.status))
+    comparison = ComparisonRead.model_validate(out)
+    if comparison.status == "partial":
+        context = {
+            "title": "Tables are building",
+            "comparison": comparison,
+            "values": values,
+            "pending": [str(p.get("problem", "")) for p in comparison.absolute.pending or []],
+        }
+        return _page(request, "pending.html", context, 202)
+    return RedirectResponse(f"/report/{comparison.id}", status_code=303, headers=PAGE_HEADERS)
+
+
+class _Conclusion(BaseModel):
+    order: int
+    significant: bool | None
+
+
+class _Flip(BaseModel):
+    pair: tuple[str, str]
+    kinds: list[str]
+    full: _Conclusion
+    subset: _Conclusion
+
+
+class _Subset(BaseModel):
+    subset: list[str]
+    pairs_compared: int
+    flips: list[_Flip]
+
+
+class _StoredOptions(BaseModel):
+    """The options of a stored comparison that the report reads."""
+
+    reduction: str
+    values_are: Literal["error", "f"]
+    budget: int
+    result_sets: list[str] | None = None
+
+
+def _niia_sides(comparison: ComparisonRead) -> list[tuple[str, list[str], list[_Subset]]]:
+    """Per kind of ranks: the flipped pairs and the subsets where conclusions flip."""
+    sides = []
+    for name, side in (
+        ("relative", comparison.niia.relative),
+        ("absolute", comparison.niia.absolute),
+    ):
+        if side is None or side.subsets is None:
+            continue
+        subsets = [_Subset.model_validate(s) for s in side.subsets]
+        pairs = [f"{a} vs {b}" for a, b in side.flipped_pairs or []]
+        sides.append((name, pairs, [s for s in subsets if s.flips]))
+    return sides
+
+
+def _profile_request(comparison: ComparisonRead) -> tuple[ProfileRequest | None, str]:
+    """The performance profile of the cells' values (the cost of solver s on problem p is
+    its value, lower better; a missing cell is a failure), or why there is none."""
+    matrix = comparison.matrix or []
+    values = [[None if x is None else float(x) for x in row] for row in matrix]
+    present = [x for row in values for x in row if x is not None and math.isfinite(x)]
+    if not present:
+        return None, "no cell has a value"
+    if min(present) <= 0:
+        return None, (
+            "a performance profile needs positive costs (ratios to the best); some cells are "
+            "0 or negative — send f − f* with errors above 0, or use POST /v1/profiles with "
+            "kind=accuracy and the initial errors"
+        )
+    return (
+        ProfileRequest(
+            kind="performance",
+            solvers=comparison.algorithms,
+            problems=comparison.problems,
+            costs=values,
+        ),
+        "",
+    )
+
+
+def _runtime_request(
+    options: _StoredOptions, comparison: ComparisonRead
+) -> RuntimeDistributionRequest | None:
+    if not options.result_sets:
+        return None
+    return RuntimeDistributionRequest(
+        result_sets=options.result_sets,
+        function_ids=list(comparison.problems),
+    )
+
+
+@router.get("/report/{comparison_id}", response_class=HTMLResponse)
+def report(
+    comparison_id: str, request: Request, sm: SessionmakerDep, settings: SettingsDep
+) -> Response:
+    """A stored comparison as a report: summary, paper table, CD diagrams, NIIA flips,
+    profiles and (for archived sets with trajectories) runtime ECDFs, each with downloads."""
+    try:
+        answer = comparison_service.get_comparison(sm, comparison_id, view="full")
+    except AppError as exc:
+        return _page(request, "error.html", {"title": "Not found", "message": str(exc)}, exc.status)
+    comparison = ComparisonRead.model_validate(answer)
+    options = _StoredOptions.model_validate(comparison.options)
+    profile, no_profile = _profile_request(comparison)
+    runtime_note = ""
+    runtime = _runtime_request(options, comparison)
+    if runtime is not None:
+        try:
+            anytime.runtime_distributions(app_rank_env(request, False), runtime)
+        except AppError as exc:
+            runtime, runtime_note = None, str(exc)
+    else:
+        runtime_note = (
+            "runtime ECDFs, fixed-budget views and anytime absolute ranks need runs with "
+            "trajectories: pick archived result sets (COCO, IOHprofiler or JSON with "
+            "trajectories) on the start page"
+        )
+    summary = comparison_summary.summarize(answer)
+    context = {
+        "title": f"Report {comparison.id}",
+        "comparison": comparison,
+        "options": options,
+        "table": paper_tables.comparison_table(answer),
+        "summary": summary,
+        "niia": _niia_sides(comparison),
+        "has_absolute": comparison.absolute.status == "complete",
+        "profile": profile is not None,
+        "no_profile": no_profile,
+        "runtime": runtime is not None,
+        "runtime_note": runtime_note,
+        "figures": FIGURES,
+    }
+    return _page(request, "report.html", context)
+
+
+def _figure_response(drawn: plots.Rendered, fmt: str) -> Response:
+    return Response(
+        drawn.content,
+        media_type=plots.MEDIA_TYPES[fmt],
+        headers=drawn.header() | {"X-Content-Type-Options": "nosniff"},
+    )
+
+
+@router.get("/report/{comparison_id}/profile.{fmt}")
+def report_profile(
+    comparison_id: str,
+    fmt: FigureFormat,
+    sm: SessionmakerDep,
+    settings: SettingsDep,
+    dpi: Annotated[int, Query(ge=plots.MIN_DPI, le=plots.MAX_DPI)] = plots.DEFAULT_DPI,
+) -> Response:
+    """The report's performance profile (as ``POST /v1/profiles/plot.{fmt}`` draws it)."""
+    comparison = ComparisonRead.model_validate(comparison_service.get_comparison(sm, comparison_id))
+    body, why = _profile_request(comparison)
+    if body is None:
+        raise FormProblem("comparison_id", why, 409)
+    options = plots.FigureOptions(dpi=dpi) if fmt == "png" else plots.FigureOptions()
+    return _figure_response(anytime.profile_figure(body, settings, fmt, options), fmt)
+
+
+@router.get("/report/{comparison_id}/{figure}.{fmt}")
+def report_runtime_figure(
+    comparison_id: str,
+    figure: FigureName,
+    fmt: FigureFormat,
+    request: Request,
+    sm: SessionmakerDep,
+    settings: SettingsDep,
+    dpi: Annotated[int, Query(ge=plots.MIN_DPI, le=plots.MAX_DPI)] = plots.DEFAULT_DPI,
+) -> Response:
+    """The report's runtime ECDF, fixed-budget or anytime-rank figure (as
+    ``POST /v1/runtime-distributions/plot.{fmt}?figure=…`` draws it for the archived sets)."""
+    comparison = ComparisonRead.model_validate(comparison_service.get_comparison(sm, comparison_id))
+    options_read = _StoredOptions.model_validate(comparison.options)
+    body = _runtime_request(options_read, comparison)
+    if body is None:
+        raise FormProblem("comparison_id", "this comparison has no archived result sets", 409)
+    env = app_rank_env(request, False)
+    options = plots.FigureOptions(dpi=dpi) if fmt == "png" else plots.FigureOptions()
+    drawn = anytime.runtime_figure(anytime.runtime_distributions(env, body), figure, fmt, options)
+    return _figure_response(drawn, fmt)
+
+
+@router.get("/functions", response_class=HTMLResponse)
+def function_list(
+    request: Request,
+    suite: Annotated[str | None, Query(max_length=32)] = None,
+    dim: Annotated[int | None, Query(ge=1, le=100_000)] = None,
+) -> HTMLResponse:
+    """The hosted functions, filtered by suite and dimension."""
+    found = function_service.search_functions(suite=suite or None, dim=dim)
+    context = {
+        "title": "Functions",
+        "functions": found[:LISTED_FUNCTIONS],
+        "total": len(found),
+        "suite": suite or "",
+        "dim": dim,
+        "suites": _suites(),
+    }
+    return _page(request, "functions.html", context)
+
+
+@router.get("/functions/{function_id:path}", response_class=HTMLResponse)
+def function_page(function_id: str, request: Request, sm: SessionmakerDep) -> HTMLResponse:
+    """One function: what it is, and the v_f plot of each of its ready tables."""
+    try:
+        fn = function_service.find_function(function_id)
+    except AppError as exc:
+        return _page(request, "error.html", {"title": "Not found", "message": str(exc)}, exc.status)
+    page = table_service.list_tables(sm, function_id=fn.id, status="ready", limit=20, offset=0)
+    context = {"title": fn.id, "fn": fn, "tables": page.items, "total": page.total}
+    return _page(request, "function.html", context)
+
+
+@router.get("/leaderboards", response_class=HTMLResponse)
+def leaderboard_page(
+    request: Request,
+    sm: SessionmakerDep,
+    settings: SettingsDep,
+    suite: Annotated[str | None, Query(max_length=32)] = None,
+    dim: Annotated[int | None, Query(ge=1, le=10_000)] = None,
+    functions: Annotated[str | None, Query(max_length=2000, pattern=r"^[A-Za-z0-9_.,-]*$")] = None,
+) -> HTMLResponse:
+    """The suite leaderboard of archived sets (as ``GET /v1/leaderboards``), in a table."""
+    suites = _suites()
+    context: dict[str, Any] = {
+        "title": "Leaderboards",
+        "suites": suites,
+        "suite": suite or "",
+        "dim": dim,
+        "functions": functions or "",
+        "board": None,
+        "message": "",
+    }
+    if suite and dim:
+        state = request.app.state
+        try:
+            context["board"] = suite_leaderboards.suite_leaderboard(
+                sm,
+                settings,
+                state.dispatcher,
+                suite=suite,
+                dim=dim,
+                budget=None,
+                aggregate="median",
+                posthoc="nemenyi",
+                alpha=0.05,
+                may_queue_builds=False,
+                cache=state.table_caches,
+                ladder_cache=state.ladder_caches,
+                instances="1",
+                functions=functions or None,
+            )
+        except AppError as exc:
+            context["message"] = str(exc)
+            return _page(request, "leaderboards.html", context, exc.status)
+    return _page(request, "leaderboards.html", context)
+
+
+def install_pages(app: Any) -> None:
+    """Serve the pages and their static files (``/static``) from ``app``."""
+    from fastapi.staticfiles import StaticFiles
+
+    app.include_router(router)
+    app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
+
+    async def _form_problem(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, FormProblem)
+        return problem_response(
+            status=exc.status,
+            type_="not-applicable" if exc.status == 409 else "invalid-input",
+            title="Not applicable" if exc.status == 409 else "Invalid input",
+            detail=exc.message,
+            instance=request.url.path,
+            field=exc.field,
+        )
+
+    app.add_exception_handler(FormProblem, _form_problem)
+
+
+__all__ = ["install_pages", "router"]
