@@ -43,6 +43,28 @@ NOT_ACCEPTABLE = ProblemExample(
 )
 
 
+#: The 406 of an answer that is no table (``POST /v1/tests/sign-cross-machine``: a decision
+#: with its caveat), which asks for a table by Accept.
+NOT_ACCEPTABLE_JSON_ONLY = ProblemExample(
+    paper_tables.NotAcceptable,
+    "Accept 'text/csv' lists no media type offered here; offered: application/json",
+    "accept",
+    description="The Accept header lists no offered type: this answer is offered as JSON only "
+    "(a one-sided decision with its caveat is no table for a paper)",
+)
+
+
+def json_only(request: Request) -> None:
+    """Check that Accept allows JSON, for an answer offered as JSON only.
+
+    Raises
+    ------
+    app.services.paper_tables.NotAcceptable
+        Accept lists none of ``application/json``, ``application/*``, ``*/*`` (e.g. a table).
+    """
+    paper_tables.negotiate(request.headers.get("accept"), None, offered=())
+
+
 def negotiated(request: Request, format: str | None) -> str:
     """``"json"`` or the paper table's format asked for (``format`` wins over Accept).
 

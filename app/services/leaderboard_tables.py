@@ -147,7 +147,7 @@ def suite_table(board: SuiteLeaderboardRead) -> PaperTable:
     n = len(board.functions)
     columns = [
         Column("rank", competition_ranks(keys)),
-        Column("mean log10 v", tuple(means), best(means, among=full if any(full) else None)),
+        Column("mean log10 v", tuple(means), best(means, among=full)),
         Column("average rank", tuple(avg), best(avg), marks),
         Column(f"functions (of {n})", tuple(e.functions_covered for e in entries)),
     ]

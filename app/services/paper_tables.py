@@ -1,8 +1,11 @@
 """Tables for papers: one typed table, rendered as CSV, GitHub Markdown or booktabs LaTeX.
 
-A :class:`PaperTable` (frozen) is built from an answer (:func:`comparison_table`) and rendered
-by :func:`render` in one of :data:`FORMATS`; every route that offers tables uses these two steps,
-so the formats cannot differ between resources.
+A :class:`PaperTable` (frozen) is built from an answer (:func:`comparison_table` here;
+:mod:`app.services.leaderboard_tables` and :mod:`app.services.stattest_tables` for the
+leaderboards and the tests, whose rows are algorithms: :class:`Column`, :func:`best`,
+:func:`column_rows`) and rendered by :func:`render` in one of :data:`FORMATS`; every route that
+offers tables uses these two steps (and ``app.api.paper_formats``), so the formats cannot differ
+between resources.
 
 Rules (docs/METHODS.md, "Tables for papers"):
 

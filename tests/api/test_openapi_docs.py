@@ -388,6 +388,7 @@ PROVOKED: dict[tuple[str, str, int], Provoke] = {
     **_anytime_cases(),
 }
 
+
 def _first_example(path: str) -> Any:
     """The first request example of a ``/v1/tests/*`` operation (a valid body)."""
     return ANSWERED_EXAMPLES[path][0].model_json_schema()["examples"][0]
@@ -399,6 +400,11 @@ def _not_acceptable(method: str, url: str, body: Any = None) -> Provoke:
 
 
 PROVOKED |= {
+    ("POST", "/v1/tests/sign-cross-machine", 406): lambda c: c.open.post(
+        "/v1/tests/sign-cross-machine",
+        json={"n": 20, "k": 3, "p_gamma": 0.1},
+        headers={"accept": "text/csv"},
+    ),
     ("GET", "/v1/leaderboards", 406): _not_acceptable("GET", "/v1/leaderboards?suite=bbob&dim=2"),
     ("GET", "/v1/leaderboards/{function_id}", 406): _not_acceptable(
         "GET", "/v1/leaderboards/bbob/f1/i1/d10"

@@ -234,3 +234,14 @@ def test_leaderboards_refuse_other_types(client: TestClient) -> None:
         assert r.status_code == 406, r.text
         assert r.json()["field"] == "accept"
         assert client.get(url, params={"format": "docx"}).status_code == 422
+
+
+def test_the_cross_machine_decision_is_json_only(client: TestClient) -> None:
+    body = {"n": 20, "k": 3, "p_gamma": 0.1}
+    url = "/v1/tests/sign-cross-machine"
+    assert client.post(url, json=body).json()["test"] == "sign-cross-machine"
+    assert client.post(url, json=body, headers={"accept": "text/*, */*;q=0.1"}).status_code == 200
+    for accept in ("text/csv", "application/x-latex", "text/*"):
+        r = client.post(url, json=body, headers={"accept": accept})
+        assert r.status_code == 406, r.text
+        assert r.json()["detail"].endswith("offered: application/json")
