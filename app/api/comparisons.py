@@ -32,6 +32,13 @@ from app.api.figures import (
     RasterOptions,
     VectorOptions,
 )
+from app.api.paper_formats import (
+    NOT_ACCEPTABLE,
+    TABLE_CONTENT,
+    FormatQuery,
+    negotiated,
+    table_response,
+)
 from app.api.responses import model_response
 from app.api.tables import NOT_MODIFIED, IfNoneMatch
 from app.errors import AppError, InvalidInput, NotApplicable
@@ -224,26 +231,11 @@ async def _parse(request: Request) -> ComparisonCreate:
         ) from None
 
 
-#: The paper tables' media types in a 200's OpenAPI content (README, "Tables for papers").
-TABLE_CONTENT: dict[str, Any] = {
-    media: {"schema": {"type": "string"}} for media in paper_tables.MEDIA_TYPES.values()
-}
-
 ViewQuery = Annotated[
     Literal["full", "summary"],
     Query(
         description="summary: without per-cell, per-run and per-table detail (README)",
         examples=["full"],
-    ),
-]
-
-FormatQuery = Annotated[
-    Literal["json", "csv", "markdown", "latex"] | None,
-    Query(
-        description="json (default), or a paper table: csv, markdown, latex (booktabs); the "
-        "same as Accept: text/csv, text/markdown, application/x-latex (README, Tables for "
-        "papers)",
-        examples=["latex"],
     ),
 ]
 
@@ -344,23 +336,10 @@ def _table_response(
     answer: dict[str, Any], fmt: str, status_code: int = 200, headers: dict[str, str] | None = None
 ) -> Response:
     """A comparison's full answer as a paper table in ``fmt`` (docs/METHODS.md)."""
-    table = paper_tables.comparison_table(answer)
-    return Response(
-        paper_tables.render(table, fmt),
-        status_code=status_code,
-        media_type=paper_tables.MEDIA_TYPES[fmt],
-        headers=(headers or {}) | paper_tables.headers(table) | {"Vary": "Accept"},
-    )
+    return table_response(paper_tables.comparison_table(answer), fmt, status_code, headers)
 
 
 _UNKNOWN = unknown_id("comparison_id", "comparison", "c9b5b14d7503e343dc256353")
-#: The 406 of a resource offered as JSON and as paper tables.
-_NOT_ACCEPTABLE = ProblemExample(
-    paper_tables.NotAcceptable,
-    "Accept 'image/png' lists no media type offered here; offered: application/json, "
-    "text/csv, text/markdown, application/x-latex",
-    "accept",
-)
 
 
 @router.get(
@@ -368,7 +347,7 @@ _NOT_ACCEPTABLE = ProblemExample(
     response_model=ComparisonRead,
     summary="Show a stored comparison",
     responses=OpenApiResponses({200: {"content": TABLE_CONTENT}})
-    | problem_responses(_UNKNOWN, _NOT_ACCEPTABLE),
+    | problem_responses(_UNKNOWN, NOT_ACCEPTABLE),
 )
 def get_comparison(
     comparison_id: ComparisonIdPath,
@@ -378,7 +357,7 @@ def get_comparison(
     format: FormatQuery = None,
 ) -> Response:
     """Show a stored comparison (JSON; a paper table with Accept or ``format``)."""
-    fmt = paper_tables.negotiate(request.headers.get("accept"), format)
+    fmt = negotiated(request, format)
     if fmt != "json":
         return _table_response(service.get_comparison(sm, comparison_id, view="full"), fmt)
     return model_response(ComparisonRead, service.get_comparison(sm, comparison_id, view=view))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Request, Response
 
 from app.api.deps import (
     DispatcherDep,
@@ -13,6 +13,13 @@ from app.api.deps import (
     SessionmakerDep,
     SettingsDep,
     TableCachesDep,
+)
+from app.api.paper_formats import (
+    NOT_ACCEPTABLE,
+    TABLE_RESPONSE,
+    FormatQuery,
+    negotiated,
+    table_response,
 )
 from app.errors import InvalidInput
 from app.schemas.common import WRONG_KEY, invalid, problem_responses, unknown_function
@@ -23,8 +30,8 @@ from app.schemas.leaderboards import (
 )
 from app.schemas.ranks import MAX_BUDGET
 from app.schemas.stattests import PosthocMethod
+from app.services import leaderboard_tables, suite_leaderboards
 from app.services import leaderboards as service
-from app.services import suite_leaderboards
 
 router = APIRouter(prefix="/v1/leaderboards", tags=["leaderboards"])
 
@@ -50,12 +57,15 @@ AlphaQuery = Annotated[
     "",
     response_model=SuiteLeaderboardRead,
     summary="Rank archived result sets over a suite and dimension",
-    responses=problem_responses(
+    responses=TABLE_RESPONSE
+    | problem_responses(
         WRONG_KEY,
+        NOT_ACCEPTABLE,
         invalid("dim", "Field required", "missing"),
     ),
 )
 def suite_leaderboard(
+    request: Request,
     sm: SessionmakerDep,
     settings: SettingsDep,
     dispatcher: DispatcherDep,
@@ -100,19 +110,21 @@ def suite_leaderboard(
             examples=["f15,f16,f17"],
         ),
     ] = None,
-) -> SuiteLeaderboardRead:
+    format: FormatQuery = None,
+) -> SuiteLeaderboardRead | Response:
     """Rank archived result sets by mean log10 v over a suite's functions at one dimension.
 
     The board's functions are the suite's registered functions at ``dim`` (of ``instances``,
     for suites with instances; only ``functions`` when given): fixed by the request, never by
     what happens to be archived, so a set's coverage and the family of fully covering sets do
     not change when an unrelated set is stored."""
+    fmt = negotiated(request, format)
     if posthoc in ("bonferroni-dunn", "li"):
         raise InvalidInput(
             f"posthoc {posthoc!r} compares against a control; use an all-pairs family",
             field="posthoc",
         )
-    return suite_leaderboards.suite_leaderboard(
+    board = suite_leaderboards.suite_leaderboard(
         sm,
         settings,
         dispatcher,
@@ -128,15 +140,20 @@ def suite_leaderboard(
         instances=instances,
         functions=functions,
     )
+    if fmt != "json":
+        return table_response(leaderboard_tables.suite_table(board), fmt)
+    return board
 
 
 @router.get(
     "/{function_id:path}",
     response_model=LeaderboardRead,
     summary="Rank archived result sets on one function",
-    responses=problem_responses(
+    responses=TABLE_RESPONSE
+    | problem_responses(
         WRONG_KEY,
         unknown_function(),
+        NOT_ACCEPTABLE,
         invalid("budget", "Input should be greater than or equal to 1", "greater_than_equal"),
     ),
 )
@@ -145,6 +162,7 @@ def function_leaderboard(
         str,
         Path(description="a hosted function id", examples=["bbob/f1/i1/d10"]),
     ],
+    request: Request,
     sm: SessionmakerDep,
     settings: SettingsDep,
     dispatcher: DispatcherDep,
@@ -154,9 +172,11 @@ def function_leaderboard(
     budget: BudgetQuery = None,
     aggregate: AggregateQuery = "median",
     alpha: AlphaQuery = 0.05,
-) -> LeaderboardRead:
+    format: FormatQuery = None,
+) -> LeaderboardRead | Response:
     """Rank every archived result set on a function by the absolute rank of its runs."""
-    return service.function_leaderboard(
+    fmt = negotiated(request, format)
+    board = service.function_leaderboard(
         sm,
         settings,
         dispatcher,
@@ -168,3 +188,6 @@ def function_leaderboard(
         cache=cache,
         ladder_cache=ladder_cache,
     )
+    if fmt != "json":
+        return table_response(leaderboard_tables.function_table(board), fmt)
+    return board

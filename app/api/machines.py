@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
 from app.api.deps import JsonBody, SessionmakerDep, stored_id_path
+from app.api.paper_formats import NOT_ACCEPTABLE_JSON_ONLY, json_only
 from app.api.responses import model_response
 from app.errors import Conflict, InvalidInput, NotFound
 from app.schemas.common import (
@@ -64,11 +65,13 @@ def equivalent_runtime(body: EquivalentRuntimeRequest, sm: SessionmakerDep) -> R
     dependencies=[JsonBody],
     summary="Sign test of B better than A across machines, corrected for p_gamma",
     responses=problem_responses(
-        *body_problems(refused(InvalidInput, "k must be in [0, n] = [0, 20], got 30", "k"))
+        NOT_ACCEPTABLE_JSON_ONLY,
+        *body_problems(refused(InvalidInput, "k must be in [0, n] = [0, 20], got 30", "k")),
     ),
 )
-def sign_cross_machine(body: CrossMachineSignRequest) -> Response:
+def sign_cross_machine(body: CrossMachineSignRequest, request: Request) -> Response:
     """Run the one-sided sign test of "B better than A", corrected for p_gamma."""
+    json_only(request)
     return model_response(TestResponse, service.sign_cross_machine(body))
 
 

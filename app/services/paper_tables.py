@@ -1,8 +1,11 @@
 """Tables for papers: one typed table, rendered as CSV, GitHub Markdown or booktabs LaTeX.
 
-A :class:`PaperTable` (frozen) is built from an answer (:func:`comparison_table`) and rendered
-by :func:`render` in one of :data:`FORMATS`; every route that offers tables uses these two steps,
-so the formats cannot differ between resources.
+A :class:`PaperTable` (frozen) is built from an answer (:func:`comparison_table` here;
+:mod:`app.services.leaderboard_tables` and :mod:`app.services.stattest_tables` for the
+leaderboards and the tests, whose rows are algorithms: :class:`Column`, :func:`best`,
+:func:`column_rows`) and rendered by :func:`render` in one of :data:`FORMATS`; every route that
+offers tables uses these two steps (and ``app.api.paper_formats``), so the formats cannot differ
+between resources.
 
 Rules (docs/METHODS.md, "Tables for papers"):
 
@@ -60,15 +63,15 @@ class Cell:
 
     Attributes
     ----------
-    value : float or None
-        The number (None: empty cell).
+    value : float, int or None
+        The number (None: empty cell); an ``int`` (a count, a budget) is written exactly.
     bold : bool
         The best value of its row.
     mark : str
         ``""``, :data:`DAGGER` or :data:`DDAGGER` (see the module's rules).
     """
 
-    value: float | None
+    value: float | int | None
     bold: bool = False
     mark: str = ""
 
@@ -156,8 +159,9 @@ def negotiate(accept: str | None, fmt: str | None, offered: Sequence[str] = FORM
             return "json"
         if media in FORMAT_OF_MEDIA and FORMAT_OF_MEDIA[media] in offered:
             return FORMAT_OF_MEDIA[media]
-        if media == "text/*":
-            return next(f for f in offered if MEDIA_TYPES[f].startswith("text/"))
+        text = next((f for f in offered if MEDIA_TYPES[f].startswith("text/")), None)
+        if media == "text/*" and text is not None:
+            return text
     listed = ", ".join([JSON_MEDIA, *(MEDIA_TYPES[f] for f in offered)])
     raise NotAcceptable(
         f"Accept {accept[:80]!r} lists no media type offered here; offered: {listed}",
@@ -185,6 +189,72 @@ def _best_row(label: str, values: Sequence[float | None], marks: Sequence[str] =
             Cell(v, bold=v is not None and v == best, mark=marks[i] if marks else "")
             for i, v in enumerate(values)
         ),
+    )
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a table whose rows are algorithms (leaderboards, tests).
+
+    Attributes
+    ----------
+    header : str
+    values : tuple of (float, int or None)
+        One per row.
+    bold : tuple of bool
+        Per row, whether the value is the column's best (empty: none bold); see :func:`best`.
+    marks : tuple of str
+        Per row, ``""``, :data:`DAGGER` or :data:`DDAGGER` (empty: none).
+    """
+
+    header: str
+    values: tuple[float | int | None, ...]
+    bold: tuple[bool, ...] = ()
+    marks: tuple[str, ...] = ()
+
+
+def best(
+    values: Sequence[float | int | None],
+    *,
+    highest: bool = False,
+    among: Sequence[bool] | None = None,
+) -> tuple[bool, ...]:
+    """Per value, whether it is the best (the lowest, or the highest with ``highest``; every
+    tied best) of the values present (not None, not NaN) and, with ``among``, eligible."""
+    ok = [
+        v is not None and not math.isnan(v) and (among is None or among[i])
+        for i, v in enumerate(values)
+    ]
+    present = [v for v, keep in zip(values, ok, strict=True) if keep and v is not None]
+    if not present:
+        return (False,) * len(values)
+    target = max(present) if highest else min(present)
+    return tuple(keep and v == target for v, keep in zip(values, ok, strict=True))
+
+
+def column_rows(labels: Sequence[str], columns: Sequence[Column]) -> tuple[Row, ...]:
+    """Rows ``labels`` (one per algorithm) of ``columns``, transposed into :class:`Row` s."""
+    return tuple(
+        Row(
+            label,
+            tuple(
+                Cell(
+                    c.values[i],
+                    bold=bool(c.bold) and c.bold[i],
+                    mark=c.marks[i] if c.marks else "",
+                )
+                for c in columns
+            ),
+        )
+        for i, label in enumerate(labels)
+    )
+
+
+def provenance_line(what: str, provenance: Mapping[str, Any]) -> str:
+    """The table's provenance: service version, what the answer is, the request's SHA-256."""
+    return (
+        f"absrank {provenance.get('service_version', '')} {what} "
+        f"request_sha256 {provenance.get('request_sha256', '')}"
     )
 
 
@@ -261,11 +331,7 @@ def comparison_table(answer: Mapping[str, Any]) -> PaperTable:
             )
         blocks.append((*logs, _best_row("mean log10 v", mean, marks)))
         legend.append("log10 v: absolute rank (lower is better; v = 0 shown empty).")
-    prov = answer.get("provenance", {})
-    provenance = (
-        f"absrank {prov.get('service_version', '')} comparison {answer['id']} "
-        f"request_sha256 {prov.get('request_sha256', '')}"
-    )
+    provenance = provenance_line(f"comparison {answer['id']}", answer.get("provenance", {}))
     return PaperTable("problem", algorithms, tuple(blocks), tuple(legend), provenance)
 
 
@@ -296,7 +362,9 @@ def markdown_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
-def _short(v: float | None) -> str:
+def _short(v: float | int | None) -> str:
+    if isinstance(v, int):
+        return str(v)
     if v is None or math.isnan(v):
         return ""
     if math.isinf(v):
@@ -304,12 +372,14 @@ def _short(v: float | None) -> str:
     return f"{v:.4g}"
 
 
-def cell_text(v: float | None) -> str:
+def cell_text(v: float | int | None) -> str:
     """A cell's number as the Markdown and HTML tables print it (4 significant digits)."""
     return _short(v)
 
 
-def _full(v: float | None) -> str:
+def _full(v: float | int | None) -> str:
+    if isinstance(v, int):
+        return str(v)
     if v is None or math.isnan(v):
         return ""
     return repr(float(v))

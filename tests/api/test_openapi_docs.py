@@ -19,6 +19,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.api.result_sets import EXAMPLE_CORRECTION, EXAMPLE_SET
+from app.api.stattests import ANSWERED_EXAMPLES
 from app.main import create_app
 from tests.api.conftest import InlineDispatcher, api_settings
 from tests.support import migrate
@@ -385,6 +386,44 @@ PROVOKED: dict[tuple[str, str, int], Provoke] = {
     ("POST", "/v1/rank-spread", 422): _post("/v1/rank-spread", {"v": [1.5]}),
     **_table_publish_cases(),
     **_anytime_cases(),
+}
+
+
+def _first_example(path: str) -> Any:
+    """The first request example of a ``/v1/tests/*`` operation (a valid body)."""
+    return ANSWERED_EXAMPLES[path][0].model_json_schema()["examples"][0]
+
+
+def _not_acceptable(method: str, url: str, body: Any = None) -> Provoke:
+    """A valid request whose Accept lists no offered media type (the paper tables' 406)."""
+    return lambda c: c.open.request(method, url, json=body, headers={"accept": "image/png"})
+
+
+PROVOKED |= {
+    ("POST", "/v1/tests/sign-cross-machine", 406): lambda c: c.open.post(
+        "/v1/tests/sign-cross-machine",
+        json={"n": 20, "k": 3, "p_gamma": 0.1},
+        headers={"accept": "text/csv"},
+    ),
+    ("GET", "/v1/leaderboards", 406): _not_acceptable("GET", "/v1/leaderboards?suite=bbob&dim=2"),
+    ("GET", "/v1/leaderboards/{function_id}", 406): _not_acceptable(
+        "GET", "/v1/leaderboards/bbob/f1/i1/d10"
+    ),
+    **{
+        ("POST", f"/v1/tests/{test}", 406): _not_acceptable(
+            "POST", f"/v1/tests/{test}", _first_example(f"/v1/tests/{test}")
+        )
+        for test in (
+            "friedman",
+            "posthoc",
+            "bradley-terry",
+            "wilcoxon",
+            "sign",
+            "rank-sum",
+            "ks",
+            "permutation",
+        )
+    },
 }
 
 #: Declared statuses not provoked here, and why (none today: every declared error is provoked).

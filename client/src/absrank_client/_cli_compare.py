@@ -25,6 +25,7 @@ from absrank_client._cli_base import (
     _write_rows,
     figure_format,
 )
+from absrank_client.client import Client
 from absrank_client.models import Comparison, Posthoc, Row
 from absrank_client.pairs import pair_rows
 
@@ -286,11 +287,49 @@ def _read_matrix(path: Path) -> tuple[list[list[float | None]], list[str], list[
     return values, algorithms, [r[0].strip() for r in body]
 
 
+PaperTableOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="write the answer as a table for a paper instead of printing it: .tex (booktabs "
+        "LaTeX), .md (Markdown) or .csv, by the file's suffix"
+    ),
+]
+
+
 def _check_conventions(name: str, convention: str | None, cd_convention: str | None) -> None:
     if convention is not None and name not in ("rank-sum", "ks"):
         raise ValueError(f"--convention is for rank-sum and ks, not {name}")
     if cd_convention is not None and name != "posthoc":
         raise ValueError(f"--cd-convention is for posthoc, not {name}")
+
+
+def _run_matrix_test(
+    client: Client,
+    name: str,
+    matrix: Path | None,
+    posthoc_options: dict[str, Any],
+    paper_table: Path | None,
+    fmt: Format,
+) -> None:
+    """``absrank-client test`` of a matrix test (``posthoc_options``: the post-hoc's only)."""
+    if matrix is None:
+        raise ValueError(f"test {name} needs --matrix (a wide CSV)")
+    values, algorithms, problems = _read_matrix(matrix)
+    options = posthoc_options if name == "posthoc" else {}
+    if paper_table is not None:
+        table_format = _table_format(paper_table)
+        client.test_table(
+            name, values, algorithms, problems, format=table_format, path=paper_table, **options
+        )
+        _note(f"table for a paper written to {paper_table}")
+    elif name == "friedman":
+        _emit(client.friedman(values, algorithms, problems), fmt, "Friedman family")
+    elif name == "posthoc":
+        _emit_posthoc(
+            client.posthoc(values, algorithms=algorithms, problems=problems, **options), fmt
+        )
+    else:
+        _emit(client.bradley_terry(values, algorithms, problems), fmt, "Bradley-Terry")
 
 
 @_handled
@@ -322,30 +361,23 @@ def run_test(
         str | None,
         typer.Option(help="posthoc: standard, or jing-liu (Table I: z at 1 - alpha/(2k))"),
     ] = None,
+    paper_table: PaperTableOption = None,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Run one statistical test on a matrix or on two samples."""
     _check_conventions(name, convention, cd_convention)
+    table_format = None if paper_table is None else _table_format(paper_table)
+    if table_format is not None and name not in _MATRIX_TESTS | _SAMPLE_TESTS:
+        raise ValueError(f"--paper-table is for the matrix and sample tests, not {name}")
     with _client() as client:
         if name in _MATRIX_TESTS:
-            if matrix is None:
-                raise ValueError(f"test {name} needs --matrix (a wide CSV)")
-            values, algorithms, problems = _read_matrix(matrix)
-            if name == "friedman":
-                _emit(client.friedman(values, algorithms, problems), fmt, "Friedman family")
-            elif name == "posthoc":
-                posthoc = client.posthoc(
-                    values,
-                    method or "nemenyi",
-                    algorithms=algorithms,
-                    problems=problems,
-                    alpha=alpha,
-                    control=control,
-                    cd_convention=cd_convention,
-                )
-                _emit_posthoc(posthoc, fmt)
-            else:
-                _emit(client.bradley_terry(values, algorithms, problems), fmt, "Bradley-Terry")
+            options: dict[str, Any] = {
+                "method": method or "nemenyi",
+                "alpha": alpha,
+                "control": control,
+                "cd_convention": cd_convention,
+            }
+            _run_matrix_test(client, name, matrix, options, paper_table, fmt)
             return
         xs = None if x is None else _floats(x)
         ys = None if y is None else _floats(y)
@@ -356,11 +388,17 @@ def run_test(
         elif name in _SAMPLE_TESTS:
             if xs is None:
                 raise ValueError(f"test {name} needs --x (and --y)")
-            options: dict[str, Any] = {"alternative": alternative}
+            options = {"alternative": alternative}
             if name != "sign":
                 options["method"] = method
             if convention is not None:
                 options["convention"] = convention
+            if paper_table is not None and table_format is not None:
+                client.test_table(
+                    name, x=xs, y=ys, format=table_format, path=paper_table, **options
+                )
+                _note(f"table for a paper written to {paper_table}")
+                return
             call = getattr(client, name.replace("-", "_"))
             result = call(xs, ys, **options)
         else:
@@ -408,12 +446,37 @@ def leaderboard(
     functions: Annotated[
         str | None, typer.Option(help="suite: only these functions, e.g. f15,f16,f17")
     ] = None,
+    paper_table: PaperTableOption = None,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Archived result sets by absolute rank: on one function, or over --suite at --dim."""
     if (function_id is None) == (suite is None) or (suite is not None and dim is None):
         raise ValueError("give a function id, or --suite and --dim")
+    table_format = None if paper_table is None else _table_format(paper_table)
     with _client() as client:
+        if paper_table is not None and table_format is not None:
+            if function_id is not None:
+                client.leaderboard_table(
+                    function_id,
+                    budget,
+                    aggregate,  # type: ignore[arg-type]
+                    format=table_format,
+                    path=paper_table,
+                )
+            else:
+                client.suite_leaderboard_table(
+                    str(suite),
+                    int(dim or 0),
+                    budget=budget,
+                    aggregate=aggregate,  # type: ignore[arg-type]
+                    posthoc=posthoc,
+                    instances=instances,
+                    functions=functions,
+                    format=table_format,
+                    path=paper_table,
+                )
+            _note(f"table for a paper written to {paper_table}")
+            return
         if function_id is not None:
             board = client.leaderboard(function_id, budget, aggregate)  # type: ignore[arg-type]
             _emit(board, fmt, f"leaderboard of {board.function_id} (log10 v: lower is better)")

@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, Self, TypeVar
+from typing import Any, Generic, Literal, Self, TypeVar
 
 import httpx
 
@@ -23,6 +23,10 @@ from absrank_client.errors import (
 )
 from absrank_client.models import RegionScan, Table
 from absrank_client.progress import JobStatus, Poller, ProgressOption
+
+TableFormat = Literal["csv", "markdown", "latex"]
+PAPER_TABLE_FORMATS: tuple[TableFormat, ...] = ("csv", "markdown", "latex")
+"""The formats of the server's tables for papers (RFC 4180 CSV, GitHub Markdown, booktabs)."""
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 """Where ``absrank serve`` listens by default."""
@@ -225,6 +229,24 @@ class _Session:
         if path is not None:
             Path(path).write_bytes(data)
         return data
+
+    def _paper_table(
+        self,
+        method: str,
+        url: str,
+        format: str,
+        path: str | os.PathLike[str] | None,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+    ) -> str:
+        """A paper table of the server (``?format=`` csv, markdown or latex; the server's
+        README, "Tables for papers"), also written to ``path`` when given."""
+        if format not in PAPER_TABLE_FORMATS:
+            raise ValueError(f"format must be csv, markdown or latex, got {format!r}")
+        query = {**_body(**(params or {})), "format": format}
+        content = self.request(method, url, params=query, json=json).content
+        return self._save(content, path).decode()
 
     @staticmethod
     def _plot_format(format: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import httpx
 
 from absrank_client import inputs
-from absrank_client._client_base import JSON, _body, _floats, _Session
+from absrank_client._client_base import JSON, TableFormat, _body, _floats, _Session
 from absrank_client.errors import InvalidInput, JobFailed
 from absrank_client.models import (
     BradleyTerry,
@@ -22,6 +22,9 @@ from absrank_client.models import (
     TestResult,
 )
 from absrank_client.progress import JobStatus, ProgressOption
+
+_MATRIX_TESTS = ("friedman", "posthoc", "bradley-terry")
+_SAMPLE_TESTS = ("wilcoxon", "sign", "rank-sum", "ks", "permutation")
 
 
 class StatisticsMethods(_Session):
@@ -102,6 +105,37 @@ class StatisticsMethods(_Session):
         raw = self._test("bradley-terry", body)
         names = (raw.get("policies") or {}).get("algorithms") or body.get("algorithms") or ()
         return BradleyTerry.parse((raw.get("result") or {}).get("model") or {}, names, raw)
+
+    def test_table(
+        self,
+        test: str,
+        values: Any = None,
+        algorithms: Sequence[str] | None = None,
+        problems: Sequence[str] | None = None,
+        *,
+        x: Sequence[float | None] | None = None,
+        y: Sequence[float | None] | None = None,
+        format: TableFormat = "latex",
+        path: str | os.PathLike[str] | None = None,
+        **options: Any,
+    ) -> str:
+        """The answer of ``POST /v1/tests/{test}`` as a table for a paper (CSV, Markdown or
+        booktabs LaTeX; the server's README, "Tables for papers"), written to ``path`` too.
+
+        ``friedman``, ``posthoc`` and ``bradley-terry`` take ``values`` (rows = problems, as in
+        :meth:`friedman`), ``algorithms`` and ``problems``; ``wilcoxon``, ``sign``,
+        ``rank-sum``, ``ks`` and ``permutation`` take ``x`` and ``y``. ``options`` are the
+        request's other fields (e.g. ``method="holm"``, ``control="DE"``,
+        ``alternative="less"``); None leaves the server's default.
+        """
+        if test in _MATRIX_TESTS:
+            body = inputs.matrix_payload(values, algorithms, problems) | _body(**options)
+        elif test in _SAMPLE_TESTS:
+            body = _body(x=_floats(x), y=_floats(y), **options)
+        else:
+            known = ", ".join((*_MATRIX_TESTS, *_SAMPLE_TESTS))
+            raise ValueError(f"test must be one of {known}, got {test!r}")
+        return self._paper_table("POST", f"/v1/tests/{test}", format, path, json=body)
 
     def _sample_test(self, name: str, x: Any, y: Any, options: dict[str, Any]) -> TestResult:
         body = _body(x=_floats(x), y=_floats(y), **options)
@@ -348,18 +382,14 @@ class StatisticsMethods(_Session):
         self,
         comparison: Comparison | str,
         *,
-        format: Literal["csv", "markdown", "latex"] = "latex",
+        format: TableFormat = "latex",
         path: str | os.PathLike[str] | None = None,
     ) -> str:
         """A comparison as a table for a paper: CSV (RFC 4180, full precision), GitHub
         Markdown, or booktabs LaTeX (best per problem bold, post-hoc marks, log10 v; the
         server's README, "Tables for papers"). With ``path`` the text is also written there."""
-        if format not in ("csv", "markdown", "latex"):
-            raise ValueError(f"format must be csv, markdown or latex, got {format!r}")
         cid = comparison.id if isinstance(comparison, Comparison) else comparison
-        url = f"/v1/comparisons/{cid}"
-        content = self.request("GET", url, params={"format": format}).content
-        return self._save(content, path).decode()
+        return self._paper_table("GET", f"/v1/comparisons/{cid}", format, path)
 
     def comparison_summary(
         self,

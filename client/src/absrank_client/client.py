@@ -18,7 +18,7 @@ from absrank_client._client_anytime import AnytimeMethods
 
 # ``X as X``: importable from here as before the split, though not in __all__.
 from absrank_client._client_base import DEFAULT_HTTP_TIMEOUT as DEFAULT_HTTP_TIMEOUT
-from absrank_client._client_base import DEFAULT_URL, JSON, _body
+from absrank_client._client_base import DEFAULT_URL, JSON, TableFormat, _body
 from absrank_client._client_stats import StatisticsMethods
 from absrank_client._client_tables import TableMethods
 from absrank_client.archive import ArchiveMethods
@@ -248,17 +248,66 @@ class Client(TableMethods, StatisticsMethods, ArchiveMethods, AnytimeMethods):
         ``instances`` (e.g. ``"1-5"``; the server's default is instance 1) for suites with
         instances, and only ``functions`` (names as in the ids, e.g. ``["f15", "f16"]``)
         when given."""
-        names = (
-            functions if functions is None or isinstance(functions, str) else ",".join(functions)
-        )
-        params = {
-            "suite": suite,
-            "dim": dim,
-            "budget": budget,
-            "aggregate": aggregate,
-            "posthoc": posthoc,
-            "alpha": alpha,
-            "instances": instances,
-            "functions": names,
-        }
+        params = _suite_params(suite, dim, budget, aggregate, posthoc, alpha, instances, functions)
         return SuiteLeaderboard.parse(self._get("/v1/leaderboards", params))
+
+    def leaderboard_table(
+        self,
+        function_id: str,
+        budget: int | None = None,
+        aggregate: Literal["best", "worst", "median", "lower-median", "mean"] = "median",
+        *,
+        alpha: float | None = None,
+        format: TableFormat = "latex",
+        path: str | os.PathLike[str] | None = None,
+    ) -> str:
+        """A function's leaderboard (as :meth:`leaderboard`) as a table for a paper: a row per
+        set in the board's order with its rank, log10 v (best bold, † where its rank-sum test
+        against the best-ranked set is significant), aggregate, runs and budget; CSV, Markdown
+        or booktabs LaTeX (the server's README, "Tables for papers"), written to ``path`` too."""
+        params = {"budget": budget, "aggregate": aggregate, "alpha": alpha}
+        url = f"/v1/leaderboards/{function_id}"
+        return self._paper_table("GET", url, format, path, params=params)
+
+    def suite_leaderboard_table(
+        self,
+        suite: str,
+        dim: int,
+        *,
+        budget: int | None = None,
+        aggregate: Literal["best", "worst", "median", "lower-median", "mean"] = "median",
+        posthoc: str | None = None,
+        alpha: float | None = None,
+        instances: str | None = None,
+        functions: str | Sequence[str] | None = None,
+        format: TableFormat = "latex",
+        path: str | os.PathLike[str] | None = None,
+    ) -> str:
+        """A suite leaderboard (as :meth:`suite_leaderboard`) as a table for a paper: a row per
+        set with its rank, mean log10 v, Friedman average rank (post-hoc marks) and coverage."""
+        params = _suite_params(suite, dim, budget, aggregate, posthoc, alpha, instances, functions)
+        return self._paper_table("GET", "/v1/leaderboards", format, path, params=params)
+
+
+def _suite_params(
+    suite: str,
+    dim: int,
+    budget: int | None,
+    aggregate: str,
+    posthoc: str | None,
+    alpha: float | None,
+    instances: str | None,
+    functions: str | Sequence[str] | None,
+) -> dict[str, Any]:
+    """The query of ``GET /v1/leaderboards`` (``functions`` joined by commas)."""
+    names = functions if functions is None or isinstance(functions, str) else ",".join(functions)
+    return {
+        "suite": suite,
+        "dim": dim,
+        "budget": budget,
+        "aggregate": aggregate,
+        "posthoc": posthoc,
+        "alpha": alpha,
+        "instances": instances,
+        "functions": names,
+    }

@@ -164,3 +164,45 @@ def test_negotiate_refuses() -> None:
     with pytest.raises(InvalidInput) as bad:
         pt.negotiate(None, "docx")
     assert bad.value.field == "format"
+
+
+def test_best_ties_highest_and_eligible() -> None:
+    assert pt.best([2.0, 1.0, 1.0, None]) == (False, True, True, False)
+    assert pt.best([2.0, 3.0, float("nan")], highest=True) == (False, True, False)
+    assert pt.best([0.5, 1.0, 2.0], among=[False, True, True]) == (False, True, False)
+    assert pt.best([0.5, 1.0], among=[False, False]) == (False, False)
+    assert pt.best([None, None]) == (False, False)
+
+
+def test_competition_ranks_share_ties_and_skip() -> None:
+    from app.services.leaderboard_tables import competition_ranks
+
+    keys = [(False, -2.0), (False, -1.0), (False, -1.0), (True, -5.0), None]
+    assert competition_ranks(keys) == (1, 2, 2, 4, None)
+
+
+def test_columns_transpose_and_counts_stay_integers() -> None:
+    cols = [
+        pt.Column("rank", (1, 2)),
+        pt.Column("log10 v", (-3.25, -1.0), pt.best((-3.25, -1.0)), ("", pt.DAGGER)),
+        pt.Column("budget", (100000, 100000)),
+    ]
+    table = PaperTable(
+        "set", ("rank", "log10 v", "budget"), (pt.column_rows(["a", "b"], cols),), (), "x"
+    )
+    assert (
+        pt.render(table, "csv")
+        == (
+            "set,rank,log10 v,budget\r\na,1,-3.25,100000\r\nb,2,-1.0,100000\r\nb †,0,1,0\r\n"
+        ).encode()
+    )
+    assert pt.render(table, "latex").decode().splitlines()[5:7] == [
+        "a & 1 & \\textbf{$-$3.25} & 100000 \\\\",
+        "b & 2 & $-$1$^\\dagger$ & 100000 \\\\",
+    ]
+
+
+def test_json_only_answers_refuse_tables() -> None:
+    assert pt.negotiate("text/*, application/json;q=0.5", None, offered=()) == "json"
+    with pytest.raises(pt.NotAcceptable, match=r"offered: application/json$"):
+        pt.negotiate("text/*", None, offered=())
