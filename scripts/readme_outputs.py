@@ -336,8 +336,9 @@ def paper_table_latex() -> str:
 
 
 def paper_table_csv() -> str:
-    """The same comparison as CSV (``?format=csv``, RFC 4180, full precision)."""
-    return _paper_answer("?format=csv")
+    """The same comparison as CSV (``?format=csv``, RFC 4180, full precision), its CRLF line
+    ends shown as the README's (LF) lines."""
+    return _paper_answer("?format=csv").replace("\r\n", "\n")
 
 
 def paper_summary() -> str:
