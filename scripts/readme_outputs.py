@@ -299,7 +299,8 @@ def _paper_comparison() -> str:
     Its body is that of the README's ``curl`` to :data:`PAPER_TABLE_PATH`, read as
     ``tests/api/test_readme_curl.py`` reads it, so the blocks and the command agree.
     """
-    sys.path.insert(0, str(ROOT))
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
     from tests.api.test_readme_curl import EXAMPLES
 
     bodies = [
