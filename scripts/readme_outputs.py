@@ -8,6 +8,9 @@ An output block in README.md sits between two markers::
     ```
     <!-- /readme-output -->
 
+The fence may name another language (```` ```latex ````, ```` ```csv ````), or be left out: the
+block is then Markdown the README renders (a paper table as a table).
+
 Each generator runs a real script (``examples/``, the client's CLI) against the real app,
 in-process, with the settings ``make run`` uses (default tables N = 2^16; tasks run inline), on
 a fresh SQLite database in a temporary folder, and returns what it printed.
@@ -41,9 +44,9 @@ README = ROOT / "README.md"
 CEC_CSV = ROOT / "tests" / "data" / "cec2005_d10_mean_errors_f15_f17.csv"
 
 BLOCK = re.compile(
-    r"(?P<open><!-- readme-output: (?P<name>[a-z0-9-]+) -->\n```text\n)"
+    r"(?P<open><!-- readme-output: (?P<name>[a-z0-9-]+) -->\n(?P<fence>```[a-z]+\n)?)"
     r"(?P<body>.*?)"
-    r"(?P<close>```\n<!-- /readme-output -->)",
+    r"(?P<close>(?(fence)```\n)<!-- /readme-output -->)",
     re.DOTALL,
 )
 
@@ -69,7 +72,8 @@ def readme_blocks(text: str) -> list[Block]:
     return [Block(m["name"], m["body"]) for m in BLOCK.finditer(text)]
 
 
-def _example(name: str) -> ModuleType:
+def example(name: str) -> ModuleType:
+    """The script ``examples/<name>.py`` as a module (its ``main`` takes ``argv``, client)."""
     spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
     assert spec is not None
     assert spec.loader is not None
@@ -132,15 +136,15 @@ def _printed(run: Callable[[], None]) -> str:
 
 def bbob_demo() -> str:
     """``examples/bbob_demo.py --budget 1000`` on f1, f5, f15, f21 (the README's excerpt)."""
-    demo = _example("bbob_demo")
+    demo = example("bbob_demo")
     with app_client() as client:
         return _printed(lambda: demo.main(["--budget", "1000", "--functions", "1,5,15,21"], client))
 
 
 def cec2005_walkthrough() -> str:
     """``examples/cec2005_walkthrough.py`` on the published CEC 2005 F15–F17 means."""
-    walk = _example("cec2005_walkthrough")
-    return _printed(lambda: walk.main([str(CEC_CSV)], shared_client()))  # type: ignore[arg-type]
+    walk = example("cec2005_walkthrough")
+    return _printed(lambda: walk.main([str(CEC_CSV)], shared_client()))
 
 
 #: The README's CLI command on the CEC 2005 means (after ``--write-long cec2005.csv``).
@@ -150,12 +154,31 @@ CLIENT_COMPARE = (
 )
 
 
-def client_compare() -> str:
-    """``absrank-client compare`` on the CEC 2005 means in long format, with a CD diagram."""
+@dataclass(frozen=True)
+class CliRun:
+    """What one ``absrank-client`` command printed, and the file it wrote.
+
+    Attributes
+    ----------
+    stdout : str
+        Its standard output, newline-terminated.
+    written : bytes
+        The bytes of the file it was asked to write (a figure).
+    """
+
+    stdout: str
+    written: bytes
+
+
+def run_cli(args: list[str], prepare: Callable[[], None], written: str) -> CliRun:
+    """``absrank-client ARGS`` against :func:`shared_client`, in a fresh folder.
+
+    ``prepare()`` runs first, in that folder (it writes the command's input files); the command
+    must exit 0 and write the figure ``written`` there.
+    """
     from absrank_client import Client, cli
     from typer.testing import CliRunner
 
-    walk = _example("cec2005_walkthrough")
     http = shared_client()
     factory = cli.client_factory
     cli.client_factory = lambda url, key, timeout: Client(http=http)  # type: ignore[arg-type]
@@ -163,48 +186,72 @@ def client_compare() -> str:
     try:
         with tempfile.TemporaryDirectory(prefix="absrank-readme-cli-") as tmp:
             os.chdir(tmp)
-            walk.main([str(CEC_CSV), "--write-long", "cec2005.csv"])
-            result = CliRunner().invoke(cli.app, [*CLIENT_COMPARE.split(), "--no-progress"])
-            if result.exit_code != 0 or not Path("cd.svg").read_bytes().startswith(b"<?xml"):
-                raise RuntimeError(f"absrank-client compare failed: {result.output}")
+            prepare()
+            result = CliRunner().invoke(cli.app, args)
+            out = Path(written)
+            if (
+                result.exit_code != 0
+                or not out.exists()
+                or not out.read_bytes().startswith(b"<?xml")
+            ):
+                raise RuntimeError(f"absrank-client {' '.join(args)} failed: {result.output}")
             text = result.stdout
+            return CliRun(text if text.endswith("\n") else text + "\n", out.read_bytes())
     finally:
         os.chdir(here)
         cli.client_factory = factory
-    return text if text.endswith("\n") else text + "\n"
+
+
+def client_compare() -> str:
+    """``absrank-client compare`` on the CEC 2005 means in long format, with a CD diagram."""
+    walk = example("cec2005_walkthrough")
+
+    def prepare() -> None:
+        walk.main([str(CEC_CSV), "--write-long", "cec2005.csv"])
+
+    return run_cli([*CLIENT_COMPARE.split(), "--no-progress"], prepare, "cd.svg").stdout
 
 
 #: The README's walkthrough of the archive: these BBOB functions (d = 10), five runs each.
 COCO_ARCHIVE_FUNCTIONS = (1, 5, 15, 21)
 
 
-def coco_archive() -> str:
-    """``examples/coco_archive.py --functions 1,5,15,21`` after seeding the BBOB demo's sets.
+def seed_bbob_sets(http: object, functions: tuple[int, ...]) -> list[str]:
+    """Archive the BBOB demo's sets (DE, DA, RS; d = 10, five runs each) on ``functions`` only.
 
-    ``make run`` archives the demo's sets on f1-f24; here only their runs on the walkthrough's
-    four functions are seeded (a set's absolute rank on a function depends on nothing else, so
-    the printed entries are the same as with the whole sets) to keep the check short.
+    ``make run`` archives them on f1-f24; a set's runs on one function do not depend on its
+    others, so what is read about these functions is the same, and the seeding short. Returns
+    the sets' ids in the order of :func:`app.services.archive_seed.bbob_sets`.
     """
-    from absrank_client import Client
-
     from app.services import archive_seed, result_sets
 
-    walk = _example("coco_archive")
-    wanted = tuple(f"bbob/f{n}/i1/d10," for n in COCO_ARCHIVE_FUNCTIONS)
+    wanted = tuple(f"bbob/f{n}/i1/d10," for n in functions)
+    state = http.app.state  # type: ignore[attr-defined]
+    ids = []
+    for meta, data in archive_seed.bbob_sets():
+        lines = data.decode().splitlines(keepends=True)
+        kept = [ln for ln in lines if not ln.startswith("bbob/") or ln.startswith(wanted)]
+        stored = result_sets.create_from_csv(
+            state.sessionmaker,
+            state.dispatcher.settings,
+            state.dispatcher,
+            meta,
+            "".join(kept).encode(),
+            cache=state.table_caches,
+            ladder_cache=state.ladder_caches,
+        )
+        ids.append(stored.read.id)
+    return ids
+
+
+def coco_archive() -> str:
+    """``examples/coco_archive.py --functions 1,5,15,21`` after seeding the BBOB demo's sets
+    on those functions (:func:`seed_bbob_sets`)."""
+    from absrank_client import Client
+
+    walk = example("coco_archive")
     with app_client() as http, tempfile.TemporaryDirectory(prefix="absrank-readme-coco-") as tmp:
-        state = http.app.state  # type: ignore[attr-defined]
-        for meta, data in archive_seed.bbob_sets():
-            lines = data.decode().splitlines(keepends=True)
-            kept = [ln for ln in lines if not ln.startswith("bbob/") or ln.startswith(wanted)]
-            result_sets.create_from_csv(
-                state.sessionmaker,
-                state.dispatcher.settings,
-                state.dispatcher,
-                meta,
-                "".join(kept).encode(),
-                cache=state.table_caches,
-                ladder_cache=state.ladder_caches,
-            )
+        seed_bbob_sets(http, COCO_ARCHIVE_FUNCTIONS)
         functions = ",".join(map(str, COCO_ARCHIVE_FUNCTIONS))
         out = Path(tmp) / "nm-archive"
         client = Client(http=http)  # type: ignore[arg-type]
@@ -225,33 +272,79 @@ RS,classic/sphere/d2,1,1,3.0
 RS,classic/sphere/d2,1,30,0.2
 RS,classic/sphere/d2,1,100,0.09
 """
-CLIENT_ANYTIME = (
-    "runtime-distributions runs.csv --target 1 --target 0.1 --target 0.01 --budget 10 "
-    "--budget 100 --plot rank.svg --figure anytime-rank"
+#: The README's ``absrank-client runtime-distributions`` command on :data:`ANYTIME_CSV`.
+ANYTIME_COMMAND = (
+    "runtime-distributions runs.csv --target 1 --target 0.1 --target 0.01 --budget 10 --budget 100"
 )
+CLIENT_ANYTIME = f"{ANYTIME_COMMAND} --plot rank.svg --figure anytime-rank"
+
+
+def write_anytime_csv() -> None:
+    """Write :data:`ANYTIME_CSV` to ``runs.csv`` in the current folder."""
+    Path("runs.csv").write_text(ANYTIME_CSV)
 
 
 def client_runtime_distributions() -> str:
     """``absrank-client runtime-distributions`` on :data:`ANYTIME_CSV`, with a figure."""
-    from absrank_client import Client, cli
-    from typer.testing import CliRunner
+    return run_cli(CLIENT_ANYTIME.split(), write_anytime_csv, "rank.svg").stdout
 
+
+#: The README's request for a paper table, in "Tables for papers" (its body is the README's).
+PAPER_TABLE_PATH = "/v1/comparisons?format=markdown"
+
+
+def _paper_comparison() -> str:
+    """The id of the README's paper-table comparison, created on :func:`shared_client`.
+
+    Its body is that of the README's ``curl`` to :data:`PAPER_TABLE_PATH`, read as
+    ``tests/api/test_readme_curl.py`` reads it, so the blocks and the command agree.
+    """
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.api.test_readme_curl import EXAMPLES
+
+    bodies = [
+        c.body for _, curls, _ in EXAMPLES for c in curls if c.path == PAPER_TABLE_PATH and c.body
+    ]
+    if not bodies:
+        raise RuntimeError(f"README has no curl POST {PAPER_TABLE_PATH} with a body")
     http = shared_client()
-    factory = cli.client_factory
-    cli.client_factory = lambda url, key, timeout: Client(http=http)  # type: ignore[arg-type]
-    here = Path.cwd()
-    try:
-        with tempfile.TemporaryDirectory(prefix="absrank-readme-anytime-") as tmp:
-            os.chdir(tmp)
-            Path("runs.csv").write_text(ANYTIME_CSV)
-            result = CliRunner().invoke(cli.app, CLIENT_ANYTIME.split())
-            if result.exit_code != 0 or not Path("rank.svg").read_bytes().startswith(b"<?xml"):
-                raise RuntimeError(f"absrank-client runtime-distributions failed: {result.output}")
-            text = result.stdout
-    finally:
-        os.chdir(here)
-        cli.client_factory = factory
+    answer = http.post(  # type: ignore[attr-defined]
+        PAPER_TABLE_PATH, content=bodies[0], headers={"content-type": "application/json"}
+    )
+    if answer.status_code not in (200, 201):
+        raise RuntimeError(f"POST {PAPER_TABLE_PATH} answered {answer.status_code}: {answer.text}")
+    return str(answer.headers["location"]).rsplit("/", 1)[-1]
+
+
+def _paper_answer(query: str) -> str:
+    http = shared_client()
+    answer = http.get(f"/v1/comparisons/{_paper_comparison()}{query}")  # type: ignore[attr-defined]
+    if answer.status_code != 200:
+        raise RuntimeError(f"GET …{query} answered {answer.status_code}: {answer.text}")
+    text = str(answer.text)
     return text if text.endswith("\n") else text + "\n"
+
+
+def paper_table_markdown() -> str:
+    """The README's paper-table request answered as Markdown (``?format=markdown``)."""
+    return _paper_answer("?format=markdown")
+
+
+def paper_table_latex() -> str:
+    """The same comparison as a LaTeX (booktabs) table (``?format=latex``)."""
+    return _paper_answer("?format=latex")
+
+
+def paper_table_csv() -> str:
+    """The same comparison as CSV (``?format=csv``, RFC 4180, full precision), its CRLF line
+    ends shown as the README's (LF) lines."""
+    return _paper_answer("?format=csv").replace("\r\n", "\n")
+
+
+def paper_summary() -> str:
+    """The same comparison's written summary (``/summary``, text)."""
+    return _paper_answer("/summary")
 
 
 GENERATORS: dict[str, Callable[[], str]] = {
@@ -260,6 +353,10 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "client-compare": client_compare,
     "coco-archive": coco_archive,
     "client-runtime-distributions": client_runtime_distributions,
+    "paper-table-markdown": paper_table_markdown,
+    "paper-table-latex": paper_table_latex,
+    "paper-table-csv": paper_table_csv,
+    "paper-summary": paper_summary,
 }
 
 
