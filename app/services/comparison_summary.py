@@ -58,15 +58,30 @@ def _relative(answer: Mapping[str, Any]) -> list[str]:
     rel = answer["relative"]
     fr, post = rel["friedman"], rel["posthoc"]
     alpha = post["alpha"]
+    def verdict(p: float) -> str:
+        return "rejects" if p < alpha else "does not reject"
+
+    if fr.get("degenerate"):
+        # chi2 at its maximum N(k − 1): every problem ranks the algorithms alike and the F
+        # approximation divides by zero; its p = 0 is no evidence, Friedman's decision stands
+        iman = (
+            "; Iman–Davenport's F is infinite, since every problem ranks the algorithms the same "
+            "way, where its F approximation breaks down: the Friedman test's decision stands"
+        )
+    else:
+        iman = (
+            f", and Iman–Davenport's F (F = {_g(fr['iman_davenport_statistic'])}, "
+            f"p = {_g(fr['iman_davenport_p_value'])}) "
+            + verdict(float(fr["iman_davenport_p_value"]))
+            + " them"
+        )
     out = [
         f"The {len(names)} algorithms were compared on N = {len(answer['problems'])} problems "
         f"(k = {len(names)}, alpha = {alpha}) with rank tests, which assume neither normality "
         "nor equal variances, so none was checked (Demšar 2006): the Friedman test "
-        f"(chi2 = {_g(fr['statistic'])}, df = {fr['df']}, p = {_g(fr['p_value'])}) and "
-        f"Iman–Davenport's F (F = {_g(fr['iman_davenport_statistic'])}, "
-        f"p = {_g(fr['iman_davenport_p_value'])}), which "
-        + ("reject" if float(fr["iman_davenport_p_value"]) < alpha else "do not reject")
-        + " equal average ranks."
+        f"(chi2 = {_g(fr['statistic'])}, df = {fr['df']}, p = {_g(fr['p_value'])}) "
+        + verdict(float(fr["p_value"]))
+        + f" equal average ranks{iman}."
     ]
     ranks = rel["average_ranks"]
     order = sorted(range(len(names)), key=lambda i: (ranks[i], i))

@@ -94,3 +94,22 @@ def test_summary_quotes_the_json(client: TestClient) -> None:
     assert md.headers["content-type"].startswith("text/markdown")
     assert md.text.splitlines()[1].startswith("## Comparison ")
     assert client.get(answer["location"] + "/summary?format=markdown").content == md.content
+
+
+def test_summary_does_not_read_a_degenerate_iman_davenport_as_a_rejection(
+    client: TestClient,
+) -> None:
+    # every problem ranks A before B: chi2 = N(k - 1) = 2, Friedman p = 0.157 (scipy's
+    # friedmanchisquare needs k >= 3; for k = 2 the statistic is the sign test's), and
+    # Iman–Davenport's F = (N - 1) chi2 / (N(k - 1) - chi2) divides by zero
+    rows = "algorithm,problem,run,value\nA,p1,0,1\nB,p1,0,2\nA,p2,0,1\nB,p2,0,3\n"
+    answer = client.post(
+        "/v1/comparisons?reduction=best", content=rows, headers={"content-type": "text/csv"}
+    ).json()
+    fr = answer["relative"]["friedman"]
+    assert fr["statistic"] == 2.0
+    assert abs(fr["p_value"] - 0.15729920705028513) < 1e-12  # chi2(1) upper tail at 2
+    text = client.get(answer["location"] + "/summary").text
+    assert "p = 0.1573) does not reject equal average ranks" in text
+    assert "Iman–Davenport's F is infinite" in text
+    assert "reject equal average ranks." not in text.replace("does not reject", "")
