@@ -324,10 +324,18 @@ def v1_plot(
     bytes
     """
 
+    many = len(series) > MAX_LEGEND_LEVELS
+
     def draw(figure: Any) -> Any:
         fig = figure(figsize=options.size(7.0, 4.6))
-        ax = fig.add_axes((0.11, 0.12, 0.86, 0.78))
+        ax = fig.add_axes((0.11, 0.12, 0.74 if many else 0.86, 0.78))
         colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
+        if many:  # one colour per level from a sequential map, named by a colour bar
+            from matplotlib import colormaps
+            from matplotlib.colors import to_hex
+
+            cmap = colormaps["viridis"].resampled(len(series))
+            colors = [to_hex(cmap(i)) for i in range(len(series))]
         shown: set[str] = set()
         for i, s in enumerate(series):
             color = colors[i % len(colors)] if len(series) > 1 else "#1f77b4"
@@ -336,7 +344,7 @@ def v1_plot(
                 ok = np.isfinite(ln_v)
                 x = (t - f_opt) if f_opt is not None else t
                 label = _PART[part] if len(series) == 1 else None
-                if len(series) > 1 and part == "samples" and s.label not in shown:
+                if len(series) > 1 and not many and part == "samples" and s.label not in shown:
                     label = s.label
                     shown.add(s.label)
                 ax.plot(x[ok], ln_v[ok] / LN10, _STYLE[part], color=color, lw=1.4, label=label)
@@ -368,9 +376,38 @@ def v1_plot(
         ax.set_title(title, fontsize=options.scaled(9.0), loc="left")
         ax.grid(True, which="major", color="0.85", lw=0.5)
         ax.legend(loc="lower right", fontsize=options.scaled(8.0), frameon=False)
+        if many:
+            _level_bar(fig, series, colors, options)
         return fig
 
     return figure_bytes(draw, fmt, options)
+
+
+#: A ladder with more levels than this names them on a colour bar, not one legend line each.
+MAX_LEGEND_LEVELS = 8
+
+
+def _level_bar(
+    fig: Any, series: Sequence[Series], colors: list[str], options: FigureOptions
+) -> None:
+    """A colour bar of the ladder's levels, ticked with a few levels' region volumes."""
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+
+    n = len(series)
+    norm = BoundaryNorm(np.arange(n + 1) - 0.5, n)
+    cax = fig.add_axes((0.88, 0.12, 0.025, 0.78))
+    bar = fig.colorbar(ScalarMappable(norm=norm, cmap=ListedColormap(colors)), cax=cax)
+    step = max(1, n // 5)
+    ticks = list(range(0, n, step))
+    if n - 1 - ticks[-1] >= step / 2:  # the deepest level, unless its label would overlap
+        ticks.append(n - 1)
+    bar.set_ticks(ticks)
+    bar.set_ticklabels(
+        [f"{k}: 10^{series[k].ln_volume_fraction / LN10:.3g}" for k in ticks],
+        fontsize=options.scaled(7.0),
+    )
+    bar.set_label("level: region volume fraction", fontsize=options.scaled(8.0))
 
 
 @dataclass(frozen=True, eq=False)

@@ -27,6 +27,7 @@ from app.config import Settings
 from app.errors import AppError
 from app.schemas.anytime import ProfileRequest, RuntimeDistributionRequest
 from app.schemas.comparisons import ComparisonRead
+from app.schemas.result_sets import ResultSetItem
 from app.services import anytime, comparison_summary, paper_tables, plots, suite_leaderboards
 from app.services import comparisons as comparison_service
 from app.services import functions as function_service
@@ -79,7 +80,7 @@ def _page(
     )
 
 
-def _offered_sets(sm: SessionmakerDep) -> list[Any]:
+def _offered_sets(sm: SessionmakerDep) -> list[ResultSetItem]:
     listed = result_set_service.list_result_sets(
         sm, suite=None, function_id=None, algorithm=None, limit=OFFERED_SETS, offset=0
     )
@@ -91,7 +92,7 @@ def _home(
     sm: SessionmakerDep,
     values: dict[str, Any],
     problem: FormProblem | None = None,
-    archived: Any | None = None,
+    archived: ResultSetItem | None = None,
 ) -> HTMLResponse:
     context = {
         "archived": archived,

@@ -48,6 +48,8 @@ class Curl:
         The raw body (``-d``), or ``@FILE`` for ``--data-binary @FILE``.
     form : tuple of (str, str)
         ``-F name=value`` fields of a ``multipart/form-data`` body (``@FILE`` uploads FILE).
+    follow : bool
+        ``-L``: follow redirects (curl does not by default, nor does the replay).
     """
 
     line: int
@@ -56,6 +58,7 @@ class Curl:
     headers: dict[str, str] = field(default_factory=dict)
     body: str | None = None
     form: tuple[tuple[str, str], ...] = ()
+    follow: bool = False
 
 
 def _strip_comment(line: str, quote: str | None) -> tuple[str, str | None]:
@@ -93,6 +96,7 @@ def _parse(line: int, command: str) -> Curl | None:
     if not words or words[0] != "curl":
         return None
     method, headers, body, url = "GET", {}, None, None
+    follow = False
     form: list[tuple[str, str]] = []
     it = iter(words[1:])
     for word in it:
@@ -108,13 +112,15 @@ def _parse(line: int, command: str) -> Curl | None:
         elif word in ("-d", "--data-binary"):
             body = next(it)
             method = "POST" if method == "GET" else method
+        elif word in ("-L", "--location"):
+            follow = True
         elif word == ">":
             next(it)
         elif not word.startswith("-"):
             url = word
     assert url is not None, f"README line {line}: curl without a URL"
     path = re.sub(r"^(https?://)?(127\.0\.0\.1|localhost):8000", "", url)
-    return Curl(line, method, path, headers, body, tuple(form))
+    return Curl(line, method, path, headers, body, tuple(form), follow)
 
 
 def _examples() -> list[tuple[str, list[Curl], dict[str, str]]]:
@@ -239,11 +245,16 @@ def _send(
 ) -> Any:
     """Send one README curl: its body, or its ``-F`` form (``@FILE`` from the block's files)."""
     headers = {k: v for k, v in curl.headers.items() if k != "x-api-key"}
+    follow = curl.follow
     if not curl.form:
-        return client.request(curl.method, path, content=content, headers=headers)
+        return client.request(
+            curl.method, path, content=content, headers=headers, follow_redirects=follow
+        )
     uploads = {k: (v[1:], files[v[1:]].encode()) for k, v in curl.form if v[:1] == "@"}
     fields = {k: v for k, v in curl.form if v[:1] != "@"}
-    return client.request(curl.method, path, files=uploads, data=fields, headers=headers)
+    return client.request(
+        curl.method, path, files=uploads, data=fields, headers=headers, follow_redirects=follow
+    )
 
 
 def test_the_openapi_document_stands_alone(client: TestClient) -> None:
