@@ -2,9 +2,12 @@
 
 Like for like with the real endpoint, minus its work:
 
-* the same request model (:class:`app.schemas.ranks.RankRequest`, validated from the JSON body
-  by FastAPI the same way), an ``async def`` endpoint like the real one on its warm path (no
-  thread-pool hop; the real one hops only when it needs the database);
+* the same request model (:class:`app.schemas.ranks.RankRequest`) validated the same way: from
+  the body's bytes by ``RankRequest.model_validate_json``, as the real route's fast path does
+  (:class:`app.api.ranks.RankRoute`; FastAPI's own handler, ``json.loads`` then the model, is
+  ``/v1/absolute-ranks-framework`` here, for ``bench/ranks_asgi.py``), in an ``async def``
+  endpoint like the real one on its warm path (no thread-pool hop; the real one hops only
+  when it needs the database);
 * the same answer: the same keys in the same order, the per-value items written by the same
   encoder (:class:`app.services.ranks.RankColumns` from columns: one ``orjson.dumps`` of the
   float table and one ``bytes %``; ``pydantic_core.to_json`` for the rest), returned as
@@ -26,7 +29,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from fastapi import FastAPI, Response
+from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -73,7 +78,18 @@ def answer(body: RankRequest) -> RankAnswer:
 
 
 @app.post("/v1/absolute-ranks")
-async def absolute_ranks(body: RankRequest) -> Response:
+async def absolute_ranks(request: Request) -> Response:
+    try:
+        body = RankRequest.model_validate_json(await request.body())
+    except ValidationError as exc:
+        raise RequestValidationError(exc.errors(include_url=False)) from None
+    return Response(answer(body).json(), media_type="application/json")
+
+
+@app.post("/v1/absolute-ranks-framework")
+async def absolute_ranks_framework(body: RankRequest) -> Response:
+    """The same answer, the body parsed and validated by FastAPI (``json.loads``, then the
+    model), as every FastAPI endpoint that declares a model parameter."""
     return Response(answer(body).json(), media_type="application/json")
 
 

@@ -16,11 +16,12 @@ seeds 0..ROTATION-1). Figures, each a ratio against a peer or a limit measured i
 * **over HTTP**, side by side on 127.0.0.1: the real API (``absrank serve
   --no-embedded-worker --no-default-tables``, uvicorn, 1 process; table cache
   ``ABSRANK_TABLE_READY_CACHE_SIZE=CACHE_SIZE``) and ``bench/bare_app.py`` (same uvicorn
-  settings, same request model, the same answer bytes' shape from the same encoder, no
-  response_model on either side, no work): cold first calls (the first request per table in
-  a fresh server), one-value requests at 1 client (the fixed cost of a request), 10^3 values
-  at 32 and 4 clients (throughput and p99), and a rotation over more tables than the cache
-  holds (every request reads and decodes its table).
+  settings, same request model validated the same way from the body's bytes, the same
+  answer bytes' shape from the same encoder, no response_model on either side, no work):
+  cold first calls (the first request per table in a fresh server), one-value requests at 1
+  client (the fixed cost of a request), 10^3 values at 32 and 4 clients (throughput and
+  p99), and a rotation over more tables than the cache holds (every request reads and decodes
+  its table).
 
 Load: ``wrk`` (closed loop, keep-alive; Debian package ``wrk``); without it an asyncio + httpx
 load generator (``--tool python``; it shares the 2 cores, so its figures are rougher).

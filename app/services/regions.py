@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from app.domain import absrank, usersamples
@@ -11,8 +13,20 @@ __all__ = ["rank_context"]
 
 
 def _region_fraction(fn: BenchmarkFunction, lower: np.ndarray, upper: np.ndarray) -> float:
-    """Leb(region ∩ Ω) / Leb(Ω)."""
+    """Leb(region ∩ Ω) / Leb(Ω) (float64 bounds: kept per region, asked on every request)."""
+    bounds = (fn.lower, fn.upper, lower, upper)
+    if all(isinstance(b, np.ndarray) and b.dtype == np.float64 and b.ndim == 1 for b in bounds):
+        return _fraction_of(*(b.tobytes() for b in bounds))
     return float(np.prod((upper - lower) / (fn.upper - fn.lower)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _fraction_of(dom_lower: bytes, dom_upper: bytes, lower: bytes, upper: bytes) -> float:
+    """:func:`_region_fraction` of float64 bounds given as their bytes (the same arithmetic)."""
+    lo, up, d_lo, d_up = (
+        np.frombuffer(b, dtype=np.float64) for b in (lower, upper, dom_lower, dom_upper)
+    )
+    return float(np.prod((up - lo) / (d_up - d_lo)))
 
 
 def rank_context(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -105,7 +106,9 @@ class Eq28:
         """
         values, counts = self.table.values, self.counts  # the float64 counts: exact
         knots = values if knots is None else knots
-        j = np.clip(np.searchsorted(knots, t, side="right") - 1, 0, values.size - 1)
+        # searchsorted is at most knots.size <= values.size: only the lower end needs clipping
+        # (np.maximum, not np.clip: the same integers, without clip's per-call checks)
+        j = np.maximum(np.searchsorted(knots, t, side="right") - 1, 0)
         nxt = np.minimum(j + 1, values.size - 1)
         # values[nxt] <= exact_upto as nxt <= _upto, and the counts interp() has just read:
         # fewer of the table's cache lines per value
@@ -193,9 +196,10 @@ class LinearTail:
     limit: float
     uses_atom: bool = True
 
-    @property
+    @cached_property
     def v_top(self) -> float:
-        """``v1`` where the line meets the samples: ``max(atom, v1(y_1))``."""
+        """``v1`` where the line meets the samples: ``max(atom, v1(y_1))`` (a constant of the
+        table, read once per curve instead of once per request)."""
         return max(self.atom, self.eq.count_at(self.eq.y_min) / (self.eq.n + 1.0))
 
     def piece(self, t: np.ndarray, gap: np.ndarray | None = None) -> Piece:
