@@ -254,12 +254,44 @@ def client_runtime_distributions() -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
+PROFILE_CSV = """problem,A,B,dim
+p1,10,20,1
+p2,30,15,1
+p3,5,,4
+"""
+CLIENT_PROFILES = "profiles costs.csv --kind performance --plot perf.svg"
+
+
+def client_profiles() -> str:
+    """``absrank-client profiles`` on :data:`PROFILE_CSV` (an empty cell: a failure)."""
+    from absrank_client import Client, cli
+    from typer.testing import CliRunner
+
+    http = shared_client()
+    factory = cli.client_factory
+    cli.client_factory = lambda url, key, timeout: Client(http=http)  # type: ignore[arg-type]
+    here = Path.cwd()
+    try:
+        with tempfile.TemporaryDirectory(prefix="absrank-readme-profiles-") as tmp:
+            os.chdir(tmp)
+            Path("costs.csv").write_text(PROFILE_CSV)
+            result = CliRunner().invoke(cli.app, CLIENT_PROFILES.split())
+            if result.exit_code != 0 or not Path("perf.svg").read_bytes().startswith(b"<?xml"):
+                raise RuntimeError(f"absrank-client profiles failed: {result.output}")
+            text = result.stdout
+    finally:
+        os.chdir(here)
+        cli.client_factory = factory
+    return text if text.endswith("\n") else text + "\n"
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "bbob-demo": bbob_demo,
     "cec2005-walkthrough": cec2005_walkthrough,
     "client-compare": client_compare,
     "coco-archive": coco_archive,
     "client-runtime-distributions": client_runtime_distributions,
+    "client-profiles": client_profiles,
 }
 
 
