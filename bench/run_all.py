@@ -7,8 +7,9 @@ the exit status is 0 unless a benchmark crashed (or, with ``--strict``, a goal w
 
 Usage::
 
-    .venv/bin/python bench/run_all.py            # full: about 4-5 minutes on 2 cores
-    .venv/bin/python bench/run_all.py --quick    # about 70 s
+    .venv/bin/python bench/run_all.py            # full: about 4-5 minutes on 2 cores (+ ~10
+    #                                              for report_cost: cocopp reads for minutes)
+    .venv/bin/python bench/run_all.py --quick    # about 70 s (+ ~2 min for report_cost)
     .venv/bin/python bench/run_all.py --quick --only permutation,ranktests
 """
 
