@@ -7,8 +7,9 @@ the exit status is 0 unless a benchmark crashed (or, with ``--strict``, a goal w
 
 Usage::
 
-    .venv/bin/python bench/run_all.py            # full: about 4-5 minutes on 2 cores
-    .venv/bin/python bench/run_all.py --quick    # about 70 s
+    .venv/bin/python bench/run_all.py            # full: about 4-5 minutes on 2 cores (+ ~10
+    #                                              for report_cost: cocopp reads for minutes)
+    .venv/bin/python bench/run_all.py --quick    # about 70 s (+ ~2 min for report_cost)
     .venv/bin/python bench/run_all.py --quick --only permutation,ranktests
 """
 
@@ -37,6 +38,7 @@ SCRIPTS = (
     "tail_quality",
     "comparisons",
     "aggregates",
+    "report_cost",
 )
 
 Row = tuple[str, str, str, bool]  # label, figure, goal, met
@@ -333,6 +335,30 @@ def _aggregates(mode: str) -> list[Row]:
     ]
 
 
+def _report_cost(mode: str) -> list[Row]:
+    rc = load("report_cost", mode)
+    g, ag = rc["goals_met"], rc["agreement"]
+    k, f, r, m = rc["shape"]
+    cold, warm = c.median(rc["cold_s"]["absrank"]), c.median(rc["warm_s"]["absrank"])
+    return [
+        (
+            f"anytime report {k} algs x {f} functions x {r} runs x {m} records (runtimes, ERT, "
+            "ECDFs, SVG), cold (fresh process, 1 core) / warm",
+            f"{cold:.2f} / {warm:.2f} s; absrank/cocopp {rc['cold_ratio']:.3f} cold, "
+            f"{rc['warm_ratio']:.3f} warm (cocopp {c.median(rc['cold_s']['cocopp']):.0f} s)",
+            "< 3 s cold",
+            g["cold_under_3s"],
+        ),
+        (
+            "anytime report: pooled ECDFs and ERT vs cocopp on the same data",
+            f"ECDFs identical: {ag['ecdf_identical']}, ERT max rel diff "
+            f"{ag['ert_max_rel_diff']:.1e} ({ag['ert_cells']} cells)",
+            "same",
+            g["same_ecdfs_and_ert"],
+        ),
+    ]
+
+
 SUMMARIES: dict[str, Callable[[str], list[Row]]] = {
     "table_build": _table_build,
     "ranks_load": _ranks_load,
@@ -343,6 +369,7 @@ SUMMARIES: dict[str, Callable[[str], list[Row]]] = {
     "tail_quality": _tail_quality,
     "comparisons": _comparisons,
     "aggregates": _aggregates,
+    "report_cost": _report_cost,
 }
 
 

@@ -347,6 +347,37 @@ def paper_summary() -> str:
     return _paper_answer("/summary")
 
 
+PROFILE_CSV = """problem,A,B,dim
+p1,10,20,1
+p2,30,15,1
+p3,5,,4
+"""
+CLIENT_PROFILES = "profiles costs.csv --kind performance --plot perf.svg"
+
+
+def client_profiles() -> str:
+    """``absrank-client profiles`` on :data:`PROFILE_CSV` (an empty cell: a failure)."""
+    from absrank_client import Client, cli
+    from typer.testing import CliRunner
+
+    http = shared_client()
+    factory = cli.client_factory
+    cli.client_factory = lambda url, key, timeout: Client(http=http)  # type: ignore[arg-type]
+    here = Path.cwd()
+    try:
+        with tempfile.TemporaryDirectory(prefix="absrank-readme-profiles-") as tmp:
+            os.chdir(tmp)
+            Path("costs.csv").write_text(PROFILE_CSV)
+            result = CliRunner().invoke(cli.app, CLIENT_PROFILES.split())
+            if result.exit_code != 0 or not Path("perf.svg").read_bytes().startswith(b"<?xml"):
+                raise RuntimeError(f"absrank-client profiles failed: {result.output}")
+            text = result.stdout
+    finally:
+        os.chdir(here)
+        cli.client_factory = factory
+    return text if text.endswith("\n") else text + "\n"
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "bbob-demo": bbob_demo,
     "cec2005-walkthrough": cec2005_walkthrough,
@@ -357,6 +388,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "paper-table-latex": paper_table_latex,
     "paper-table-csv": paper_table_csv,
     "paper-summary": paper_summary,
+    "client-profiles": client_profiles,
 }
 
 

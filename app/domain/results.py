@@ -8,7 +8,10 @@ leaderboards read it back. Nothing here knows about HTTP or the database.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
 
 from app.domain.errors import InvalidInput
 
@@ -19,6 +22,7 @@ __all__ = [
     "MalformedFile",
     "RunResult",
     "Trajectory",
+    "TrajectoryArrays",
     "ValuesAre",
 ]
 
@@ -54,9 +58,24 @@ class MalformedFile(InvalidInput):
         self.line = line
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
+class TrajectoryArrays:
+    """A trajectory's records as read-only arrays (:attr:`Trajectory.arrays`).
+
+    Attributes
+    ----------
+    evaluations : ndarray, shape (m,)
+        Evaluation counts (integers as given: int64 for Python ints).
+    best : ndarray of float, shape (m,)
+        Best-so-far values.
+    """
+
+    evaluations: NDArray[Any]
+    best: NDArray[np.float64]
+
+
 class Trajectory:
-    """Best-so-far value of one run as a function of the evaluations spent.
+    """Best-so-far value of one run as a function of the evaluations spent (immutable).
 
     Attributes
     ----------
@@ -65,20 +84,101 @@ class Trajectory:
     best : tuple of float
         The best value found within that many evaluations (same units as
         :attr:`ImportedResults.values_are`); non-increasing, finite.
+    arrays : TrajectoryArrays
+        The same records as read-only numpy arrays, for the numerical code.
+
+    The checks run on numpy arrays, which the trajectory keeps. Made by :meth:`from_arrays`, it
+    holds only the arrays and builds the tuples when first read: an anytime analysis of 10^6
+    records never makes 10^6 Python numbers twice. Equality and hash are those of the tuples.
     """
 
-    evaluations: tuple[int, ...]
-    best: tuple[float, ...]
+    __slots__ = ("_arrays", "_best", "_evaluations")
 
-    def __post_init__(self) -> None:
-        if len(self.evaluations) != len(self.best) or not self.evaluations:
+    _arrays: TrajectoryArrays
+    _evaluations: tuple[int, ...] | None
+    _best: tuple[float, ...] | None
+
+    def __init__(self, evaluations: tuple[int, ...], best: tuple[float, ...]) -> None:
+        if len(evaluations) != len(best) or not evaluations:
             raise InvalidInput("a trajectory needs as many evaluations as values, at least one")
-        if self.evaluations[0] < 1 or any(
-            b <= a for a, b in zip(self.evaluations, self.evaluations[1:], strict=False)
-        ):
+        self._set(np.array(evaluations), np.array(best, dtype=float))
+        object.__setattr__(self, "_evaluations", tuple(evaluations))
+        object.__setattr__(self, "_best", tuple(best))
+
+    @classmethod
+    def from_arrays(cls, evaluations: NDArray[Any], best: NDArray[Any]) -> Trajectory:
+        """The trajectory of these arrays (checked as the constructor does; kept as copies).
+
+        Parameters
+        ----------
+        evaluations : ndarray of int, shape (m,)
+        best : ndarray of float, shape (m,)
+        """
+        e, b = np.array(evaluations).reshape(-1), np.array(best, dtype=float).reshape(-1)
+        if e.size != b.size or e.size == 0:
+            raise InvalidInput("a trajectory needs as many evaluations as values, at least one")
+        out = cls.__new__(cls)
+        out._set(e, b)
+        object.__setattr__(out, "_evaluations", None)
+        object.__setattr__(out, "_best", None)
+        return out
+
+    def _set(self, e: NDArray[Any], b: NDArray[np.float64]) -> None:
+        if e[0] < 1 or (e[1:] <= e[:-1]).any():
             raise InvalidInput("trajectory evaluations must be >= 1 and strictly increasing")
-        if any(b > a for a, b in zip(self.best, self.best[1:], strict=False)):
+        if (b[1:] > b[:-1]).any():
             raise InvalidInput("a trajectory's best-so-far values must not increase")
+        e.setflags(write=False)
+        b.setflags(write=False)
+        object.__setattr__(self, "_arrays", TrajectoryArrays(e, b))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Trajectory is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Trajectory is immutable: cannot delete {name!r}")
+
+    def __getstate__(self) -> tuple[NDArray[Any], NDArray[np.float64]]:
+        return self._arrays.evaluations, self._arrays.best
+
+    def __setstate__(self, state: tuple[NDArray[Any], NDArray[np.float64]]) -> None:
+        self._set(np.array(state[0]), np.array(state[1], dtype=float))
+        object.__setattr__(self, "_evaluations", None)
+        object.__setattr__(self, "_best", None)
+
+    @property
+    def evaluations(self) -> tuple[int, ...]:
+        """Strictly increasing evaluation counts (a tuple of Python ints)."""
+        got = self._evaluations
+        if got is None:
+            got = tuple(self._arrays.evaluations.tolist())
+            object.__setattr__(self, "_evaluations", got)
+        return got
+
+    @property
+    def best(self) -> tuple[float, ...]:
+        """Best-so-far values (a tuple of Python floats)."""
+        got = self._best
+        if got is None:
+            got = tuple(self._arrays.best.tolist())
+            object.__setattr__(self, "_best", got)
+        return got
+
+    @property
+    def arrays(self) -> TrajectoryArrays:
+        """The same records as read-only numpy arrays."""
+        return self._arrays
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Trajectory):
+            return NotImplemented
+        return (self.evaluations, self.best) == (other.evaluations, other.best)
+
+    def __hash__(self) -> int:
+        return hash((self.evaluations, self.best))
+
+    def __repr__(self) -> str:
+        return f"Trajectory(evaluations={self.evaluations!r}, best={self.best!r})"
 
     def best_at(self, budget: int) -> float | None:
         """The best value within ``budget`` evaluations; ``None`` before the first record."""

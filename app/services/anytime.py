@@ -115,7 +115,7 @@ def _inline(body: RuntimeDistributionRequest, items: Sequence[AlgorithmRunsIn]) 
                 raise errors.InvalidInput(
                     f"{values.size} values for {evals.size} evaluations", field=f"{at}.values"
                 )
-            if np.any(np.diff(evals) <= 0):
+            if (evals[1:] <= evals[:-1]).any():
                 k = int(np.argmax(np.diff(evals) <= 0)) + 1
                 raise errors.InvalidInput(
                     f"evaluations must be strictly increasing: {int(evals[k])} after "
@@ -126,7 +126,7 @@ def _inline(body: RuntimeDistributionRequest, items: Sequence[AlgorithmRunsIn]) 
                 values = values - _f_opt(run.function_id, f"{at}.function_id")
             if body.records == "observed":
                 values = np.minimum.accumulate(values)
-            elif np.any(np.diff(values) > 0):
+            elif (values[1:] > values[:-1]).any():
                 k = int(np.argmax(np.diff(values) > 0)) + 1
                 raise errors.InvalidInput(
                     f"best-so-far values must not increase (record {k}); send "
@@ -146,7 +146,7 @@ def _inline(body: RuntimeDistributionRequest, items: Sequence[AlgorithmRunsIn]) 
                 )
             number = numbers.get(run.function_id, 0)
             numbers[run.function_id] = number + 1
-            trajectory = Trajectory(tuple(evals.tolist()), tuple(values.tolist()))
+            trajectory = Trajectory.from_arrays(evals, values)
             runs.append(RunResult(run.function_id, number, float(values[-1]), budget, trajectory))
         out.append(Algorithm(item.algorithm, tuple(runs), where))
     return out
@@ -497,22 +497,28 @@ def _payload(
     """The request as hashed into ``provenance.request_sha256``: options as sent, each
     algorithm's runs as digests of their binary64 numbers (not 10^6 floats as JSON text)."""
     out: dict[str, object] = body.model_dump(mode="json", exclude={"algorithms"})
-    out["runs"] = [
-        {
-            "algorithm": alg.name,
-            "function_ids": [r.function_id for r in alg.runs],
-            "budgets": [r.budget for r in alg.runs],
-            "lengths": [len(t.evaluations) for r in alg.runs if (t := r.trajectory) is not None],
-            "evaluations": float64_sha256(
-                [e for r in alg.runs if r.trajectory for e in r.trajectory.evaluations]
-            ),
-            "errors": float64_sha256(
-                [v for r in alg.runs if r.trajectory for v in r.trajectory.best]
-            ),
-        }
-        for alg in algorithms
-    ]
+    runs = []
+    for alg in algorithms:
+        arrays = [t.arrays for r in alg.runs if (t := r.trajectory) is not None]
+        runs.append(
+            {
+                "algorithm": alg.name,
+                "function_ids": [r.function_id for r in alg.runs],
+                "budgets": [r.budget for r in alg.runs],
+                "lengths": [a.best.size for a in arrays],
+                "evaluations": float64_sha256(_joined([a.evaluations for a in arrays])),
+                "errors": float64_sha256(_joined([a.best for a in arrays])),
+            }
+        )
+    out["runs"] = runs
     return out
+
+
+def _joined(parts: list[NDArray[np.generic]]) -> NDArray[np.float64]:
+    """The runs' records end to end, as binary64 (what :func:`float64_sha256` hashes)."""
+    if not parts:
+        return np.empty(0)
+    return np.concatenate(parts).astype(np.float64)
 
 
 # --- profiles -------------------------------------------------------------------------------

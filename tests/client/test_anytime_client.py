@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from absrank_client import Client, ProblemError, Profiles, RuntimeDistributions
@@ -105,3 +106,58 @@ def test_cli_reads_a_long_csv_and_draws(cli_app: object, tmp_path: Path) -> None
     assert svg.read_bytes().startswith(b"<?xml")
     bad = CliRunner().invoke(cli_app, ["runtime-distributions"])  # type: ignore[arg-type]
     assert bad.exit_code == 2
+
+
+def _profiles(cli_app: object, path: Path, *args: str) -> dict[str, Any]:
+    result = CliRunner().invoke(
+        cli_app,  # type: ignore[arg-type]
+        ["profiles", str(path), *args, "--format", "json"],
+    )
+    assert result.exit_code == 0, result.output
+    answer: dict[str, Any] = json.loads(result.stdout)
+    return answer
+
+
+def test_cli_profiles_of_a_wide_csv(cli_app: object, tmp_path: Path) -> None:
+    """Dolan & Moré and Moré & Wild by hand: ratios to the best per problem; costs / (n_p + 1)."""
+    path = tmp_path / "costs.csv"
+    path.write_text("problem,A,B,dim\np1,10,20,1\np2,30,15,1\np3,5,,4\n")
+    svg = tmp_path / "perf.svg"
+    perf = _profiles(cli_app, path, "--kind", "performance", "--plot", str(svg))
+    a, b = perf["curves"]
+    # A: ratios 1, 2, 1; B: 2, 1, failure
+    assert (a["step"]["x"], a["step"]["counts"]) == ([1.0, 2.0], [0, 2, 3])
+    assert (b["step"]["x"], b["step"]["counts"]) == ([1.0, 2.0], [0, 1, 2])
+    assert perf["problems"] == ["p1", "p2", "p3"]
+    assert svg.read_bytes().startswith(b"<?xml")
+    data = _profiles(cli_app, path, "--kind", "data")
+    a, b = data["curves"]
+    # A: 10/2, 30/2, 5/5; B: 20/2, 15/2, failure
+    assert (a["step"]["x"], a["step"]["counts"]) == ([1.0, 5.0, 15.0], [0, 1, 2, 3])
+    assert (b["step"]["x"], b["step"]["counts"]) == ([7.5, 10.0], [0, 1, 2])
+    table = CliRunner().invoke(cli_app, ["profiles", str(path)])  # type: ignore[arg-type]
+    assert table.exit_code == 0, table.output
+    assert "performance profile" in table.stdout
+
+
+def test_cli_accuracy_profiles_and_refusals(cli_app: object, tmp_path: Path) -> None:
+    path = tmp_path / "errors.csv"
+    path.write_text("problem,A,B,initial_error\np1,1e-3,0,1\np2,1,0.1,10\n")
+    got = _profiles(cli_app, path, "--kind", "accuracy", "--max-digits", "12")
+    a, b = got["curves"]
+    # digits gained: A log10(1/1e-3) = 3, log10(10/1) = 1; B capped at 12, log10(10/0.1) = 2
+    assert (a["step"]["x"], a["step"]["continuity"]) == ([1.0, 3.0], "left")
+    assert b["values"] == [12.0, 2.0]
+    runner = CliRunner()
+    costs = tmp_path / "costs.csv"
+    costs.write_text("problem,A,B\np1,10,20\n")
+    no_dims = runner.invoke(cli_app, ["profiles", str(costs), "--kind", "data"])  # type: ignore[arg-type]
+    assert no_dims.exit_code == 2
+    assert "dims" in no_dims.stderr  # the server's problem names the field
+    bad = tmp_path / "bad.csv"
+    bad.write_text("problem,A\np1,fast\n")
+    unreadable = runner.invoke(cli_app, ["profiles", str(bad)])  # type: ignore[arg-type]
+    assert unreadable.exit_code == 2
+    assert "'fast'" in unreadable.stderr  # the cell named (line 2, column A)
+    bad.write_text("name,A\np1,1\n")
+    assert runner.invoke(cli_app, ["profiles", str(bad)]).exit_code == 2  # type: ignore[arg-type]

@@ -150,9 +150,9 @@ def _fixed_budget(
 ) -> FixedBudget:
     rows = []
     for run in runs:
-        trajectory = trajectory_of(run)
-        best = np.asarray(trajectory.best, dtype=float)
-        index = np.searchsorted(trajectory.evaluations, budgets, side="right") - 1
+        arrays = trajectory_of(run).arrays
+        best = arrays.best
+        index = np.searchsorted(arrays.evaluations, budgets, side="right") - 1
         rows.append(np.where(index >= 0, best[np.maximum(index, 0)], np.nan))
     best = np.vstack(rows)
     ended = budgets[None, :] > np.array([r.budget for r in runs])[:, None]

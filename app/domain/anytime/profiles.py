@@ -271,7 +271,7 @@ def convergence_costs(
         raise InvalidInput("initial values must be finite", field="initial")
     if reference is None:
         # a problem without any trajectory keeps f_L = f(x0): nobody passes, all costs inf
-        finals = [[np.inf if t is None else t.best[-1] for t in row] for row in trajectories]
+        finals = [[np.inf if t is None else t.arrays.best[-1] for t in row] for row in trajectories]
         f_low = np.minimum(np.min(np.array(finals, dtype=float), axis=1), f0)
     else:
         f_low = np.asarray(reference, dtype=float).reshape(-1)

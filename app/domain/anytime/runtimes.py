@@ -90,9 +90,10 @@ def first_hits(trajectory: Trajectory, targets: NDArray[np.float64]) -> NDArray[
     -------
     ndarray of float, shape (T,)
     """
-    evaluations = np.asarray(trajectory.evaluations, dtype=float)
+    arrays = trajectory.arrays
+    evaluations = arrays.evaluations.astype(float)
     # best is non-increasing, so -best is non-decreasing: the first index with best <= t
-    index = np.searchsorted(-np.asarray(trajectory.best, dtype=float), -targets, side="left")
+    index = np.searchsorted(-arrays.best, -targets, side="left")
     return np.where(
         index < evaluations.size, evaluations[np.minimum(index, evaluations.size - 1)], np.inf
     )
@@ -183,7 +184,7 @@ def runtime_table(
     rows = []
     for run in runs:
         trajectory = trajectory_of(run)
-        if trajectory.evaluations[-1] > run.budget:
+        if trajectory.arrays.evaluations[-1] > run.budget:
             raise InvalidInput(
                 f"run {run.run} on {run.function_id}: trajectory goes past the budget {run.budget}",
                 field="runs",

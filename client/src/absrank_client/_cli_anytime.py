@@ -1,9 +1,12 @@
 """``absrank-client runtime-distributions``: ERT, runtime ECDFs and the anytime absolute rank of
-trajectories in a long CSV or archived result sets (registered by :mod:`absrank_client.cli`)."""
+trajectories in a long CSV or archived result sets; ``absrank-client profiles``: performance,
+data or accuracy profiles of a (problems × solvers) CSV (both registered by
+:mod:`absrank_client.cli`)."""
 
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,7 +22,13 @@ from absrank_client._cli_base import (
     figure_format,
 )
 
-__all__ = ["read_trajectories", "runtime_distributions"]
+__all__ = [
+    "ProfileMatrix",
+    "profiles",
+    "read_profile_matrix",
+    "read_trajectories",
+    "runtime_distributions",
+]
 
 COLUMNS = ("algorithm", "function_id", "run", "evaluations", "value")
 
@@ -98,3 +107,116 @@ def runtime_distributions(
             _note(f"warning: {w}")
     if plot is not None:
         _note(f"{figure} figure written to {plot}")
+
+
+@dataclass(frozen=True)
+class ProfileMatrix:
+    """A profile's matrix read from a wide CSV: one row per problem, one column per solver.
+
+    Attributes
+    ----------
+    problems : list of str
+        The ``problem`` column.
+    solvers : list of str
+        The other columns' names, in order (``dim`` and ``initial_error`` excluded).
+    matrix : list of list of float or None
+        Costs (performance, data) or final errors (accuracy); ``None`` = a failure.
+    dims : list of int or None
+        The ``dim`` column (data profiles).
+    initial_errors : list of float or None
+        The ``initial_error`` column (accuracy profiles).
+    """
+
+    problems: list[str]
+    solvers: list[str]
+    matrix: list[list[float | None]]
+    dims: list[int] | None
+    initial_errors: list[float] | None
+
+
+FAILURES = ("", "na", "nan", "null", "none", "inf", "fail")
+"""Cells that mean a failure (case-insensitive): the solver did not solve the problem."""
+
+
+def _cell(path: Path, line: int, column: str, text: str) -> float | None:
+    if text.strip().lower() in FAILURES:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise typer.BadParameter(f"{path}, line {line}, column {column}: {text!r}") from None
+
+
+def read_profile_matrix(path: Path) -> ProfileMatrix:
+    """A wide CSV ``problem,<solver>,…`` (optional columns ``dim``, ``initial_error``) as the
+    arguments of :meth:`Client.profiles`; an empty cell (or ``inf``, ``nan``, ``fail``) is a
+    failure."""
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        names = list(reader.fieldnames or ())
+        if "problem" not in names:
+            raise typer.BadParameter(f"{path}: missing column problem")
+        solvers = [n for n in names if n not in ("problem", "dim", "initial_error")]
+        if not solvers:
+            raise typer.BadParameter(f"{path}: no solver columns besides problem")
+        problems, matrix, dims, initial = [], [], [], []
+        for line, row in enumerate(reader, start=2):
+            problems.append(row["problem"])
+            matrix.append([_cell(path, line, s, row[s] or "") for s in solvers])
+            if "dim" in names:
+                try:
+                    dims.append(int(row["dim"]))
+                except (TypeError, ValueError):
+                    raise typer.BadParameter(f"{path}, line {line}, column dim") from None
+            if "initial_error" in names:
+                value = _cell(path, line, "initial_error", row["initial_error"] or "")
+                if value is None:
+                    raise typer.BadParameter(f"{path}, line {line}, column initial_error")
+                initial.append(value)
+    return ProfileMatrix(
+        problems,
+        solvers,
+        matrix,
+        dims if "dim" in names else None,
+        initial if "initial_error" in names else None,
+    )
+
+
+@_handled
+def profiles(
+    matrix: Annotated[
+        Path,
+        typer.Argument(
+            help="wide CSV: problem,<solver>,... (costs, or final errors for accuracy; empty = "
+            "failure), plus dim (data) or initial_error (accuracy)"
+        ),
+    ],
+    kind: Annotated[str, typer.Option(help="performance, data or accuracy")] = "performance",
+    max_digits: Annotated[
+        float | None, typer.Option(help="accuracy: cap on the digits gained (default 16)")
+    ] = None,
+    plot: Annotated[Path | None, typer.Option(help="also draw a figure: .svg, .pdf, .png")] = None,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Performance, data or accuracy profiles: every breakpoint of each solver's step."""
+    read = read_profile_matrix(matrix)
+    args: dict[str, Any] = {
+        "problems": read.problems,
+        "dims": read.dims if kind == "data" else None,
+        "initial_errors": read.initial_errors if kind == "accuracy" else None,
+        "max_digits": max_digits,
+    }
+    with _client() as client:
+        result = client.profiles(kind, read.solvers, read.matrix, **args)  # type: ignore[arg-type]
+        if plot is not None:
+            client.profile_plot(
+                kind,  # type: ignore[arg-type]
+                read.solvers,
+                read.matrix,
+                format=figure_format(plot),
+                path=plot,
+                **args,
+            )
+    _emit(result, fmt, f"{result.kind} profile")
+    if plot is not None:
+        _note(f"{kind} profile written to {plot}")

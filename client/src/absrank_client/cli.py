@@ -19,7 +19,7 @@ from typing import Annotated
 import typer
 
 # ``X as X``: importable from here as before the split, though not in __all__.
-from absrank_client._cli_anytime import runtime_distributions
+from absrank_client._cli_anytime import profiles, runtime_distributions
 from absrank_client._cli_base import ClientFactory, _state
 from absrank_client._cli_base import Format as Format
 from absrank_client._cli_base import FormatOption as FormatOption
@@ -104,6 +104,7 @@ for _name, _command in (
     ("result-sets", result_sets),
     ("result-set", result_set),
     ("runtime-distributions", runtime_distributions),
+    ("profiles", profiles),
 ):
     app.command(_name)(_command)
 
