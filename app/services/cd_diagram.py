@@ -23,6 +23,16 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 
+def _nice_step(span: int, most: int = 10) -> int:
+    """The smallest 1, 2 or 5 × 10^n step giving at most ``most`` intervals over ``span``."""
+    scale = 1
+    while True:
+        for m in (1, 2, 5):
+            if span <= most * m * scale:
+                return m * scale
+        scale *= 10
+
+
 @dataclass(frozen=True)
 class Axis:
     """The scale the algorithms are placed on: ``lo`` (drawn left: best) to ``hi``, with
@@ -36,8 +46,11 @@ class Axis:
     @classmethod
     def ranks(cls, k: int) -> Axis:
         """Average ranks 1..k (Demšar's axis)."""
-        step = 1 if k <= 20 else math.ceil(k / 20)
-        return cls(1.0, float(max(k, 2)), tuple((float(r), str(r)) for r in range(1, k + 1, step)))
+        if k <= 20:
+            return cls(1.0, float(max(k, 2)), tuple((float(r), str(r)) for r in range(1, k + 1)))
+        step = _nice_step(k - 1)  # 1 and round ranks: labels that never run together
+        ticks = [1, *range(step, k + 1, step)]
+        return cls(1.0, float(k), tuple((float(r), str(r)) for r in ticks))
 
     @classmethod
     def decades(cls, values: Sequence[float], label: str) -> Axis:
@@ -49,8 +62,9 @@ class Axis:
             lo -= 1
         if hi == lo:
             lo, hi = lo - 1, hi + 1
-        step = max(1, math.ceil((hi - lo) / 10))
-        ticks = tuple((float(t), str(t)) for t in range(lo, hi + 1, step))
+        step = _nice_step(hi - lo)
+        first = -(-lo // step) * step  # round decades: multiples of a 1-2-5 step
+        ticks = tuple((float(t), str(t)) for t in range(first, hi + 1, step))
         return cls(float(lo), float(hi), ticks, label)
 
     def x(self, value: float) -> float:

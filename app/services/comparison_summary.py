@@ -62,11 +62,11 @@ def _relative(answer: Mapping[str, Any]) -> list[str]:
         return "rejects" if p < alpha else "does not reject"
 
     if fr.get("degenerate"):
-        # chi2 at its maximum N(k − 1): every problem ranks the algorithms alike and the F
-        # approximation divides by zero; its p = 0 is no evidence, Friedman's decision stands
+        # perfect concordance (F = inf, p = 0) or every problem tying all algorithms (F = 0,
+        # p = 1): the F approximation says nothing there, Friedman's decision stands
         iman = (
-            "; Iman–Davenport's F is infinite, since every problem ranks the algorithms the same "
-            "way, where its F approximation breaks down: the Friedman test's decision stands"
+            f"; Iman–Davenport's F is not informative here ({fr.get('reason') or 'degenerate'}): "
+            "the Friedman test's decision stands"
         )
     else:
         iman = (

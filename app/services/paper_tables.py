@@ -348,18 +348,22 @@ _LATEX_ESCAPES = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "<": r"\textless{}",  # OT1 prints < and > as ¡ and ¿
+    ">": r"\textgreater{}",
 }
 
 
 def latex_escape(text: str) -> str:
-    """``text`` as LaTeX text: the ten special characters escaped, everything else kept
+    """``text`` as LaTeX text: the ten special characters and ``<``, ``>`` escaped, the rest kept
     (unicode names stay as they are: compile with a UTF-8 engine or inputenc)."""
     return "".join(_LATEX_ESCAPES.get(c, c) for c in text)
 
 
 def markdown_escape(text: str) -> str:
     """``text`` as a GitHub table cell: ``|`` and ``\\`` escaped, line breaks as spaces."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    # Markdown renders inline HTML: a name is text, never markup
+    return text.replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _short(v: float | int | None) -> str:

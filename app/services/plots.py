@@ -455,10 +455,11 @@ def step_plot(
         lo, hi = x_range if x_range is not None else (float(xs.min()), float(xs.max()))
         if not lo < hi:
             lo, hi = (lo / 2, hi * 2) if log_x and lo > 0 else (lo - 1, hi + 1)
-        for c in curves:
+        styles = _distinct_styles(len(curves))
+        for c, style in zip(curves, styles, strict=True):
             x = np.concatenate(([lo], c.x[(c.x > lo) & (c.x < hi)], [hi]))
             y = c.y[np.searchsorted(c.x, x, side="right")]
-            ax.step(x, y, where="post", lw=1.4, label=c.label)
+            ax.step(x, y, where="post", lw=1.4, label=c.label, **style)
         if log_x:
             ax.set_xscale("log")
         ax.set_xlim(lo, hi)
@@ -494,6 +495,15 @@ class BandCurve:
     label: str
 
 
+def _distinct_styles(n: int) -> list[dict[str, str]]:
+    """Line styles that keep ``n`` curves apart: matplotlib's 10 default colours alone up to
+    10 curves (nothing set), then each colour again with a dashed, dotted, dash-dot line."""
+    if n <= 10:
+        return [{} for _ in range(n)]
+    dashes = ("-", "--", ":", "-.")
+    return [{"color": f"C{i % 10}", "linestyle": dashes[(i // 10) % 4]} for i in range(n)]
+
+
 def band_plot(
     curves: Sequence[BandCurve],
     *,
@@ -509,9 +519,11 @@ def band_plot(
     def draw(figure: Any) -> Any:
         fig = figure(figsize=options.size(6.0, 4.0))
         ax = fig.add_axes((0.12, 0.13, 0.62, 0.77))
-        for c in curves:
+        styles = _distinct_styles(len(curves))
+        for c, style in zip(curves, styles, strict=True):
             ok = np.isfinite(c.middle) & (c.middle > 0 if log_y else True)
-            (line,) = ax.plot(c.x[ok], c.middle[ok], "-", lw=1.4, label=c.label)
+            style = {"linestyle": "-", **style}
+            (line,) = ax.plot(c.x[ok], c.middle[ok], lw=1.4, label=c.label, **style)
             band = np.isfinite(c.low) & np.isfinite(c.high) & (c.low > 0 if log_y else True)
             ax.fill_between(c.x[band], c.low[band], c.high[band], color=line.get_color(), alpha=0.2)
         ax.set_xscale("log")

@@ -16,9 +16,9 @@ from app.schemas.stattests import PosthocMethod
 from app.services import results_input
 
 #: The all-pairs post-hoc families (the control families need a control: the API takes them).
-POSTHOC_CHOICES: tuple[str, ...] = tuple(
-    m for m in get_args(PosthocMethod) if m not in ("bonferroni-dunn", "li")
-)
+AllPairsPosthoc = Literal["nemenyi", "holm", "hochberg", "hommel", "finner", "shaffer"]
+POSTHOC_CHOICES: tuple[str, ...] = get_args(AllPairsPosthoc)
+assert set(POSTHOC_CHOICES) < set(get_args(PosthocMethod))
 
 
 class ReportForm(BaseModel):
@@ -36,9 +36,9 @@ class ReportForm(BaseModel):
     values_are: Literal["error", "f"] = "error"
     reduction: Literal["mean", "median", "best"] = "mean"
     value_runs: int | None = Field(None, ge=1, le=10_000)
-    budget: int = Field(1, ge=1, le=10**15)
-    posthoc: PosthocMethod = "nemenyi"
-    alpha: float = Field(0.05, gt=0.0, lt=1.0)
+    budget: int = Field(ge=1, le=10**15)
+    posthoc: AllPairsPosthoc = "nemenyi"
+    alpha: float = Field(0.05, gt=0.0, lt=1.0, allow_inf_nan=False)
     result_sets: tuple[str, ...] = ()
 
 
@@ -109,9 +109,13 @@ class FormProblem(Exception):
 
 def _problem(exc: ValidationError, default: str) -> FormProblem:
     """The first error of ``exc`` as a refusal naming its form field (``default`` when the
-    field is not one of the form's)."""
+    field is not one of the form's, with the unknown field's name in the message)."""
     first = exc.errors(include_url=False)[0]
     field = str(first["loc"][0]) if first["loc"] else default
+    if first["type"] == "extra_forbidden":
+        return FormProblem(default, f"unknown form field {field[:40]!r}")
+    if first["type"] == "missing":
+        return FormProblem(field, "required: fill it in")
     return FormProblem(field if field in LABELS else default, first["msg"])
 
 

@@ -10,18 +10,23 @@ only asks again for a report whose tables are still building; without it a butto
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 from urllib.parse import urlencode
 
 import anyio
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel
-from starlette.datastructures import UploadFile
+from starlette.datastructures import FormData, UploadFile
+from starlette.exceptions import HTTPException
 
 from app.api.deps import SessionmakerDep, SettingsDep, app_rank_env, may_queue_builds_for
+from app.api.figures import RasterOptions
 from app.api.problems import problem_response
 from app.config import Settings
 from app.errors import AppError
@@ -93,11 +98,13 @@ def _home(
     values: dict[str, Any],
     problem: FormProblem | None = None,
     archived: ResultSetItem | None = None,
+    archived_before: bool = False,
 ) -> HTMLResponse:
     context = {
         "archived": archived,
+        "archived_before": archived_before,
         "formats": ARCHIVE_FORMATS,
-        "title": "absrank",
+        "title": "Start",
         "sets": _offered_sets(sm),
         "posthoc_choices": POSTHOC_CHOICES,
         "values": values,
@@ -119,14 +126,21 @@ ARCHIVE_FORMATS = (
 def home(
     request: Request,
     sm: SessionmakerDep,
-    archived: Annotated[str | None, Query(max_length=64, pattern=r"^r[0-9a-f]{23}$")] = None,
+    archived: str | None = None,
+    again: str | None = None,
 ) -> HTMLResponse:
     """The start page: the report form (a set just archived is ticked), the archive form,
     links to functions and leaderboards."""
     if archived is None:
         return _home(request, sm, {})
     stored = next((s for s in _offered_sets(sm) if s.id == archived), None)
-    return _home(request, sm, {"result_sets": [archived]} if stored else {}, archived=stored)
+    return _home(
+        request,
+        sm,
+        {"result_sets": [archived]} if stored else {},
+        archived=stored,
+        archived_before=again == "1",
+    )
 
 
 @router.post("/archive", response_class=HTMLResponse)
@@ -163,9 +177,11 @@ async def archive(request: Request, sm: SessionmakerDep, settings: SettingsDep) 
     except AppError as exc:
         field = (exc.field or "file").split(".")[0]
         name = f"archive_{field}" if f"archive_{field}" in LABELS else "archive_file"
-        return _home(request, sm, values, FormProblem(name, str(exc), exc.status))
+        message = str(exc).removeprefix(f"{field}: ")
+        return _home(request, sm, values, FormProblem(name, message, exc.status))
+    again = "" if stored.created else "&again=1"
     return RedirectResponse(
-        f"/?archived={stored.read.id}#sets", status_code=303, headers=PAGE_HEADERS
+        f"/?archived={stored.read.id}{again}#sets", status_code=303, headers=PAGE_HEADERS
     )
 
 
@@ -173,12 +189,13 @@ async def _archive_values(
     request: Request, settings: Settings
 ) -> tuple[dict[str, str | list[str]], tuple[str, bytes]]:
     """The archive form's fields, and the file's name and bytes."""
-    async with request.form(
-        max_files=1, max_fields=20, max_part_size=settings.max_upload_bytes
-    ) as form:
+    async with _form(request, settings, 20) as form:
         values: dict[str, str | list[str]] = {}
         upload: tuple[str, bytes] | None = None
         for key, item in form.multi_items():
+            if isinstance(item, UploadFile) and key != "archive_file":
+                name = key if key in LABELS else "archive_file"
+                raise FormProblem(name, f"{key!r} takes text, not a file")
             if isinstance(item, UploadFile):
                 raw = await item.read()
                 if raw:
@@ -190,13 +207,30 @@ async def _archive_values(
         return values, upload
 
 
+@asynccontextmanager
+async def _form(request: Request, settings: Settings, fields: int) -> AsyncIterator[FormData]:
+    """The posted form (its files closed afterwards); a body python-multipart cannot read,
+    or more than a few files, is a refusal naming the form."""
+    try:
+        form = await request.form(
+            max_files=4, max_fields=fields, max_part_size=settings.max_upload_bytes
+        )
+    except HTTPException as exc:
+        raise FormProblem("csv", f"the form could not be read: {exc.detail}") from None
+    try:
+        yield form
+    finally:
+        await form.close()
+
+
 async def _form_values(request: Request, settings: Settings) -> dict[str, str | list[str]]:
     """The posted form as strings (the uploaded file read as UTF-8 text into ``csv``)."""
-    async with request.form(
-        max_files=1, max_fields=200, max_part_size=settings.max_upload_bytes
-    ) as form:
+    async with _form(request, settings, 200) as form:
         values: dict[str, str | list[str]] = {"result_sets": []}
         for key, item in form.multi_items():
+            if isinstance(item, UploadFile) and key != "csv_file":
+                name = key if key in LABELS else "csv"
+                raise FormProblem(name, f"{key!r} takes text, not a file")
             if isinstance(item, UploadFile):
                 raw = await item.read()
                 if not raw:
@@ -245,7 +279,7 @@ async def make_report(request: Request, sm: SessionmakerDep, settings: SettingsD
     except FormProblem as problem:
         return _home(request, sm, values, problem)
     except AppError as exc:
-        field = exc.field.split(".")[0] if exc.field else "csv"
+        field = FORM_FIELD_OF.get((exc.field or "csv").split(".")[0], "csv")
         return _home(request, sm, values, FormProblem(field, str(exc), exc.status))
     comparison = ComparisonRead.model_validate(out)
     if comparison.status == "partial":
@@ -257,6 +291,23 @@ async def make_report(request: Request, sm: SessionmakerDep, settings: SettingsD
         }
         return _page(request, "pending.html", context, 202)
     return RedirectResponse(f"/report/{comparison.id}", status_code=303, headers=PAGE_HEADERS)
+
+
+#: The form field a refusal of the comparison is about (the API names its own fields).
+FORM_FIELD_OF: dict[str, str] = {
+    "csv": "csv",
+    "body": "csv",
+    "results": "csv",
+    "missing": "csv",
+    "control": "posthoc",
+    "posthoc": "posthoc",
+    "alpha": "alpha",
+    "budget": "budget",
+    "value_runs": "value_runs",
+    "values_are": "values_are",
+    "reduction": "reduction",
+    "result_sets": "result_sets",
+}
 
 
 class _Conclusion(BaseModel):
@@ -283,6 +334,7 @@ class _StoredOptions(BaseModel):
     reduction: str
     values_are: Literal["error", "f"]
     budget: int
+    value_runs: int | None = None
     result_sets: list[str] | None = None
 
 
@@ -377,8 +429,18 @@ def report(
         "runtime": runtime is not None,
         "runtime_note": runtime_note,
         "figures": FIGURES,
+        "warnings": [*comparison.warnings, *(comparison.absolute.warnings or [])],
     }
     return _page(request, "report.html", context)
+
+
+def _figure_options(
+    request: Request, fmt: str, options: plots.FigureOptions
+) -> plots.FigureOptions:
+    """The options as the API's figure routes take them: ``dpi`` for PNG only."""
+    if fmt != "png" and "dpi" in request.query_params:
+        raise FormProblem("dpi", f"dpi applies to PNG figures; a {fmt.upper()} is vector", 422)
+    return options
 
 
 def _figure_response(drawn: plots.Rendered, fmt: str) -> Response:
@@ -395,15 +457,17 @@ def report_profile(
     fmt: FigureFormat,
     sm: SessionmakerDep,
     settings: SettingsDep,
-    dpi: Annotated[int, Query(ge=plots.MIN_DPI, le=plots.MAX_DPI)] = plots.DEFAULT_DPI,
+    request: Request,
+    options: RasterOptions,
 ) -> Response:
     """The report's performance profile (as ``POST /v1/profiles/plot.{fmt}`` draws it)."""
     comparison = ComparisonRead.model_validate(comparison_service.get_comparison(sm, comparison_id))
     body, why = _profile_request(comparison)
     if body is None:
         raise FormProblem("comparison_id", why, 409)
-    options = plots.FigureOptions(dpi=dpi) if fmt == "png" else plots.FigureOptions()
-    return _figure_response(anytime.profile_figure(body, settings, fmt, options), fmt)
+    return _figure_response(
+        anytime.profile_figure(body, settings, fmt, _figure_options(request, fmt, options)), fmt
+    )
 
 
 @router.get("/report/{comparison_id}/{figure}.{fmt}")
@@ -414,7 +478,7 @@ def report_runtime_figure(
     request: Request,
     sm: SessionmakerDep,
     settings: SettingsDep,
-    dpi: Annotated[int, Query(ge=plots.MIN_DPI, le=plots.MAX_DPI)] = plots.DEFAULT_DPI,
+    options: RasterOptions,
 ) -> Response:
     """The report's runtime ECDF, fixed-budget or anytime-rank figure (as
     ``POST /v1/runtime-distributions/plot.{fmt}?figure=…`` draws it for the archived sets)."""
@@ -424,25 +488,40 @@ def report_runtime_figure(
     if body is None:
         raise FormProblem("comparison_id", "this comparison has no archived result sets", 409)
     env = app_rank_env(request, False)
-    options = plots.FigureOptions(dpi=dpi) if fmt == "png" else plots.FigureOptions()
-    drawn = anytime.runtime_figure(anytime.runtime_distributions(env, body), figure, fmt, options)
+    drawn = anytime.runtime_figure(
+        anytime.runtime_distributions(env, body),
+        figure,
+        fmt,
+        _figure_options(request, fmt, options),
+    )
     return _figure_response(drawn, fmt)
+
+
+def _dimension(request: Request, text: str | None, title: str) -> int | HTMLResponse | None:
+    """A page's ``dim`` query parameter, or the page that refuses it (HTML, 422)."""
+    if text is None or text.strip() == "":
+        return None
+    if text.strip().isdigit() and 1 <= int(text) <= 100_000:
+        return int(text)
+    message = f"dim: the dimension is a whole number from 1 to 100000, got {text[:40]!r}"
+    return _page(request, "error.html", {"title": title, "message": message}, 422)
 
 
 @router.get("/functions", response_class=HTMLResponse)
 def function_list(
-    request: Request,
-    suite: Annotated[str | None, Query(max_length=32)] = None,
-    dim: Annotated[int | None, Query(ge=1, le=100_000)] = None,
+    request: Request, suite: str | None = None, dim: str | None = None
 ) -> HTMLResponse:
     """The hosted functions, filtered by suite and dimension."""
-    found = function_service.search_functions(suite=suite or None, dim=dim)
+    d = _dimension(request, dim, "Functions")
+    if isinstance(d, HTMLResponse):
+        return d
+    found = function_service.search_functions(suite=(suite or "")[:32] or None, dim=d)
     context = {
         "title": "Functions",
         "functions": found[:LISTED_FUNCTIONS],
         "total": len(found),
         "suite": suite or "",
-        "dim": dim,
+        "dim": d,
         "suites": _suites(),
     }
     return _page(request, "functions.html", context)
@@ -465,30 +544,36 @@ def leaderboard_page(
     request: Request,
     sm: SessionmakerDep,
     settings: SettingsDep,
-    suite: Annotated[str | None, Query(max_length=32)] = None,
-    dim: Annotated[int | None, Query(ge=1, le=10_000)] = None,
-    functions: Annotated[str | None, Query(max_length=2000, pattern=r"^[A-Za-z0-9_.,-]*$")] = None,
+    suite: str | None = None,
+    dim: str | None = None,
+    functions: str | None = None,
 ) -> HTMLResponse:
     """The suite leaderboard of archived sets (as ``GET /v1/leaderboards``), in a table."""
-    suites = _suites()
+    d = _dimension(request, dim, "Leaderboards")
+    if isinstance(d, HTMLResponse):
+        return d
+    functions = functions.strip() if functions else None
+    if functions and not re.fullmatch(r"[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*", functions[:2000]):
+        message = f"functions: names separated by commas (e.g. f15,f16,f17), got {functions[:40]!r}"
+        return _page(request, "error.html", {"title": "Leaderboards", "message": message}, 422)
     context: dict[str, Any] = {
         "title": "Leaderboards",
-        "suites": suites,
+        "suites": _suites(),
         "suite": suite or "",
-        "dim": dim,
+        "dim": d,
         "functions": functions or "",
         "board": None,
         "message": "",
     }
-    if suite and dim:
+    if suite and d:
         state = request.app.state
         try:
             context["board"] = suite_leaderboards.suite_leaderboard(
                 sm,
                 settings,
                 state.dispatcher,
-                suite=suite,
-                dim=dim,
+                suite=suite[:32],
+                dim=d,
                 budget=None,
                 aggregate="median",
                 posthoc="nemenyi",

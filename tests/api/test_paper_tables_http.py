@@ -111,5 +111,13 @@ def test_summary_does_not_read_a_degenerate_iman_davenport_as_a_rejection(
     assert abs(fr["p_value"] - 0.15729920705028513) < 1e-12  # chi2(1) upper tail at 2
     text = client.get(answer["location"] + "/summary").text
     assert "p = 0.1573) does not reject equal average ranks" in text
-    assert "Iman–Davenport's F is infinite" in text
+    assert "Iman–Davenport's F is not informative here (perfect concordance" in text
     assert "reject equal average ranks." not in text.replace("does not reject", "")
+    # every problem ties both algorithms: F = 0, p = 1, said as such
+    ties = "algorithm,problem,run,value\nA,p1,0,1\nB,p1,0,1\nA,p2,0,2\nB,p2,0,2\n"
+    tied = client.post(
+        "/v1/comparisons?reduction=best", content=ties, headers={"content-type": "text/csv"}
+    ).json()
+    assert tied["relative"]["friedman"]["degenerate"] is True
+    text = client.get(tied["location"] + "/summary").text
+    assert "not informative here (" + tied["relative"]["friedman"]["reason"] in text

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from markupsafe import escape
 
 from app.config import Settings
 from app.services import results_input
@@ -112,7 +113,7 @@ def test_the_form_makes_the_apis_comparison_of_a_wide_table(client: TestClient) 
 
 
 def test_the_performance_profile_is_post_v1_profiles_of_the_cells(client: TestClient) -> None:
-    made = client.post("/report", data={"csv": SMALL}, follow_redirects=False)
+    made = client.post("/report", data={"csv": SMALL, "budget": "1"}, follow_redirects=False)
     assert made.status_code == 303, made.text[:2000]
     cid = _report_id(made)
     costs = [[1.0, 2.0, 3.0], [2.0, 1.0, 4.0], [0.5, 0.9, 0.7]]
@@ -130,7 +131,7 @@ def test_the_performance_profile_is_post_v1_profiles_of_the_cells(client: TestCl
 
 def test_a_zero_cell_has_no_performance_profile_and_says_why(client: TestClient) -> None:
     made = client.post(
-        "/report", data={"csv": SMALL.replace("0.5", "0")}, follow_redirects=False
+        "/report", data={"csv": SMALL.replace("0.5", "0"), "budget": "1"}, follow_redirects=False
     )
     cid = _report_id(made)
     assert "needs positive costs" in client.get(f"/report/{cid}").text
@@ -142,14 +143,45 @@ def test_a_zero_cell_has_no_performance_profile_and_says_why(client: TestClient)
 @pytest.mark.parametrize(
     ("data", "files", "label", "needle"),
     [
-        ({}, None, "Results (CSV)", "paste or upload"),
-        ({"csv": "algorithm,p1\nA,x\nB,1\n"}, None, "Results (CSV)", "line 2"),
-        ({"csv": SMALL, "problem_template": "cec2005/f1"}, None, "Problem id template", "{column}"),
-        ({"csv": SMALL, "alpha": "2"}, None, "Significance level", "less than 1"),
+        ({"budget": "1"}, None, "Results (CSV)", "paste or upload"),
+        ({"csv": SMALL}, None, "Evaluations per run", "required"),
+        ({"csv": "algorithm,p1\nA,x\nB,1\n", "budget": "1"}, None, "Results (CSV)", "line 2"),
+        (
+            {"csv": SMALL, "problem_template": "cec2005/f1", "budget": "1"},
+            None,
+            "Problem id template",
+            "{column}",
+        ),
+        ({"csv": SMALL, "alpha": "2", "budget": "1"}, None, "Significance level", "less than 1"),
+        ({"csv": SMALL, "alpha": "nan", "budget": "1"}, None, "Significance level", "finite"),
         ({"csv": SMALL, "budget": "zero"}, None, "Evaluations per run", "integer"),
-        ({}, {"csv_file": ("x.csv", b"algorithm,p\xff\n", "text/csv")}, "Results (CSV)", "UTF-8"),
-        ({"csv": "algorithm,p1,p1\nA,1,2\n"}, None, "Results (CSV)", "repeated"),
-        ({"csv": "algorithm,problem,run,value\nA,p1,0,1\n"}, None, "Results (CSV)", "2 algorithms"),
+        ({"csv": SMALL, "budget": "1", "posthoc": "li"}, None, "Post-hoc family", "nemenyi"),
+        ({"csv": SMALL, "budget": "1", "zzz": "1"}, None, "Results (CSV)", "unknown form field"),
+        (
+            {"budget": "1"},
+            {"csv_file": ("x.csv", b"algorithm,p\xff\n", "text/csv")},
+            "Results (CSV)",
+            "UTF-8",
+        ),
+        (
+            {"csv": SMALL},
+            {"budget": ("b.csv", b"1", "text/csv")},
+            "Evaluations per run",
+            "not a file",
+        ),
+        ({"csv": "algorithm,p1,p1\nA,1,2\n", "budget": "1"}, None, "Results (CSV)", "repeated"),
+        (
+            {"csv": "algorithm,problem,run,value\nA,p1,0,1\n", "budget": "1"},
+            None,
+            "Results (CSV)",
+            "2 algorithms",
+        ),
+        (
+            {"csv": "algorithm,problem,run,value\nA,p1,0,1\nB,p1,0,2\n", "budget": "1"},
+            None,
+            "Results (CSV)",
+            "2 problems",
+        ),
     ],
 )
 def test_a_refused_form_comes_back_with_the_field_named(
@@ -165,7 +197,7 @@ def test_a_refused_form_comes_back_with_the_field_named(
     assert alert, r.text[:1500]
     assert label in alert.group(0)
     assert needle in alert.group(0), alert.group(0)
-    if "csv" in data:  # what was typed is kept
+    if "csv" in data and files is None:  # what was typed is kept
         assert data["csv"].split("\n")[0] in r.text
 
 
@@ -307,3 +339,61 @@ def test_the_archive_form_names_its_fields(
     assert alert, r.text[:1500]
     assert label in alert.group(0)
     assert needle in alert.group(0)
+
+
+def test_every_warning_is_on_the_report_and_the_budget_is_said(client: TestClient) -> None:
+    # an error below 0 is impossible: absolute ranks say so in absolute.warnings
+    csv_text = MEANS.replace("DE,0.001", "DE,-0.001")
+    made = client.post(
+        "/report", data={"csv": csv_text, **MEANS_FORM}, follow_redirects=False
+    )
+    assert made.status_code == 303, made.text[:1500]
+    cid = _report_id(made)
+    answer = client.get(f"/v1/comparisons/{cid}").json()
+    messages = [w["message"] for w in answer["warnings"] + answer["absolute"]["warnings"]]
+    assert messages
+    html = client.get(f"/report/{cid}").text
+    section = html[html.index('id="warnings"') :]
+    for message in messages:
+        assert escape(message) in section, message
+    assert "budget c = 1000 evaluations per run" in html
+    assert "mean of 25 runs" in html
+
+
+def test_report_figures_take_the_apis_size_options(client: TestClient) -> None:
+    made = client.post("/report", data={"csv": SMALL, "budget": "1"}, follow_redirects=False)
+    cid = _report_id(made)
+    plain = client.get(f"/report/{cid}/profile.svg").content
+    wide = client.get(f"/report/{cid}/profile.svg?width=9&font_size=14")
+    assert wide.status_code == 200
+    assert wide.content != plain
+    direct = client.post(
+        "/v1/profiles/plot.svg?width=9&font_size=14",
+        json={
+            "kind": "performance",
+            "solvers": ["A", "B", "C"],
+            "problems": ["p1", "p2", "p3"],
+            "costs": [[1.0, 2.0, 3.0], [2.0, 1.0, 4.0], [0.5, 0.9, 0.7]],
+        },
+    )
+    assert wide.content == direct.content
+    refusals = (("width=0.1", "width"), ("font_size=100", "font_size"), ("dpi=5000", "dpi"))
+    for query, field in refusals:
+        refused = client.get(f"/report/{cid}/profile.svg?{query}")
+        assert refused.status_code == 422, query
+        assert refused.json()["field"] == field
+    assert client.get(f"/report/{cid}/profile.png?dpi=5000").status_code == 422
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/functions?dim=abc", "/leaderboards?suite=bbob&dim=-1", "/leaderboards?functions=%3Cb%3E"],
+)
+def test_bad_page_queries_are_html_pages_naming_the_parameter(
+    client: TestClient, path: str
+) -> None:
+    r = client.get(path)
+    assert r.status_code == 422
+    assert r.headers["content-type"].startswith("text/html")
+    assert "dim:" in r.text or "functions:" in r.text
+    assert client.get("/?archived=%3Cb%3Ex").status_code == 200

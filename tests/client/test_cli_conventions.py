@@ -102,3 +102,14 @@ def test_compare_names_the_jing_liu_cd(cli_app: object, tmp_path: Path) -> None:
     assert "Jing & Liu's CD" in named
     r = invoke(cli_app, *args)
     assert "Jing" not in _cd_line(r.stdout)[1]  # type: ignore[attr-defined]
+
+
+def test_a_csv_that_is_not_utf8_is_named_with_its_byte(tmp_path: Path) -> None:
+    from absrank_client.inputs import read_text, results_payload
+
+    path = tmp_path / "latin1.csv"
+    path.write_bytes("algorithm,problem,run,value\nAé,p1,0,1\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin1\.csv: not UTF-8 \(byte 29\)"):
+        read_text(path)
+    with pytest.raises(ValueError, match="not UTF-8"):
+        results_payload(str(path))

@@ -80,9 +80,20 @@ def _records(results: ResultsInput) -> Sequence[Mapping[str, Any]]:
     return out
 
 
+def read_text(path: Path) -> str:
+    """A UTF-8 text file's text; a ``ValueError`` naming the file and byte when it is not."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{path}: not UTF-8 (byte {exc.start}); save the file as UTF-8"
+        ) from None
+
+
 def read_csv_rows(path: Path) -> list[dict[str, Any]]:
     """The rows of a long-format CSV file (header ``algorithm,problem,run,value``)."""
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     reader = csv.DictReader(io.StringIO(text))
     header = [h.strip() for h in reader.fieldnames or ()]
     missing = [c for c in ("algorithm", "problem", "value") if c not in header]
@@ -126,7 +137,7 @@ def results_payload(results: ResultsInput) -> dict[str, Any]:
     """
     if _is_path(results):
         path = Path(results)
-        return {"csv": path.read_text(encoding="utf-8")}
+        return {"csv": read_text(path)}
     return {"results": long_rows(results)}
 
 

@@ -206,3 +206,10 @@ def test_json_only_answers_refuse_tables() -> None:
     assert pt.negotiate("text/*, application/json;q=0.5", None, offered=()) == "json"
     with pytest.raises(pt.NotAcceptable, match=r"offered: application/json$"):
         pt.negotiate("text/*", None, offered=())
+
+
+def test_names_are_text_in_markdown_and_latex() -> None:
+    from app.services.paper_tables import latex_escape, markdown_escape
+
+    assert markdown_escape("<script>a|b</script>") == "&lt;script&gt;a\\|b&lt;/script&gt;"
+    assert latex_escape("a<b>c") == r"a\textless{}b\textgreater{}c"
