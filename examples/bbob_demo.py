@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None, http: httpx.Client | None = None) -> Non
     e.g. one wired to the app in-process) replaces ``--url``.
     """
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--url", default="http://127.0.0.1:8000")
+    parser.add_argument("--url", default=os.environ.get("ABSRANK_URL", "http://127.0.0.1:8000"))
     parser.add_argument("--budget", type=int, default=1000, help="evaluations per run (c)")
     parser.add_argument("--dim", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1)

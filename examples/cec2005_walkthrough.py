@@ -27,6 +27,7 @@ import argparse
 import contextlib
 import csv
 import math
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None, http: httpx.Client | None = None) -> Non
     """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("csv", nargs="?", type=Path, help="the published table (wide CSV)")
-    parser.add_argument("--url", default="http://127.0.0.1:8000")
+    parser.add_argument("--url", default=os.environ.get("ABSRANK_URL", "http://127.0.0.1:8000"))
     parser.add_argument("--wait", type=float, default=600.0, help="seconds to wait for tables")
     parser.add_argument(
         "--write-long",

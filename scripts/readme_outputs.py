@@ -258,34 +258,38 @@ def coco_archive() -> str:
         return _printed(lambda: walk.main(["--functions", functions, "--out", str(out)], client))
 
 
-#: The README's trajectories (two algorithms on the sphere in 2-D, two runs each) and command.
-ANYTIME_CSV = """algorithm,function_id,run,evaluations,value
-DE,classic/sphere/d2,0,1,5.0
-DE,classic/sphere/d2,0,10,0.5
-DE,classic/sphere/d2,0,100,0.001
-DE,classic/sphere/d2,1,1,4.0
-DE,classic/sphere/d2,1,20,0.05
-DE,classic/sphere/d2,1,100,0.01
-RS,classic/sphere/d2,0,1,6.0
-RS,classic/sphere/d2,0,50,0.8
-RS,classic/sphere/d2,1,1,3.0
-RS,classic/sphere/d2,1,30,0.2
-RS,classic/sphere/d2,1,100,0.09
-"""
-#: The README's ``absrank-client runtime-distributions`` command on :data:`ANYTIME_CSV`.
+#: The README's trajectories file (two algorithms on the sphere in 2-D, two runs each).
+ANYTIME_FILE = "trajectories.csv"
+
+
+def readme_file(name: str) -> str:
+    """The text of a file the README writes with ``cat > NAME <<'TAG'`` (so the command the
+    README prints and the file it runs on are the README's own)."""
+    found = re.search(
+        rf"^cat > {re.escape(name)} <<'(?P<tag>\w+)'\n(?P<text>.*?)^(?P=tag)$",
+        README.read_text(),
+        re.M | re.S,
+    )
+    if found is None:
+        raise RuntimeError(f"README writes no {name} (cat > {name} <<'TAG')")
+    return found["text"]
+
+
+#: The README's ``absrank-client runtime-distributions`` command on :data:`ANYTIME_FILE`.
 ANYTIME_COMMAND = (
-    "runtime-distributions runs.csv --target 1 --target 0.1 --target 0.01 --budget 10 --budget 100"
+    f"runtime-distributions {ANYTIME_FILE} --target 1 --target 0.1 --target 0.01 --budget 10 "
+    "--budget 100"
 )
 CLIENT_ANYTIME = f"{ANYTIME_COMMAND} --plot rank.svg --figure anytime-rank"
 
 
 def write_anytime_csv() -> None:
-    """Write :data:`ANYTIME_CSV` to ``runs.csv`` in the current folder."""
-    Path("runs.csv").write_text(ANYTIME_CSV)
+    """Write the README's :data:`ANYTIME_FILE` in the current folder."""
+    Path(ANYTIME_FILE).write_text(readme_file(ANYTIME_FILE))
 
 
 def client_runtime_distributions() -> str:
-    """``absrank-client runtime-distributions`` on :data:`ANYTIME_CSV`, with a figure."""
+    """``absrank-client runtime-distributions`` on :data:`ANYTIME_FILE`, with a figure."""
     return run_cli(CLIENT_ANYTIME.split(), write_anytime_csv, "rank.svg").stdout
 
 

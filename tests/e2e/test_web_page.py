@@ -118,7 +118,9 @@ def test_upload_the_cec2005_table_and_read_the_report(
     for tag, fg, bg in d.execute_script(COLOURS):  # type: ignore[attr-defined]
         assert contrast(fg, bg) >= 4.5, (tag, fg, bg)
 
-    # a refusal first: a bad value comes back named, with what was typed kept
+    # a refusal first: a bad value comes back named, with what was typed kept (the budget has
+    # no default: the browser itself asks for it first)
+    d.find_element(By.ID, "field-budget").send_keys("100000")  # type: ignore[attr-defined]
     d.find_element(By.ID, "field-csv").send_keys("algorithm,f15\nA,not-a-number\nB,1\n")  # type: ignore[attr-defined]
     d.find_element(By.ID, "make-report").click()  # type: ignore[attr-defined]
     alert = _wait(d, "document.querySelector('[role=alert]')", "the refusal")
