@@ -105,6 +105,12 @@ class Settings(BaseSettings):
     redispatch_interval_seconds: float = Field(
         30.0, ge=0, description="API-side re-dispatch of expired chunk leases; 0 disables"
     )
+    preload_figures: bool = Field(
+        True,
+        description="import matplotlib and draw one tiny figure in a background thread when "
+        "the API starts, so that the first figure request does not wait for them (~0.5 s); "
+        "the API answers meanwhile",
+    )
     # request limits
     max_rank_values: int = Field(100_000, ge=1)
     max_numerical_aggregates: int = Field(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -173,6 +174,15 @@ class DocsContentSecurityPolicy:
         await self.app(scope, receive, send_with_csp)
 
 
+def _preload_figures() -> None:
+    from app.services import plots
+
+    try:
+        plots.preload()
+    except Exception:  # a figure request then imports it itself, and says what failed
+        logger.exception("preloading matplotlib failed")
+
+
 async def _redispatch_loop(app: FastAPI, settings: Settings) -> None:
     """Every ``redispatch_interval_seconds``, re-enqueue chunks whose lease expired.
 
@@ -216,6 +226,8 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         app.state.table_caches = caches.tables
         app.state.ladder_caches = caches.ladders
         settle_after_imports()  # the imports' heap collected once and frozen (app.heap)
+        if settings.preload_figures:  # matplotlib warmed off the event loop (plots.preload)
+            threading.Thread(target=_preload_figures, name="absrank-preload", daemon=True).start()
         loop_task: asyncio.Task[None] | None = None
         if dispatcher is None:
             from workers.app import get_dispatcher

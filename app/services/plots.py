@@ -204,6 +204,19 @@ def missing_glyphs(texts: Iterable[str]) -> tuple[str, ...]:
     )
 
 
+_PRELOADED = threading.Event()
+
+
+def preload() -> None:
+    """Import matplotlib and draw a tiny SVG once per process (its backend, font list and
+    text engine warmed), so that a first figure request does not pay for them. Idempotent;
+    the API calls it in a background thread at start (``preload_figures``)."""
+    if _PRELOADED.is_set():
+        return
+    figure_bytes(lambda figure: figure(figsize=(1, 1)).add_subplot().figure, "svg", DEFAULT_OPTIONS)
+    _PRELOADED.set()
+
+
 @contextmanager
 def figure_context(options: FigureOptions) -> Iterator[Any]:
     """Lock the process-wide rcParams, apply the options' rc, and yield :class:`Figure`.

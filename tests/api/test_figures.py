@@ -190,3 +190,24 @@ def test_cd_diagram_etag_is_the_hash_of_its_bytes_and_revalidates(client: TestCl
         other = client.get(url, headers={"If-None-Match": '"0000"'})
         assert other.status_code == 200
         assert other.content == first.content
+
+
+def test_the_api_preloads_matplotlib_in_the_background(tmp_path: Any) -> None:
+    import threading
+    import time
+
+    from app.main import create_app
+    from tests.api.conftest import api_settings
+    from tests.support import migrate
+
+    settings = api_settings(tmp_path, preload_figures=True)
+    migrate(settings.database_url)
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/healthz").status_code == 200  # answers while it preloads
+        deadline = time.monotonic() + 60
+        while any(t.name == "absrank-preload" for t in threading.enumerate()):
+            assert time.monotonic() < deadline, "the preload thread did not finish"
+            time.sleep(0.05)
+    assert plots._PRELOADED.is_set()
+    plots.preload()  # idempotent: a second call draws nothing
+    assert plots._PRELOADED.is_set()
