@@ -21,7 +21,7 @@ import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException
 
@@ -287,7 +287,9 @@ async def make_report(request: Request, sm: SessionmakerDep, settings: SettingsD
             "title": "Tables are building",
             "comparison": comparison,
             "values": values,
-            "pending": [str(p.get("problem", "")) for p in comparison.absolute.pending or []],
+            "pending": [
+                _Pending.model_validate(p).problem for p in comparison.absolute.pending or []
+            ],
         }
         return _page(request, "pending.html", context, 202)
     return RedirectResponse(f"/report/{comparison.id}", status_code=303, headers=PAGE_HEADERS)
@@ -308,6 +310,13 @@ FORM_FIELD_OF: dict[str, str] = {
     "reduction": "reduction",
     "result_sets": "result_sets",
 }
+
+
+class _Pending(BaseModel):
+    """A problem whose absolute ranks wait (``absolute.pending``; its other fields unread)."""
+
+    model_config = ConfigDict(extra="ignore")
+    problem: str
 
 
 class _Conclusion(BaseModel):

@@ -397,3 +397,29 @@ def test_bad_page_queries_are_html_pages_naming_the_parameter(
     assert r.headers["content-type"].startswith("text/html")
     assert "dim:" in r.text or "functions:" in r.text
     assert client.get("/?archived=%3Cb%3Ex").status_code == 200
+
+
+def test_a_report_whose_tables_build_asks_again_with_the_same_form(tmp_path: Path) -> None:
+    from app.main import create_app
+    from tests.api.conftest import api_settings
+    from tests.support import migrate
+
+    # the app's own queue (nothing consumes it here): the tables stay queued
+    settings = api_settings(tmp_path)
+    migrate(settings.database_url)
+    with TestClient(create_app(settings)) as c:
+        r = c.post("/report", data={"csv": MEANS, **MEANS_FORM}, follow_redirects=False)
+        assert r.status_code == 202, r.text[:1500]
+        html = r.text
+        assert "Absolute ranks wait for tables" in html
+        for problem in ("classic/rastrigin/d2", "classic/rosenbrock/d2"):  # sphere: exact
+            assert problem in html
+        assert '<script src="/static/absrank.js" defer></script>' in html
+        assert 'data-again-after="10"' in html
+        for key, value in MEANS_FORM.items():
+            assert f'name="{key}" value="{escape(value)}"' in html
+        assert escape(MEANS) in html  # the CSV goes back as it was sent
+        cid = re.search(r'href="/report/(c[0-9a-f]{23})"', html)
+        assert cid
+        assert "status partial" in c.get(f"/report/{cid.group(1)}").text
+        assert c.get("/static/absrank.js").status_code == 200
