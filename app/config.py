@@ -107,9 +107,9 @@ class Settings(BaseSettings):
     )
     preload_figures: bool = Field(
         True,
-        description="import matplotlib and draw one tiny figure in a background thread when "
-        "the API starts, so that the first figure request does not wait for them (~0.5 s); "
-        "the API answers meanwhile",
+        description="import matplotlib and draw one tiny figure in a background thread 2 s "
+        "after the API starts, so that a first figure request does not wait for them (~0.5 s); "
+        "the API answers meanwhile, and waits for the thread when it stops",
     )
     # request limits
     max_rank_values: int = Field(100_000, ge=1)

@@ -174,9 +174,18 @@ class DocsContentSecurityPolicy:
         await self.app(scope, receive, send_with_csp)
 
 
-def _preload_figures() -> None:
+#: How long a stopping API waits for the preload thread (a few seconds at most on a busy core).
+PRELOAD_JOIN_SECONDS = 60.0
+#: The preload starts this long after the API does: the requests of a fresh start (a health
+#: probe, a first comparison) do not share the CPU with matplotlib's import.
+PRELOAD_DELAY_SECONDS = 2.0
+
+
+def _preload_figures(stopping: threading.Event) -> None:
     from app.services import plots
 
+    if stopping.wait(PRELOAD_DELAY_SECONDS):
+        return  # the API stops: nothing to warm
     try:
         plots.preload()
     except Exception:  # a figure request then imports it itself, and says what failed
@@ -226,8 +235,13 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         app.state.table_caches = caches.tables
         app.state.ladder_caches = caches.ladders
         settle_after_imports()  # the imports' heap collected once and frozen (app.heap)
+        preload: threading.Thread | None = None
+        stopping = threading.Event()
         if settings.preload_figures:  # matplotlib warmed off the event loop (plots.preload)
-            threading.Thread(target=_preload_figures, name="absrank-preload", daemon=True).start()
+            preload = threading.Thread(
+                target=_preload_figures, args=(stopping,), name="absrank-preload", daemon=True
+            )
+            preload.start()
         loop_task: asyncio.Task[None] | None = None
         if dispatcher is None:
             from workers.app import get_dispatcher
@@ -242,6 +256,9 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         try:
             yield
         finally:
+            if preload is not None:  # never left importing while the interpreter exits
+                stopping.set()
+                await asyncio.to_thread(preload.join, PRELOAD_JOIN_SECONDS)
             if loop_task is not None:
                 loop_task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
