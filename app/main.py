@@ -258,7 +258,9 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         finally:
             if preload is not None:  # never left importing while the interpreter exits
                 stopping.set()
-                await asyncio.to_thread(preload.join, PRELOAD_JOIN_SECONDS)
+                # joined on the loop itself: the API is stopping (and a lifespan ended at the
+                # interpreter's exit can no longer start an executor thread)
+                preload.join(PRELOAD_JOIN_SECONDS)
             if loop_task is not None:
                 loop_task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
