@@ -15,6 +15,9 @@ from app.schemas.result_sets import UploadMetadata
 from app.schemas.stattests import PosthocMethod
 from app.services import results_input
 
+FormValues = dict[str, str | list[str]]
+"""A posted form's fields as the browser sends them (``result_sets`` may repeat)."""
+
 #: The all-pairs post-hoc families (the control families need a control: the API takes them).
 AllPairsPosthoc = Literal["nemenyi", "holm", "hochberg", "hommel", "finner", "shaffer"]
 POSTHOC_CHOICES: tuple[str, ...] = get_args(AllPairsPosthoc)
@@ -84,7 +87,7 @@ class ArchiveForm(BaseModel):
         )
 
 
-def read_archive_form(values: dict[str, str | list[str]]) -> ArchiveForm:
+def read_archive_form(values: FormValues) -> ArchiveForm:
     """The archive form's values (blank optional fields left out), checked."""
     data = {k: v for k, v in values.items() if v not in ("", []) and k.startswith("archive_")}
     try:
@@ -119,7 +122,7 @@ def _problem(exc: ValidationError, default: str) -> FormProblem:
     return FormProblem(field if field in LABELS else default, first["msg"])
 
 
-def read_form(values: dict[str, str | list[str]]) -> ReportForm:
+def read_form(values: FormValues) -> ReportForm:
     """The form's values (blank optional fields left out), checked; a :class:`FormProblem`
     names the first faulty field."""
     data = {k: v for k, v in values.items() if v not in ("", []) and not k.startswith("archive_")}

@@ -42,6 +42,7 @@ from app.web.forms import (
     LABELS,
     POSTHOC_CHOICES,
     FormProblem,
+    FormValues,
     comparison_request,
     read_archive_form,
     read_form,
@@ -95,7 +96,7 @@ def _offered_sets(sm: SessionmakerDep) -> list[ResultSetItem]:
 def _home(
     request: Request,
     sm: SessionmakerDep,
-    values: dict[str, Any],
+    values: FormValues,
     problem: FormProblem | None = None,
     archived: ResultSetItem | None = None,
     archived_before: bool = False,
@@ -147,7 +148,7 @@ def home(
 async def archive(request: Request, sm: SessionmakerDep, settings: SettingsDep) -> Response:
     """Archive one algorithm's results file (as ``POST /v1/result-sets`` with a form) and go
     back to the start page with the new set ticked; a refusal names the form's field."""
-    values: dict[str, str | list[str]] = {}
+    values: FormValues = {}
     try:
         values, upload = await _archive_values(request, settings)
         form = read_archive_form(values)
@@ -187,15 +188,12 @@ async def archive(request: Request, sm: SessionmakerDep, settings: SettingsDep) 
 
 async def _archive_values(
     request: Request, settings: Settings
-) -> tuple[dict[str, str | list[str]], tuple[str, bytes]]:
+) -> tuple[FormValues, tuple[str, bytes]]:
     """The archive form's fields, and the file's name and bytes."""
-    async with _form(request, settings, 20) as form:
-        values: dict[str, str | list[str]] = {}
+    async with _form(request, settings, 20, "archive_file") as form:
+        values: FormValues = {}
         upload: tuple[str, bytes] | None = None
         for key, item in form.multi_items():
-            if isinstance(item, UploadFile) and key != "archive_file":
-                name = key if key in LABELS else "archive_file"
-                raise FormProblem(name, f"{key!r} takes text, not a file")
             if isinstance(item, UploadFile):
                 raw = await item.read()
                 if raw:
@@ -208,9 +206,11 @@ async def _archive_values(
 
 
 @asynccontextmanager
-async def _form(request: Request, settings: Settings, fields: int) -> AsyncIterator[FormData]:
-    """The posted form (its files closed afterwards); a body python-multipart cannot read,
-    or more than a few files, is a refusal naming the form."""
+async def _form(
+    request: Request, settings: Settings, fields: int, file_field: str
+) -> AsyncIterator[FormData]:
+    """The posted form (its files closed afterwards), whose only file is ``file_field``; a
+    body python-multipart cannot read, or a file in another field, is a refusal naming it."""
     try:
         form = await request.form(
             max_files=4, max_fields=fields, max_part_size=settings.max_upload_bytes
@@ -218,19 +218,21 @@ async def _form(request: Request, settings: Settings, fields: int) -> AsyncItera
     except HTTPException as exc:
         raise FormProblem("csv", f"the form could not be read: {exc.detail}") from None
     try:
+        for key, item in form.multi_items():
+            if isinstance(item, UploadFile) and key != file_field:
+                default = "archive_file" if file_field.startswith("archive_") else "csv"
+                name = key if key in LABELS else default
+                raise FormProblem(name, f"{key!r} takes text, not a file")
         yield form
     finally:
         await form.close()
 
 
-async def _form_values(request: Request, settings: Settings) -> dict[str, str | list[str]]:
+async def _form_values(request: Request, settings: Settings) -> FormValues:
     """The posted form as strings (the uploaded file read as UTF-8 text into ``csv``)."""
-    async with _form(request, settings, 200) as form:
-        values: dict[str, str | list[str]] = {"result_sets": []}
+    async with _form(request, settings, 200, "csv_file") as form:
+        values: FormValues = {"result_sets": []}
         for key, item in form.multi_items():
-            if isinstance(item, UploadFile) and key != "csv_file":
-                name = key if key in LABELS else "csv"
-                raise FormProblem(name, f"{key!r} takes text, not a file")
             if isinstance(item, UploadFile):
                 raw = await item.read()
                 if not raw:
@@ -258,7 +260,7 @@ async def _form_values(request: Request, settings: Settings) -> dict[str, str | 
 async def make_report(request: Request, sm: SessionmakerDep, settings: SettingsDep) -> Response:
     """Compute the comparison of the form (as ``POST /v1/comparisons``) and show its report;
     a refused form comes back with the message next to its field (422)."""
-    values: dict[str, str | list[str]] = {}
+    values: FormValues = {}
     try:
         values = await _form_values(request, settings)
         form = read_form(values)
