@@ -227,6 +227,31 @@ class Settings(BaseSettings):
         ge=1,
         description="Monte Carlo work limit: n_resamples × (n_A + n_B) (about 2 s at the default)",
     )
+    # cost of a request (issue 17; app.domain.cost)
+    sync_cpu_limit_seconds: float = Field(
+        2.0,
+        gt=0,
+        le=3600,
+        allow_inf_nan=False,
+        description="estimated CPU-seconds (one core) up to which a request runs synchronously, "
+        "under a wall-clock deadline; above it, it becomes a job (or is refused without workers)",
+    )
+    sync_deadline_factor: float = Field(
+        5.0,
+        ge=1,
+        le=100,
+        allow_inf_nan=False,
+        description="a synchronous request is stopped after this many times its limit "
+        "(sync_cpu_limit_seconds) of wall-clock time: the estimate's margin on a busy machine",
+    )
+    job_cpu_limit_seconds: float = Field(
+        600.0,
+        gt=0,
+        le=86400,
+        allow_inf_nan=False,
+        description="estimated CPU-seconds beyond which a request is refused (422 with the "
+        "estimate and how to split it) even as a job",
+    )
     # serve
     host: str = "127.0.0.1"
     port: int = 8000
