@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -117,12 +114,35 @@ def seed_archive() -> None:
 @app.command()
 def worker(
     workers: Annotated[int, typer.Option(help="worker processes")] = 1,
+    parent: Annotated[
+        int | None,
+        typer.Option(
+            help="stop when process PARENT, this worker's parent, is gone (absrank serve "
+            "passes its pid to its embedded worker)"
+        ),
+    ] = None,
 ) -> None:
-    """Run a worker (huey consumer with process workers) on the configured queue."""
+    """Run a worker (huey consumer with process workers) on the configured queue.
+
+    SIGTERM stops it gracefully (tasks in flight finish within worker_shutdown_seconds), SIGINT
+    at once. An embedded (SQLite) queue takes one consumer: a second one exits with status 75.
+    """
+    from workers import lifecycle
+
+    if parent is not None:
+        # first, before the heavy imports: the kernel signals this process when serve dies
+        lifecycle.arm_parent_death_signal(signal.SIGTERM)
+        if lifecycle.ParentWatch(parent).gone():  # it died before the signal was armed
+            typer.echo(f"absrank worker: parent process {parent} is gone; not starting", err=True)
+            raise typer.Exit(0)
     from workers.app import run_consumer
 
     get_settings().ensure_dirs()
-    run_consumer(workers)
+    try:
+        run_consumer(workers, parent=parent)
+    except lifecycle.QueueBusy as busy:
+        typer.echo(f"absrank worker: {busy}; not starting a second one", err=True)
+        raise typer.Exit(lifecycle.EXIT_QUEUE_BUSY) from None
 
 
 @app.command()
@@ -145,20 +165,6 @@ def _exit_on_signal(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
-def _die_with_parent() -> None:
-    """In the embedded worker: get SIGTERM when ``absrank serve`` dies, however it dies.
-
-    uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown, so the ``finally`` of
-    :func:`serve` does not always run; Linux's ``PR_SET_PDEATHSIG`` covers that case.
-    """
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux: rely on the finally below
-        pass
-
-
 @app.command()
 def serve(
     host: Annotated[str | None, typer.Option(help="bind address")] = None,
@@ -173,50 +179,61 @@ def serve(
         bool | None, typer.Option(help="seed the results archive (default: setting)")
     ] = None,
 ) -> None:
-    """Serve the API (with an embedded worker in the default, single-machine mode)."""
+    """Serve the API (with an embedded worker in the default, single-machine mode).
+
+    SIGTERM or Ctrl-C stops it within api_shutdown_seconds (requests in flight are then
+    cancelled) and its embedded worker within worker_shutdown_seconds, in parallel. An
+    embedded queue that already has a consumer gets no second one: the API serves without.
+    """
     import uvicorn
 
     from app.main import create_app
+    from app.serving import EmbeddedWorker, StoppingServer, exit_leaving_threads, run_server
+    from workers.lifecycle import queue_consumer
 
     settings = get_settings()
     settings.ensure_dirs()
     run_worker = settings.embedded_worker if embedded_worker is None else embedded_worker
     queue = settings.default_tables if default_tables is None else default_tables
     seed_sets = settings.seed_archive if seed is None else seed
-    child: subprocess.Popen[bytes] | None = None
+    child: EmbeddedWorker | None = None
     if run_worker:
-        child = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "app.cli",
-                "worker",
-                "--workers",
-                str(settings.embedded_workers),
-            ],
-            start_new_session=True,
-        )
-    # uvicorn re-raises SIGTERM after its graceful shutdown; make that an exception so that the
-    # finally below stops the embedded worker instead of orphaning it
-    signal.signal(signal.SIGTERM, _exit_on_signal)
-    try:
-        if queue:
-            queue_defaults()
-        if seed_sets:
-            seed_archive()
-        uvicorn.run(
+        holder = queue_consumer(settings.queue_url)
+        if holder is None:
+            child = EmbeddedWorker(settings)
+        else:
+            typer.echo(
+                f"absrank serve: queue {settings.queue_url} already has a consumer: "
+                f"{holder.describe()}; serving without an embedded worker",
+                err=True,
+            )
+    server = StoppingServer(
+        uvicorn.Config(
             create_app(settings),
             host=host or settings.host,
             port=port or settings.port,
             log_level="info",
-        )
+            timeout_graceful_shutdown=settings.api_shutdown_seconds,
+        ),
+        on_exit=child.signal_stop if child is not None else lambda: None,
+    )
+    # uvicorn re-raises SIGTERM after its graceful shutdown; make that an exception so that the
+    # finally below stops the embedded worker (a SIGTERM before uvicorn runs lands here too)
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    status = 0
+    try:
+        try:
+            if queue:
+                queue_defaults()
+            if seed_sets:
+                seed_archive()
+            run_server(server)
+        except SystemExit as stop:
+            status = stop.code if isinstance(stop.code, int) else 1
     finally:
-        if child is not None and child.poll() is None:
-            os.killpg(child.pid, signal.SIGTERM)
-            try:
-                child.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(child.pid, signal.SIGKILL)
+        if child is not None:
+            child.stop()
+    exit_leaving_threads(status)
 
 
 if __name__ == "__main__":

@@ -252,6 +252,22 @@ class Settings(BaseSettings):
         description="estimated CPU-seconds beyond which a request is refused (422 with the "
         "estimate and how to split it) even as a job",
     )
+    # processes (issue 17)
+    api_shutdown_seconds: int = Field(
+        5,
+        ge=0,
+        le=3600,
+        description="a stopping API (SIGTERM, Ctrl-C) waits this long for requests in flight, "
+        "then cancels them and exits even if a computation still runs in a thread",
+    )
+    worker_shutdown_seconds: float = Field(
+        5.0,
+        ge=0,
+        le=3600,
+        allow_inf_nan=False,
+        description="a worker stopped by SIGTERM lets its tasks in flight finish this long, "
+        "then interrupts them (their chunks are re-sent when their lease expires)",
+    )
     # serve
     host: str = "127.0.0.1"
     port: int = 8000

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from app.config import Settings, get_settings
 from app.db import make_engine, make_sessionmaker
 from app.heap import settle_after_imports
 from app.services import table_build, table_cache
+from workers import lifecycle
 
 logger = logging.getLogger(__name__)
 
@@ -207,8 +209,17 @@ def consumer_workers() -> int:
     return _runtime.consumer_workers
 
 
-def run_consumer(workers: int = 1, *, periodic: bool = True, **options: Any) -> None:
-    """Run a huey consumer with ``workers`` worker processes until SIGINT/SIGTERM.
+def run_consumer(
+    workers: int = 1, *, periodic: bool = True, parent: int | None = None, **options: Any
+) -> None:
+    """Run a huey consumer with ``workers`` worker processes until SIGTERM/SIGINT.
+
+    SIGTERM stops it gracefully: tasks in flight may finish for ``worker_shutdown_seconds``,
+    then are interrupted. SIGINT (Ctrl-C) interrupts them at once (their chunks are re-sent
+    when their lease expires: the database is the truth). Either way it returns within about
+    a second after that. On an embedded (SQLite) queue it holds the queue's consumer lock for
+    its life (:class:`workers.lifecycle.ConsumerLock`); its worker processes get SIGKILL if it
+    dies (Linux), so none outlives it.
 
     Parameters
     ----------
@@ -218,6 +229,10 @@ def run_consumer(workers: int = 1, *, periodic: bool = True, **options: Any) -> 
     periodic : bool, default True
         Also run the periodic re-dispatcher (once a minute). Several consumers may all run it;
         it is idempotent.
+    parent : int, optional
+        The pid of the process this consumer must not outlive (``absrank serve``'s, for its
+        embedded worker): the consumer stops as on SIGTERM once its parent is another
+        (:class:`workers.lifecycle.ParentWatch`, the fallback of ``PR_SET_PDEATHSIG``).
     **options
         Other :class:`huey.consumer.Consumer` options (``max_delay``, ``backoff``, ...).
 
@@ -225,6 +240,8 @@ def run_consumer(workers: int = 1, *, periodic: bool = True, **options: Any) -> 
     ------
     RuntimeError
         With ``memory://`` (tasks run inline, there is nothing to consume).
+    workers.lifecycle.QueueBusy
+        The embedded queue already has a consumer (nothing was started).
     """
     if huey.immediate:
         raise RuntimeError("queue_url is memory://: tasks run inline, no consumer is needed")
@@ -247,15 +264,36 @@ def run_consumer(workers: int = 1, *, periodic: bool = True, **options: Any) -> 
         "max_delay": 0.02,
         "check_worker_health": True,
         "health_check_interval": 10,
+        # SIGTERM (systemd, docker, absrank serve, a dead parent) lets tasks finish, bounded
+        "graceful_signal": "TERM",
+        "shutdown_timeout": worker_settings().worker_shutdown_seconds,
     }
     consumer_options.update(options)
-    _runtime.consumer_workers = workers  # the forked worker processes inherit it
-    consumer = huey.create_consumer(
-        workers=workers, worker_type="process", periodic=periodic, **consumer_options
-    )
-    logger.info("absrank worker: %d process(es) on %s", workers, worker_settings().queue_url)
-    settle_after_imports()  # before the worker processes fork (app.heap)
-    consumer.run()
+    settings = worker_settings()
+    lock = lifecycle.ConsumerLock.acquire(settings.queue_url, parent=parent)
+    try:
+        _runtime.consumer_workers = workers  # the forked worker processes inherit it
+        consumer = lifecycle.WatchedConsumer(
+            huey,
+            watch=lifecycle.ParentWatch(parent) if parent is not None else None,
+            workers=workers,
+            worker_type="process",
+            periodic=periodic,
+            **consumer_options,
+        )
+        # the forked worker processes and scheduler die with this consumer (a kill -9 of it
+        # must not leave them consuming, holding the lock)
+        os.register_at_fork(after_in_child=_arm_worker_process)
+        logger.info("absrank worker: %d process(es) on %s", workers, settings.queue_url)
+        settle_after_imports()  # before the worker processes fork (app.heap)
+        consumer.run()
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _arm_worker_process() -> None:
+    lifecycle.arm_parent_death_signal(signal.SIGKILL)
 
 
 def get_dispatcher() -> tasks.HueyDispatcher:
