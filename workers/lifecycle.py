@@ -84,7 +84,6 @@ class WatchedConsumer(Consumer):  # type: ignore[misc]  # huey is untyped
     def __init__(self, huey: Any, *, watch: ParentWatch | None = None, **options: Any) -> None:
         super().__init__(huey, **options)
         self.watch = watch
-        self._parent_reported = False
 
     def loop(self, health_check_ts: float | None = None) -> float | None:
         if self.watch is not None and self.watch.gone():
