@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -281,19 +280,12 @@ def run_consumer(
             periodic=periodic,
             **consumer_options,
         )
-        # the forked worker processes and scheduler die with this consumer (a kill -9 of it
-        # must not leave them consuming, holding the lock)
-        os.register_at_fork(after_in_child=_arm_worker_process)
         logger.info("absrank worker: %d process(es) on %s", workers, settings.queue_url)
         settle_after_imports()  # before the worker processes fork (app.heap)
         consumer.run()
     finally:
         if lock is not None:
             lock.release()
-
-
-def _arm_worker_process() -> None:
-    lifecycle.arm_parent_death_signal(signal.SIGKILL)
 
 
 def get_dispatcher() -> tasks.HueyDispatcher:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from huey.consumer import Consumer, ConsumerStopped
+from huey.consumer import Consumer, ConsumerStopped, ProcessEnvironment
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +72,15 @@ class ParentWatch:
         return os.getppid() != self.parent
 
 
+class _ArmedProcessEnvironment(ProcessEnvironment):  # type: ignore[misc]  # huey is untyped
+    """huey's process environment whose forked worker processes and scheduler get SIGKILL when
+    the consumer dies (a ``kill -9`` of it must not leave them consuming, holding the lock)."""
+
+    def init_child(self, process: Any) -> None:
+        super().init_child(process)
+        arm_parent_death_signal(signal.SIGKILL)
+
+
 class WatchedConsumer(Consumer):  # type: ignore[misc]  # huey is untyped
     """A huey consumer that stops gracefully, as on SIGTERM, when its parent is gone.
 
@@ -84,6 +93,12 @@ class WatchedConsumer(Consumer):  # type: ignore[misc]  # huey is untyped
     def __init__(self, huey: Any, *, watch: ParentWatch | None = None, **options: Any) -> None:
         super().__init__(huey, **options)
         self.watch = watch
+
+    def get_environment(self, worker_type: str) -> Any:
+        environment = super().get_environment(worker_type)
+        if isinstance(environment, ProcessEnvironment):
+            return _ArmedProcessEnvironment(environment.graceful, environment.interrupt)
+        return environment
 
     def loop(self, health_check_ts: float | None = None) -> float | None:
         if self.watch is not None and self.watch.gone():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from huey import MemoryHuey, RedisHuey, SqliteHuey
@@ -128,6 +129,11 @@ def test_worker_sqlite_connections_are_wal_with_synchronous_normal(settings: Set
 
 
 class _FakeConsumer:
+    options: ClassVar[list[dict]] = []
+
+    def __init__(self, huey: object, **kw: object) -> None:
+        self.options.append(kw)
+
     def run(self) -> None:
         pass
 
@@ -135,22 +141,26 @@ class _FakeConsumer:
 def test_consumer_polls_an_idle_queue_every_fiftieth_of_a_second(
     monkeypatch: pytest.MonkeyPatch, make_settings: Callable[..., Settings], tmp_path: Path
 ):
-    instance = worker_app.make_huey(make_settings(queue_url=f"sqlite:///{tmp_path / 'q.db'}"))
-    options: list[dict] = []
-
-    def create_consumer(**kw: object) -> _FakeConsumer:
-        options.append(kw)
-        return _FakeConsumer()
-
-    monkeypatch.setattr(instance, "create_consumer", create_consumer)
+    settings = make_settings(queue_url=f"sqlite:///{tmp_path / 'q.db'}")
+    instance = worker_app.make_huey(settings)
+    monkeypatch.setattr(worker_app.lifecycle, "WatchedConsumer", _FakeConsumer)
     monkeypatch.setattr(worker_app, "huey", instance)
+    monkeypatch.setattr(worker_app, "worker_settings", lambda: settings)
+    options = _FakeConsumer.options = []
     worker_app.run_consumer(2)
-    worker_app.run_consumer(1, max_delay=1.0)
+    worker_app.run_consumer(1, max_delay=1.0, parent=1)
     instance.storage.close()
     assert options[0]["workers"] == 2
     assert options[0]["worker_type"] == "process"
     assert (options[0]["initial_delay"], options[0]["max_delay"]) == (0.02, 0.02)
     assert options[1]["max_delay"] == 1.0  # callers may still override it
+    # SIGTERM is the graceful signal, bounded by the setting; a parent is watched
+    assert (options[0]["graceful_signal"], options[0]["shutdown_timeout"]) == (
+        "TERM",
+        settings.worker_shutdown_seconds,
+    )
+    assert options[0]["watch"] is None
+    assert options[1]["watch"] == worker_app.lifecycle.ParentWatch(1)
 
 
 def test_a_message_of_the_one_chunk_format_still_builds(
