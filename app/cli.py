@@ -185,8 +185,6 @@ def serve(
     cancelled) and its embedded worker within worker_shutdown_seconds, in parallel. An
     embedded queue that already has a consumer gets no second one: the API serves without.
     """
-    import uvicorn
-
     from app.main import create_app
     from app.serving import EmbeddedWorker, StoppingServer, exit_leaving_threads, run_server
     from workers.lifecycle import queue_consumer
@@ -208,14 +206,12 @@ def serve(
                 err=True,
             )
     server = StoppingServer(
-        uvicorn.Config(
-            create_app(settings),
-            host=host or settings.host,
-            port=port or settings.port,
-            log_level="info",
-            timeout_graceful_shutdown=settings.api_shutdown_seconds,
-        ),
+        create_app(settings),
         on_exit=child.signal_stop if child is not None else lambda: None,
+        host=host or settings.host,
+        port=port or settings.port,
+        log_level="info",
+        timeout_graceful_shutdown=settings.api_shutdown_seconds,
     )
     # uvicorn re-raises SIGTERM after its graceful shutdown; make that an exception so that the
     # finally below stops the embedded worker (a SIGTERM before uvicorn runs lands here too)

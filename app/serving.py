@@ -18,9 +18,12 @@ import threading
 import time
 from collections.abc import Callable
 from types import FrameType
+from typing import Any
 
 import uvicorn
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.api.problems import problem_response
 from app.config import Settings
 
 logger = logging.getLogger(__name__)
@@ -79,15 +82,62 @@ class EmbeddedWorker:
             self.process.wait()
 
 
-class StoppingServer(uvicorn.Server):
-    """uvicorn's server that also tells the embedded worker to stop as soon as the server is
-    asked to (both then stop in parallel, within the larger of their two bounds)."""
+#: ``Retry-After`` of the answer to a request cut off by a stopping server (a restart's time).
+STOPPING_RETRY_AFTER_SECONDS = 5
 
-    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None]) -> None:
-        super().__init__(config)
+
+class StopAnswer:
+    """Pure ASGI wrapper: a request that uvicorn cancels because the server stops (after
+    ``timeout_graceful_shutdown``) answers 503 problem+json with ``Retry-After``, instead of
+    uvicorn's 500 text/plain. Any other cancellation propagates unchanged."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.stopping = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except asyncio.CancelledError:
+            if started or not self.stopping:
+                raise
+            response = problem_response(
+                status=503,
+                type_="server-stopping",
+                title="Service Unavailable",
+                detail="the server is stopping and cut this request off; send it again",
+                instance=scope.get("path", ""),
+                headers={
+                    "Retry-After": str(STOPPING_RETRY_AFTER_SECONDS),
+                    "Connection": "close",
+                },
+            )
+            with contextlib.suppress(OSError, RuntimeError):  # the client may be gone too
+                await response(scope, receive, send)
+
+
+class StoppingServer(uvicorn.Server):
+    """uvicorn's server for ``app`` (wrapped in :class:`StopAnswer`) that also calls
+    ``on_exit`` as soon as it is asked to stop: the embedded worker then stops in parallel with
+    the API, within the larger of their two bounds."""
+
+    def __init__(self, app: ASGIApp, *, on_exit: Callable[[], None], **config: Any) -> None:
+        self.answer = StopAnswer(app)
+        super().__init__(uvicorn.Config(self.answer, **config))
         self._on_exit = on_exit
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.answer.stopping = True
         super().handle_exit(sig, frame)
         self._on_exit()
 
@@ -142,4 +192,10 @@ def exit_leaving_threads(status: int) -> None:
         raise SystemExit(status)
 
 
-__all__ = ["EmbeddedWorker", "StoppingServer", "exit_leaving_threads", "run_server"]
+__all__ = [
+    "EmbeddedWorker",
+    "StopAnswer",
+    "StoppingServer",
+    "exit_leaving_threads",
+    "run_server",
+]

@@ -242,6 +242,16 @@ def _runaway_hv_request(port: int) -> socket.socket:
     return sock
 
 
+def _read_all(sock: socket.socket) -> bytes:
+    """What the server sent on ``sock`` until it closed it."""
+    chunks = []
+    sock.settimeout(5)
+    with contextlib.suppress(OSError):
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def test_sigterm_stops_serve_within_10_s_with_a_runaway_request(tmp_path: Path) -> None:
     # the synchronous budget and deadline out of the way (issue 17 §1-2): the request must run
     # on a request thread for minutes, as it did when the issue was filed
@@ -265,9 +275,16 @@ def test_sigterm_stops_serve_within_10_s_with_a_runaway_request(tmp_path: Path) 
             except subprocess.TimeoutExpired:
                 pytest.fail(f"absrank serve still running {SIGTERM_BOUND} s after SIGTERM")
             took = time.monotonic() - start
+            answer = _read_all(sock)
         finally:
             sock.close()
         assert status == 128 + signal.SIGTERM
+        # the cut-off request is told so: 503 problem+json with Retry-After, not a 500 text
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 503 "), answer[:300]
+        assert b"content-type: application/problem+json" in head.lower()
+        assert b"retry-after: 5" in head.lower()
+        assert json.loads(body)["type"].endswith("/server-stopping")
         assert not _gone_within(running.workers, DIES_WITHIN), "the worker outlived serve"
         print(f"SIGTERM to exit: {took:.1f} s")  # noqa: T201
 
