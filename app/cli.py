@@ -224,8 +224,10 @@ def serve(
             if seed_sets:
                 seed_archive()
             run_server(server)
-        except SystemExit as stop:
+        except SystemExit as stop:  # SIGTERM, re-raised by uvicorn once it stopped
             status = stop.code if isinstance(stop.code, int) else 1
+        except KeyboardInterrupt:  # Ctrl-C, likewise
+            status = 128 + signal.SIGINT
     finally:
         if child is not None:
             child.stop()

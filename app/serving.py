@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 
 #: How long a stopped ``absrank serve`` waits for its embedded worker beyond the worker's own
 #: ``worker_shutdown_seconds`` (its interruption of tasks and exit), before SIGKILL.
-WORKER_EXIT_MARGIN_SECONDS = 3.0
+WORKER_EXIT_MARGIN_SECONDS = 2.0
 #: How long idle request threads get to finish once the API stopped, before the process exits
 #: without them (a runaway computation cannot be stopped from outside its thread).
 THREAD_JOIN_SECONDS = 1.0
@@ -162,6 +162,11 @@ def run_server(server: uvicorn.Server) -> None:
         if pending:
             loop.run_until_complete(asyncio.wait(pending, timeout=THREAD_JOIN_SECONDS))
         loop.run_until_complete(loop.shutdown_asyncgens())
+        # the default executor's idle threads (asyncio.to_thread) exit; a busy one is left
+        with contextlib.suppress(TimeoutError):
+            loop.run_until_complete(
+                asyncio.wait_for(loop.shutdown_default_executor(), THREAD_JOIN_SECONDS)
+            )
         if all(t.done() for t in pending):
             loop.close()
 

@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import signal
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -45,7 +46,7 @@ def arm_parent_death_signal(signum: int = signal.SIGTERM) -> bool:
         of the parent *thread* that forked this process, which for a ``Popen`` child is the
         parent's thread that started it.
     """
-    if not os.uname().sysname == "Linux":
+    if not sys.platform.startswith("linux"):
         return False
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
