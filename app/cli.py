@@ -199,6 +199,7 @@ def serve(
         holder = queue_consumer(settings.queue_url)
         if holder is None:
             child = EmbeddedWorker(settings)
+            typer.echo(f"absrank serve: embedded worker pid {child.process.pid}", err=True)
         else:
             typer.echo(
                 f"absrank serve: queue {settings.queue_url} already has a consumer: "

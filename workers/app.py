@@ -269,7 +269,9 @@ def run_consumer(
     }
     consumer_options.update(options)
     settings = worker_settings()
-    lock = lifecycle.ConsumerLock.acquire(settings.queue_url, parent=parent)
+    # the lock of the queue this consumer reads (the process-wide huey's file)
+    queue_url = f"sqlite:///{huey.storage.filename}" if isinstance(huey, SqliteHuey) else ""
+    lock = lifecycle.ConsumerLock.acquire(queue_url, parent=parent)
     try:
         _runtime.consumer_workers = workers  # the forked worker processes inherit it
         consumer = lifecycle.WatchedConsumer(

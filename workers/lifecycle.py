@@ -167,7 +167,7 @@ def lock_path(queue_url: str) -> Path | None:
     path = queue_url.removeprefix("sqlite:///")
     if path in ("", ":memory:"):
         return None
-    return Path(path + ".consumer.lock")
+    return Path(os.path.realpath(path) + ".consumer.lock")  # one file whatever the spelling
 
 
 def _parent_of(pid: int) -> int | None:

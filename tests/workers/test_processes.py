@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from app.config import Settings
+from app.db import make_engine, make_sessionmaker
 from app.services import tables as svc
 from app.services.table_cache import TableCaches
 from tests.support import ROOT, alive, descendants, migrate, served
@@ -375,7 +376,7 @@ def test_the_lock_is_exclusive_and_only_for_embedded_queues(tmp_path: Path) -> N
     assert lock is not None
     try:
         with pytest.raises(QueueBusy) as busy:
-            ConsumerLock.acquire(url)
+            ConsumerLock.acquire(f"sqlite:///{tmp_path}/./queue.db")  # the same file
         assert (busy.value.holder.pid, busy.value.holder.parent) == (os.getpid(), 123)
     finally:
         lock.release()
@@ -400,8 +401,6 @@ def test_a_signal_stops_a_busy_worker_cleanly_within_a_bound(
         queue_url=f"sqlite:///{tmp_path / 'queue.db'}", table_chunk_log2=12, table_max_log2n=20
     )
     migrate(settings.database_url)
-    from app.db import make_engine, make_sessionmaker
-
     engine = make_engine(settings.database_url)
     instance = make_huey(settings)
     try:
