@@ -209,6 +209,9 @@ def serve(
             host=host or settings.host,
             port=port or settings.port,
             log_level="info",
+            # no "server: uvicorn" banner, in every environment (README "HTTP headers,
+            # caching and CORS"); the Date header stays
+            server_header=False,
         )
     finally:
         if child is not None and child.poll() is None:
