@@ -50,6 +50,7 @@ _REFUSES: Final = "_absrank_refuses_method"
 
 _NOSNIFF: Final = (b"x-content-type-options", b"nosniff")
 _CACHE_CONTROL: Final = b"cache-control"
+_NO_STORE: Final = (_CACHE_CONTROL, b"no-store")
 _CONTENT_LENGTH: Final = b"content-length"
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -109,39 +110,40 @@ def allowed_methods(
 def _content_length_problem(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     """What is wrong with the request's ``Content-Length`` values, or None (RFC 9110 §8.6:
     one or more equal lists of digits; a numeric value over any limit is not this one's)."""
-    values: set[bytes] = set()
+    first: bytes | None = None
     for name, value in headers:
-        if name == _CONTENT_LENGTH:
-            values.update(v.strip() for v in value.split(b","))
-    if not values:
-        return None
-    if len(values) > 1:
-        return "Content-Length is given with differing values"
-    value = next(iter(values))
-    if not value.isdigit() or not value.isascii():
-        shown = value[:20].decode("latin-1")
-        return f"Content-Length must be a number of bytes (digits), not {shown!r}"
+        if name != _CONTENT_LENGTH:
+            continue
+        if first is None and value.isdigit():  # the usual case: one plain number
+            first = value
+            continue
+        for item in value.split(b","):
+            item = item.strip()
+            if not item.isdigit():  # bytes.isdigit: ASCII digits only
+                shown = item[:20].decode("latin-1")
+                return f"Content-Length must be a number of bytes (digits), not {shown!r}"
+            if first is None:
+                first = item
+            elif item != first:
+                return "Content-Length is given with differing values"
     return None
 
 
 def _answer_headers(message: Message, error: bool) -> Message:
     """``message`` (an ``http.response.start``) with nosniff and, for an error or when it sets
     none, ``Cache-Control: no-store``."""
-    headers: list[tuple[bytes, bytes]] = []
-    cache_control = nosniff = False
-    for name, value in message.get("headers", ()):
-        if name == _CACHE_CONTROL:
-            if error:
-                continue
-            cache_control = True
-        elif name == _NOSNIFF[0]:
-            nosniff = True
-        headers.append((name, value))
-    if not cache_control:
-        headers.append((_CACHE_CONTROL, b"no-store"))
-    if not nosniff:
+    headers = list(message.get("headers", ()))
+    names = [name for name, _ in headers]
+    if _CACHE_CONTROL in names:
+        if error:
+            headers = [h for h in headers if h[0] != _CACHE_CONTROL]
+            headers.append(_NO_STORE)
+    else:
+        headers.append(_NO_STORE)
+    if _NOSNIFF[0] not in names:
         headers.append(_NOSNIFF)
-    return {**message, "headers": headers}
+    message["headers"] = headers
+    return message
 
 
 class HttpHygiene:
