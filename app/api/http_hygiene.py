@@ -205,7 +205,7 @@ class HttpHygiene:
         if not allow:  # no such path: the app's own 404
             await self.app(scope, receive, send)
             return
-        headers = [(b"allow", ", ".join(allow).encode()), (b"content-length", b"0")]
+        headers = [(b"allow", ", ".join(allow).encode())]  # a 204 has no Content-Length
         start = {"type": "http.response.start", "status": 204, "headers": headers}
         await send(_answer_headers(start, error=False))
         await send({"type": "http.response.body", "body": b""})

@@ -273,6 +273,7 @@ def test_with_cors_allow_has_options_and_a_plain_options_answers_it(
     assert r.status_code == 204
     assert r.headers["allow"] == "GET, HEAD, POST, OPTIONS"
     assert r.content == b""
+    assert "content-length" not in r.headers  # RFC 9110 §8.6: not in a 204
     assert cors_client.options("/v1/nothing-here").status_code == 404
 
 
