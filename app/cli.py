@@ -213,6 +213,9 @@ def serve(
         port=port or settings.port,
         log_level="info",
         timeout_graceful_shutdown=settings.api_shutdown_seconds,
+        # no "server: uvicorn" banner, in every environment (README "HTTP headers, caching and
+        # CORS"); the Date header stays
+        server_header=False,
     )
     # uvicorn re-raises SIGTERM after its graceful shutdown; make that an exception so that the
     # finally below stops the embedded worker (a SIGTERM before uvicorn runs lands here too)

@@ -267,6 +267,33 @@ class Settings(BaseSettings):
         allow_inf_nan=False,
         description="a worker stopped by SIGTERM lets its tasks in flight finish this long, "
         "then interrupts them (their chunks are re-sent when their lease expires)",
+    # HTTP headers and CORS (issue 17; app.api.http_hygiene)
+    cors_allow_origins: list[str] = Field(
+        default_factory=list,
+        description="origins (https://host[:port], or * for any) whose browser pages may call "
+        "the API (CORS); empty: CORS off, browsers keep other sites' pages from reading answers",
+    )
+    cors_allow_methods: list[str] = Field(
+        default_factory=lambda: ["GET", "HEAD", "POST", "DELETE"],
+        description="methods a CORS preflight allows (with cors_allow_origins)",
+    )
+    cors_allow_headers: list[str] = Field(
+        default_factory=lambda: ["Content-Type", "Accept", "X-API-Key", "If-None-Match"],
+        description="request headers a CORS preflight allows (with cors_allow_origins)",
+    )
+    cors_expose_headers: list[str] = Field(
+        default_factory=lambda: [
+            "ETag",
+            "Location",
+            "Retry-After",
+            "Absrank-Warnings",
+            "Absrank-Missing-Glyphs",
+            "X-Absrank-Provenance",
+        ],
+        description="response headers a page of an allowed origin may read",
+    )
+    cors_max_age_seconds: int = Field(
+        600, ge=0, le=86400, description="how long a browser may reuse a CORS preflight answer"
     )
     # serve
     host: str = "127.0.0.1"

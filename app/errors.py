@@ -22,6 +22,7 @@ from app.domain.errors import (
 __all__ = [
     "AppError",
     "Conflict",
+    "InvalidHeader",
     "InvalidInput",
     "MethodNotAllowed",
     "NotApplicable",
@@ -78,3 +79,11 @@ class UnsupportedMediaType(AppError):
     status = 415
     title = "Unsupported media type"
     type = "unsupported-media-type"
+
+
+class InvalidHeader(AppError):
+    """A request header is malformed (e.g. a ``Content-Length`` that is not a number)."""
+
+    status = 400
+    title = "Invalid header"
+    type = "invalid-header"

@@ -14,6 +14,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
+from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__
@@ -33,6 +34,7 @@ from app.api import (
     stattests,
     tables,
 )
+from app.api.http_hygiene import install_http_hygiene
 from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers, problem_response
 from app.config import Settings, get_settings
@@ -345,4 +347,15 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         DocsContentSecurityPolicy,
         paths=(DOCS_URL, REDOC_URL, app.swagger_ui_oauth2_redirect_url or DOCS_URL),
     )
+    if settings.cors_allow_origins:  # off by default (README "HTTP headers, caching and CORS")
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_allow_origins,
+            allow_methods=settings.cors_allow_methods,
+            allow_headers=settings.cors_allow_headers,
+            expose_headers=settings.cors_expose_headers,
+            max_age=settings.cors_max_age_seconds,
+        )
+    # outermost, around Starlette's own error middleware too (app.api.http_hygiene)
+    install_http_hygiene(app, cors=bool(settings.cors_allow_origins))
     return app

@@ -32,6 +32,7 @@ from app.api.figures import (
     RasterOptions,
     VectorOptions,
 )
+from app.api.http_hygiene import stored
 from app.api.paper_formats import (
     NOT_ACCEPTABLE,
     TABLE_CONTENT,
@@ -359,8 +360,17 @@ def get_comparison(
     """Show a stored comparison (JSON; a paper table with Accept or ``format``)."""
     fmt = negotiated(request, format)
     if fmt != "json":
-        return _table_response(service.get_comparison(sm, comparison_id, view="full"), fmt)
-    return model_response(ComparisonRead, service.get_comparison(sm, comparison_id, view=view))
+        full = service.get_comparison(sm, comparison_id, view="full")
+        return _table_response(full, fmt, headers=_cache_control(full))
+    answer = service.get_comparison(sm, comparison_id, view=view)
+    # the format follows Accept too: a cache keys the answer by it
+    headers = _cache_control(answer) | {"Vary": "Accept"}
+    return model_response(ComparisonRead, answer, headers=headers)
+
+
+def _cache_control(answer: dict[str, Any]) -> dict[str, str]:
+    """Immutable once complete; a partial comparison is recomputed when asked again."""
+    return stored(answer["status"] == "complete")
 
 
 @router.get(
@@ -392,11 +402,13 @@ def get_summary(
     if fmt is None:
         accept = (request.headers.get("accept") or "").lower()
         fmt = "markdown" if "text/markdown" in accept and "text/plain" not in accept else "text"
-    summary = comparison_summary.summarize(service.get_comparison(sm, comparison_id))
+    answer = service.get_comparison(sm, comparison_id)
+    summary = comparison_summary.summarize(answer)
     return Response(
         comparison_summary.render(summary, fmt),
         media_type=comparison_summary.MEDIA_TYPES[fmt],
-        headers={"X-Absrank-Provenance": summary.provenance, "Vary": "Accept"},
+        headers={"X-Absrank-Provenance": summary.provenance, "Vary": "Accept"}
+        | _cache_control(answer),
     )
 
 

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from app.api.deps import JsonBody, OffsetQuery, SettingsDep
+from app.api.http_hygiene import refuses_method
 from app.domain.functions import BenchmarkFunction
 from app.errors import InvalidInput, MethodNotAllowed
 from app.schemas.common import (
@@ -120,12 +121,12 @@ def evaluate(
 
 
 @router.api_route("/{function_id:path}/evaluate", methods=["GET", "HEAD"], include_in_schema=False)
+@refuses_method  # the path's Allow: POST (app.api.http_hygiene)
 def evaluate_needs_post(function_id: str) -> None:
     """Answer 405 (the GET route below would otherwise take ``.../evaluate`` for an id)."""
     raise MethodNotAllowed(
         'evaluate points with POST and a JSON body {"points": [[...], ...]}',
         field="method",
-        headers={"Allow": "POST"},
     )
 
 

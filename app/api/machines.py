@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Request, Response
 
 from app.api.deps import JsonBody, SessionmakerDep, stored_id_path
+from app.api.http_hygiene import stored
 from app.api.paper_formats import NOT_ACCEPTABLE_JSON_ONLY, json_only
 from app.api.responses import model_response
 from app.errors import Conflict, InvalidInput, NotFound
@@ -117,7 +118,10 @@ def create_cross_machine(body: CrossMachineCreate, sm: SessionmakerDep) -> Respo
 )
 def get_cross_machine(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> Response:
     """Show a cross-machine comparison: runtimes for B and, once given, the test."""
-    return model_response(CrossMachineRead, service.get(sm, comparison_id))
+    out = service.get(sm, comparison_id)
+    # immutable once B's results are in (they are final)
+    headers = stored(out["status"] == "complete")
+    return model_response(CrossMachineRead, out, headers=headers)
 
 
 @router.post(

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Response
 
 from app.api.deps import JsonBody, SessionmakerDep, SettingsDep, stored_id_path
+from app.api.http_hygiene import stored
 from app.api.responses import model_response
 from app.errors import InvalidInput
 from app.schemas.common import (
@@ -90,4 +91,5 @@ def create_ranking(
 )
 def get_ranking(ranking_id: RankingIdPath, sm: SessionmakerDep) -> Response:
     """Show a stored Pareto ranking."""
-    return model_response(ParetoRankingRead, service.get(sm, ranking_id))
+    # a ranking is stored once, with its answer, and never changes
+    return model_response(ParetoRankingRead, service.get(sm, ranking_id), headers=stored(True))

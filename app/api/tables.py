@@ -28,6 +28,7 @@ from app.api.figures import (
     RasterOptions,
     VectorOptions,
 )
+from app.api.http_hygiene import refuses_method
 from app.config import Settings
 from app.errors import (
     InvalidInput,
@@ -688,13 +689,13 @@ async def create_user_table_from_file(
 
 
 @router.api_route("/samples", methods=["GET", "HEAD"], include_in_schema=False)
+@refuses_method  # the path's Allow: POST (app.api.http_hygiene)
 def samples_need_post() -> None:
     """Answer 405 (the GET route below would otherwise take ``samples`` for a table id)."""
     raise MethodNotAllowed(
         "send a sample file with POST (text/plain or text/csv); GET /v1/tables/{table_id} "
         "shows a table",
         field="method",
-        headers={"Allow": "POST"},
     )
 
 
