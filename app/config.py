@@ -267,6 +267,7 @@ class Settings(BaseSettings):
         allow_inf_nan=False,
         description="a worker stopped by SIGTERM lets its tasks in flight finish this long, "
         "then interrupts them (their chunks are re-sent when their lease expires)",
+    )
     # HTTP headers and CORS (issue 17; app.api.http_hygiene)
     cors_allow_origins: list[str] = Field(
         default_factory=list,
