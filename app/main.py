@@ -35,6 +35,7 @@ from app.api import (
 )
 from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers, problem_response
+from app.api.quotas import QuotaMiddleware, Quotas
 from app.config import Settings, get_settings
 from app.db import make_engine, make_sessionmaker
 from app.errors import PayloadTooLarge
@@ -345,4 +346,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         DocsContentSecurityPolicy,
         paths=(DOCS_URL, REDOC_URL, app.swagger_ui_oauth2_redirect_url or DOCS_URL),
     )
+    # outermost: a request over its sender's quota is refused before its body is read
+    app.state.quotas = Quotas(settings)
+    app.add_middleware(QuotaMiddleware, quotas=app.state.quotas)
     return app

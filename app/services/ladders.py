@@ -29,6 +29,7 @@ from app.domain.functions import BenchmarkFunction, get_function
 from app.domain.tablebuild import oriented_geometry, region_intersected
 from app.errors import InvalidInput, NotFound, TableNotBuilt, TableNotReady
 from app.services._table_requests import (
+    ChunkCharge,
     ReadyTable,
     TableView,
     build_clock,
@@ -348,6 +349,7 @@ def request_ladder(
     seed: int = 0,
     cache: TableCaches,
     ladder_cache: LadderCaches,
+    charge: ChunkCharge | None = None,
 ) -> list[TableView]:
     """Return the tables of a ladder of nested regions, queueing the missing ones.
 
@@ -357,8 +359,8 @@ def request_ladder(
 
     Parameters
     ----------
-    sm, settings, dispatcher, cache
-        As in :func:`app.services.tables.request_table`.
+    sm, settings, dispatcher, cache, charge
+        As in :func:`app.services.tables.request_table` (each level is charged its chunks).
     function_id, log2n, seed
         As in :func:`ladder_specs`.
     ladder_cache : LadderCaches
@@ -375,7 +377,10 @@ def request_ladder(
         From :func:`ladder_specs`.
     """
     specs = ladder_specs(settings, function_id, log2n=log2n, seed=seed, cache=ladder_cache)
-    return [request_spec(sm, settings, dispatcher, spec, cache=cache).view for spec in specs]
+    return [
+        request_spec(sm, settings, dispatcher, spec, cache=cache, charge=charge).view
+        for spec in specs
+    ]
 
 
 def describe_ladder(

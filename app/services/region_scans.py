@@ -271,7 +271,13 @@ def _refresh(sm: SM, settings: Settings, scan_id: str, cache: TableCaches) -> di
 
 
 def create(
-    sm: SM, settings: Settings, dispatcher: Any, body: RegionScanCreate, *, cache: TableCaches
+    sm: SM,
+    settings: Settings,
+    dispatcher: Any,
+    body: RegionScanCreate,
+    *,
+    cache: TableCaches,
+    charge: tables.ChunkCharge | None = None,
 ) -> dict[str, Any]:
     """Queue one cheap table per δ and store the scan; identical requests share one scan.
 
@@ -282,6 +288,9 @@ def create(
     body : RegionScanCreate
     cache : TableCaches
         The application's table caches (``app.state.table_caches``).
+    charge : callable, optional
+        Charged the chunks of each new table (``charge`` of
+        :func:`app.services.tables.request_table`).
 
     Returns
     -------
@@ -317,6 +326,7 @@ def create(
                 log2n=payload["log2n"],
                 seed=payload["seed"],
                 cache=cache,
+                charge=charge,
             )
         assert view.id == table_id
     with session_scope(sm) as session:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from app.repositories.tables import ChunkBlobs
 from app.services._table_requests import (
+    ChunkCharge,
     ReadyTable,
     Requested,
     TablePage,
@@ -115,6 +116,7 @@ __all__ = [
     "SUMMARY_QUANTILES_ARE",
     "BuiltTable",
     "ChunkBlobs",
+    "ChunkCharge",
     "Combined",
     "Dispatcher",
     "LadderCaches",

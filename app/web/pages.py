@@ -25,7 +25,13 @@ from pydantic import BaseModel, ConfigDict
 from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException
 
-from app.api.deps import SessionmakerDep, SettingsDep, app_rank_env, may_queue_builds_for
+from app.api.deps import (
+    SessionmakerDep,
+    SettingsDep,
+    app_rank_env,
+    may_queue_builds_for,
+    may_write_for,
+)
 from app.api.figures import RasterOptions
 from app.api.problems import problem_response
 from app.config import Settings
@@ -152,7 +158,7 @@ async def archive(request: Request, sm: SessionmakerDep, settings: SettingsDep) 
     try:
         values, upload = await _archive_values(request, settings)
         form = read_archive_form(values)
-        if not may_queue_builds_for(settings, request.headers.get("x-api-key")):
+        if not may_write_for(settings, request.headers.get("x-api-key"), "result_sets"):
             raise FormProblem(
                 "archive_file",
                 "this deployment archives results only with an API key: send the file to "
@@ -265,6 +271,13 @@ async def make_report(request: Request, sm: SessionmakerDep, settings: SettingsD
         values = await _form_values(request, settings)
         form = read_form(values)
         body = comparison_request(form, settings)
+        if not may_write_for(settings, request.headers.get("x-api-key"), "comparisons"):
+            raise FormProblem(
+                "csv",
+                "this deployment stores comparisons only with an API key: send them to "
+                "POST /v1/comparisons with the X-API-Key header",
+                401,
+            )
         state = request.app.state
         out, _created = await anyio.to_thread.run_sync(
             lambda: comparison_service.create_comparison(
