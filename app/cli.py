@@ -173,9 +173,8 @@ def key_new(
     line = json.dumps(entry.model_dump(), separators=(", ", ": "))
     typer.echo(f"key: {key}")
     typer.echo("(shown once: give it to its holder, who sends it as the X-API-Key header)")
-    typer.echo("add this entry to the JSON list of ABSRANK_API_KEYS:")
-    typer.echo(line)
-    typer.echo(f"e.g. ABSRANK_API_KEYS='[{line}]'")
+    typer.echo(f"ABSRANK_API_KEYS='[{line}]'")
+    typer.echo("(with several keys, ABSRANK_API_KEYS lists every entry in one JSON list)")
 
 
 def _exit_on_signal(signum: int, _frame: object) -> None:

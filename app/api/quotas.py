@@ -169,14 +169,15 @@ class Quotas:
     # -- storage ----------------------------------------------------------------------------
 
     def _limiters(self) -> tuple[_Limiters, _Limiters]:
-        loop = asyncio.get_running_loop()
-        if self._loop is not loop or self._primary is None or self._memory is None:
-            # asyncio storages belong to one loop (a test client may start several)
-            self._loop = loop
+        if self._memory is None:  # made in an event loop (its expiry task runs there)
             self._memory = _Limiters(MemoryStorage(), self._strategy)
-            self._primary = self._memory
-            if self.uses_redis:
-                self._primary = _Limiters(self._redis_storage(), self._strategy)
+        if not self.uses_redis:
+            return self._memory, self._memory
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or self._primary is None:
+            # a Redis client's connections belong to one loop (a test client may start several)
+            self._loop = loop
+            self._primary = _Limiters(self._redis_storage(), self._strategy)
         return self._primary, self._memory
 
     def _redis_storage(self) -> Storage:
@@ -220,7 +221,7 @@ class Quotas:
             client = getattr(bridge, "storage", None)
             if client is not None:
                 await client.aclose()
-        self._primary = self._memory = None
+        self._primary = None
         self._loop = None
 
     async def _refusal(
