@@ -357,10 +357,16 @@ class Settings(BaseSettings):
         description="handler seconds (an upper bound of CPU) per hour of one key; 0: no limit",
     )
     anonymous_chunks_per_hour: int = Field(
-        64, ge=0, description="table chunks one client address may queue per hour; 0: no limit"
+        1024,
+        ge=0,
+        description="table chunks (of 2^table_chunk_log2 points) one client address may queue "
+        "per hour, where the write policy lets anonymous requests queue builds; 0: no limit",
     )
     key_chunks_per_hour: int = Field(
-        2048, ge=0, description="table chunks one key may queue per hour; 0: no limit"
+        4096,
+        ge=0,
+        description="table chunks (of 2^table_chunk_log2 points) one key may queue per hour; "
+        "0: no limit",
     )
     # serve
     host: str = "127.0.0.1"
