@@ -149,7 +149,7 @@ key_app = typer.Typer(help="API keys: make one (the deployment stores only its S
 app.add_typer(key_app, name="key")
 
 
-class KeyRole(str, enum.Enum):
+class KeyRole(enum.StrEnum):
     """The role of a new key (``app.config.Role``)."""
 
     read = "read"

@@ -18,10 +18,7 @@ from typer.testing import CliRunner
 from app.api import keys
 from app.cli import app as cli
 from app.config import Settings, key_sha256
-from app.main import create_app
-from tests.api.conftest import api_settings
-from tests.support import migrate
-from workers.inline import InlineDispatcher
+from tests.api.conftest import api_app, api_settings
 
 READ, SUBMIT, OPERATOR = "r-key-1", "s-key-2", "o-key-3"
 KEYS = [
@@ -47,12 +44,7 @@ RANKING = {
 
 
 def _client(tmp_path: Path, **overrides: object) -> TestClient:
-    settings = api_settings(tmp_path, **overrides)
-    migrate(settings.database_url)
-    dispatcher = InlineDispatcher(settings)
-    app = create_app(settings, dispatcher=dispatcher)
-    dispatcher.app = app
-    return TestClient(app)
+    return TestClient(api_app(tmp_path, **overrides))
 
 
 @pytest.fixture
@@ -63,7 +55,9 @@ def keyed(tmp_path: Path) -> Iterator[TestClient]:
 
 def test_the_stored_hash_is_sha256_of_the_utf8_key() -> None:
     # references: `printf 's3cret' | sha256sum`, `printf 'clé' | sha256sum` (UTF-8 shell)
-    assert key_sha256("s3cret") == "1ec1c26b50d5d3c58d9583181af8076655fe00756bf7285940ba3670f99fcba0"
+    assert (
+        key_sha256("s3cret") == "1ec1c26b50d5d3c58d9583181af8076655fe00756bf7285940ba3670f99fcba0"
+    )
     assert key_sha256("clé") == "51cbcf30514d0802eb5c60a018f384ea3fb9b69307c554ee63ecb43177594de4"
 
 
@@ -100,7 +94,10 @@ def test_keys_come_from_the_environment_as_json(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("ABSRANK_WRITE_POLICY", '{"comparisons": "submit"}')
     monkeypatch.setenv("ABSRANK_ENVIRONMENT", "production")
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
-    assert [(k.name, k.role) for k in settings.api_keys] == [("reader", "read"), ("lab-a", "submit")]  # type: ignore[union-attr]
+    assert [(k.name, k.role) for k in settings.api_keys] == [
+        ("reader", "read"),
+        ("lab-a", "submit"),
+    ]  # type: ignore[union-attr]
     assert settings.write_policy.comparisons == "submit"
     assert settings.write_policy.result_sets == "submit"  # the other defaults stay
 
@@ -123,7 +120,8 @@ def test_bad_key_settings_are_refused(api_keys: list[object], message: str) -> N
 def test_plain_keys_stay_accepted_in_dev_and_test_as_operators(tmp_path: Path) -> None:
     access = keys.Access(api_settings(tmp_path, api_keys=["s3cret"]))
     key = access.lookup("s3cret")
-    assert key is not None and key.role == "operator"
+    assert key is not None
+    assert key.role == "operator"
     assert key.name == "plain-" + key_sha256("s3cret")[:8]
 
 
@@ -138,7 +136,8 @@ def test_tables_need_a_submit_key(keyed: TestClient) -> None:
     problem = lesser.json()
     assert problem["type"].endswith("/forbidden")
     assert problem["field"] == "X-API-Key"
-    assert "role read" in problem["detail"] and "write_policy.tables" in problem["detail"]
+    assert "role read" in problem["detail"]
+    assert "write_policy.tables" in problem["detail"]
     for key in (SUBMIT, OPERATOR):
         assert keyed.post("/v1/tables", json=TABLE, headers={"X-API-Key": key}).status_code in (
             200,
@@ -182,10 +181,19 @@ def test_the_write_policy_is_the_deployments(tmp_path: Path) -> None:
         assert by_reader.status_code == 403
         by_lab = c.post("/v1/comparisons", json=comparison, headers={"X-API-Key": SUBMIT})
         assert by_lab.status_code == 201, by_lab.text
-        assert c.post("/v1/pareto-rankings", json=ranking, headers={"X-API-Key": SUBMIT}).status_code == 403
-        assert c.post("/v1/pareto-rankings", json=ranking, headers={"X-API-Key": OPERATOR}).status_code == 201
+        assert (
+            c.post("/v1/pareto-rankings", json=ranking, headers={"X-API-Key": SUBMIT}).status_code
+            == 403
+        )
+        assert (
+            c.post("/v1/pareto-rankings", json=ranking, headers={"X-API-Key": OPERATOR}).status_code
+            == 201
+        )
         # tables: "read" — any valid key
-        assert c.post("/v1/tables", json=TABLE, headers={"X-API-Key": READ}).status_code in (200, 202)
+        assert c.post("/v1/tables", json=TABLE, headers={"X-API-Key": READ}).status_code in (
+            200,
+            202,
+        )
 
 
 def test_the_public_defaults_leave_comparisons_and_rankings_open(keyed: TestClient) -> None:
@@ -198,7 +206,10 @@ def test_without_keys_every_write_is_open(tmp_path: Path) -> None:
     with _client(tmp_path) as c:
         assert c.post("/v1/cpus", json=CPU).status_code == 201
         # a key sent to a deployment without keys is ignored
-        assert c.post("/v1/tables", json=TABLE, headers={"X-API-Key": "x"}).status_code in (200, 202)
+        assert c.post("/v1/tables", json=TABLE, headers={"X-API-Key": "x"}).status_code in (
+            200,
+            202,
+        )
 
 
 def test_key_new_prints_a_key_once_and_its_settings_entry(tmp_path: Path) -> None:
@@ -206,7 +217,8 @@ def test_key_new_prints_a_key_once_and_its_settings_entry(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     key = re.search(r"^key: (\S+)$", result.output, re.MULTILINE)
     line = re.search(r"^ABSRANK_API_KEYS='(.+)'$", result.output, re.MULTILINE)
-    assert key is not None and line is not None
+    assert key is not None
+    assert line is not None
     entries = json.loads(line[1])
     assert entries == [{"sha256": key_sha256(key[1]), "role": "submit", "name": "lab-b"}]
     assert len(key[1]) >= 40  # 32 random bytes

@@ -21,10 +21,7 @@ from limits.aio.storage import memory as limits_memory
 from app.api.keys import Identity
 from app.api.quotas import Quotas
 from app.config import Settings, key_sha256
-from app.main import create_app
-from tests.api.conftest import api_settings
-from tests.support import migrate
-from workers.inline import InlineDispatcher
+from tests.api.conftest import api_app
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 KEY = "lab-key"
@@ -32,17 +29,11 @@ KEYS = [{"sha256": key_sha256(KEY), "role": "submit", "name": "lab"}, "op-plain"
 CHEAP = "/v1/functions?limit=1"
 
 
-def _app(tmp_path: Path, **overrides: object) -> FastAPI:
-    settings = api_settings(tmp_path, **overrides)
-    migrate(settings.database_url)
-    dispatcher = InlineDispatcher(settings)
-    app = create_app(settings, dispatcher=dispatcher)
-    dispatcher.app = app
-    return app
+_app = api_app
 
 
 def _client(tmp_path: Path, **overrides: object) -> TestClient:
-    return TestClient(_app(tmp_path, **overrides))
+    return TestClient(api_app(tmp_path, **overrides))
 
 
 def _assert_429(r: object, name: str, limit: float, window: int, setting: str) -> int:
