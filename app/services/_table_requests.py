@@ -262,6 +262,18 @@ def request_table(
     return request_spec(sm, settings, dispatcher, spec, cache=cache, charge=charge)
 
 
+def unstored_chunks(sm: SM, settings: Settings, tables: Sequence[tuple[str, int]]) -> int:
+    """The chunks the tables ``(table_id, n)`` that are not stored yet would queue: what a
+    request queueing several tables at once is charged (:data:`ChunkCharge`) before any."""
+    with session_scope(sm) as session:
+        repo = TableRepository(session)
+        return sum(
+            sampling.chunk_plan(n, chunk_size_for(settings, n))
+            for table_id, n in tables
+            if repo.get(table_id) is None
+        )
+
+
 def request_spec(
     sm: SM,
     settings: Settings,

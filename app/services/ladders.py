@@ -38,6 +38,7 @@ from app.services._table_requests import (
     recently_missing,
     remember_missing,
     request_spec,
+    unstored_chunks,
 )
 from app.services._table_specs import (
     SM,
@@ -359,8 +360,10 @@ def request_ladder(
 
     Parameters
     ----------
-    sm, settings, dispatcher, cache, charge
-        As in :func:`app.services.tables.request_table` (each level is charged its chunks).
+    sm, settings, dispatcher, cache
+        As in :func:`app.services.tables.request_table`.
+    charge : callable, optional
+        Charged the chunks of every level not stored yet, at once before any is queued.
     function_id, log2n, seed
         As in :func:`ladder_specs`.
     ladder_cache : LadderCaches
@@ -377,10 +380,10 @@ def request_ladder(
         From :func:`ladder_specs`.
     """
     specs = ladder_specs(settings, function_id, log2n=log2n, seed=seed, cache=ladder_cache)
-    return [
-        request_spec(sm, settings, dispatcher, spec, cache=cache, charge=charge).view
-        for spec in specs
-    ]
+    if charge is not None:
+        levels = [(table_id_for(spec_hash(spec)), int(spec["n"])) for spec in specs]
+        charge(unstored_chunks(sm, settings, levels))
+    return [request_spec(sm, settings, dispatcher, spec, cache=cache).view for spec in specs]
 
 
 def describe_ladder(

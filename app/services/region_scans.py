@@ -289,8 +289,9 @@ def create(
     cache : TableCaches
         The application's table caches (``app.state.table_caches``).
     charge : callable, optional
-        Charged the chunks of each new table (``charge`` of
-        :func:`app.services.tables.request_table`).
+        Charged the chunks of the scan's tables that do not exist yet, all at once before
+        any is queued (``charge`` of :func:`app.services.tables.request_table`): a refused
+        scan queues nothing.
 
     Returns
     -------
@@ -313,6 +314,9 @@ def create(
         stored = RegionScanRepository(session).get(plan.scan_id)
         if stored is not None and stored.status == "ready" and stored.result is not None:
             return stored.result
+    if charge is not None:
+        n = 1 << int(payload["log2n"])
+        charge(tables.unstored_chunks(sm, settings, [(t, n) for t in payload["tables"]]))
     # queue the tables first (idempotent; failed ones are reset): a scan row never names a
     # table that was not requested
     for delta, table_id in zip(payload["deltas"], payload["tables"], strict=True):
@@ -326,7 +330,6 @@ def create(
                 log2n=payload["log2n"],
                 seed=payload["seed"],
                 cache=cache,
-                charge=charge,
             )
         assert view.id == table_id
     with session_scope(sm) as session:

@@ -42,6 +42,7 @@ from app.services._table_requests import (
     remember_missing,
     request_spec,
     request_table,
+    unstored_chunks,
 )
 from app.services._table_specs import (
     MAX_LIST_LIMIT,
@@ -168,5 +169,6 @@ __all__ = [
     "table_id_for",
     "table_location",
     "table_spec",
+    "unstored_chunks",
     "utc_now",
 ]

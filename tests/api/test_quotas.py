@@ -276,6 +276,22 @@ def test_queued_chunks_are_limited_and_nothing_is_stored_over_the_quota(tmp_path
         scan = {"function_id": "classic/rastrigin/d2", "values": values, "log2n": 12}
         _assert_429(c.post("/v1/region-scans", json=scan), "chunks", 6, 3600,
                     "anonymous_chunks_per_hour")  # fmt: skip
+        assert c.get("/v1/tables").json()["total"] == 1
+
+
+def test_a_region_scan_is_charged_all_its_new_tables_at_once(tmp_path: Path) -> None:
+    values = [{"algorithm": "A", "value": 1.0}, {"algorithm": "B", "value": 2.0}]
+    # 3 tables of 2^11 points in chunks of 2^10: 6 chunks, over a quota of 5
+    scan = {"function_id": "classic/rastrigin/d2", "values": values, "log2n": 11,
+            "deltas": [0.1, 0.5, 1.0]}  # fmt: skip
+    with _client(tmp_path, anonymous_chunks_per_hour=5) as c:
+        r = c.post("/v1/region-scans", json=scan)
+        _assert_429(r, "chunks", 5, 3600, "anonymous_chunks_per_hour")
+        assert "asks for 6" in r.json()["detail"]
+        assert c.get("/v1/tables").json()["total"] == 0  # not one of its tables was queued
+        two = c.post("/v1/region-scans", json={**scan, "deltas": [0.1, 0.5]})
+        assert two.status_code in (200, 202), two.text
+        assert c.get("/v1/tables").json()["total"] == 2
 
 
 def test_a_request_for_more_chunks_than_the_quota_says_so(tmp_path: Path) -> None:
@@ -298,3 +314,16 @@ def test_the_memory_check_costs_microseconds(tmp_path: Path) -> None:
 
     per_check = asyncio.run(run(2000))
     assert per_check < 0.001  # generous: about 10-30 µs on one core
+
+
+def test_a_ladder_is_charged_all_its_new_levels_at_once(tmp_path: Path) -> None:
+    body = {"function_id": "classic/sphere/d2", "ladder": True, "log2n": 10}
+    with _client(tmp_path, anonymous_chunks_per_hour=3, nested_levels=4) as c:
+        r = c.post("/v1/tables", json=body)  # 1 + levels tables of one chunk each
+        _assert_429(r, "chunks", 3, 3600, "anonymous_chunks_per_hour")
+        assert c.get("/v1/tables").json()["total"] == 0  # no level was queued
+    (tmp_path / "more").mkdir()
+    with _client(tmp_path / "more", anonymous_chunks_per_hour=5, nested_levels=4) as c:
+        assert c.post("/v1/tables", json=body).status_code in (200, 202)
+        assert c.get("/v1/tables").json()["total"] == 5
+        assert c.post("/v1/tables", json=body).status_code == 200  # all stored: costs nothing
