@@ -13,7 +13,7 @@ ignored). Quotas (:mod:`app.api.quotas`) are counted per identity.
 
 Writes follow ``Settings.write_policy`` once keys are configured: a write needs ``anyone`` or a
 key of at least a role (``read`` < ``submit`` < ``operator``). Missing key: 401; a valid key of
-a lower role: 403; a wrong key: 401 wherever it is sent. Anonymous reads are always allowed.
+a lower role: 403; a wrong key: 401 wherever a key is used. Anonymous reads are always allowed.
 """
 
 from __future__ import annotations
