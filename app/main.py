@@ -267,6 +267,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
                 with contextlib.suppress(asyncio.CancelledError):
                     await loop_task
             app.state.table_caches.clear()
+            await app.state.quotas.aclose()  # the limiter's Redis connections, if any
             engine.dispose()
 
     # /docs and /redoc from the Swagger UI and ReDoc files that fastapi-offline ships (served
