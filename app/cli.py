@@ -1,7 +1,12 @@
-"""``absrank`` command line: serve, worker, migrate, redispatch, queue-defaults, seed-archive."""
+"""``absrank`` command line: serve, worker, migrate, redispatch, queue-defaults, seed-archive,
+key new."""
 
 from __future__ import annotations
 
+import enum
+import json
+import os
+import secrets
 import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -159,6 +164,38 @@ def redispatch() -> None:
     finally:
         engine.dispose()
     typer.echo(counts)
+
+
+key_app = typer.Typer(help="API keys: make one (the deployment stores only its SHA-256).")
+app.add_typer(key_app, name="key")
+
+
+class KeyRole(enum.StrEnum):
+    """The role of a new key (``app.config.Role``)."""
+
+    read = "read"
+    submit = "submit"
+    operator = "operator"
+
+
+@key_app.command("new")
+def key_new(
+    role: Annotated[KeyRole, typer.Option(help="what the key may do")] = KeyRole.submit,
+    name: Annotated[
+        str | None, typer.Option(help="who holds it (default: <role>-<8 hex digits>)")
+    ] = None,
+) -> None:
+    """Print a fresh API key (once: it is stored nowhere) and its entry of ABSRANK_API_KEYS."""
+    from app.config import ApiKey, key_sha256
+
+    key = secrets.token_urlsafe(32)
+    sha = key_sha256(key)
+    entry = ApiKey(sha256=sha, role=role.value, name=name or f"{role.value}-{sha[:8]}")
+    line = json.dumps(entry.model_dump(), separators=(", ", ": "))
+    typer.echo(f"key: {key}")
+    typer.echo("(shown once: give it to its holder, who sends it as the X-API-Key header)")
+    typer.echo(f"ABSRANK_API_KEYS='[{line}]'")
+    typer.echo("(with several keys, ABSRANK_API_KEYS lists every entry in one JSON list)")
 
 
 def _exit_on_signal(signum: int, _frame: object) -> None:

@@ -2,11 +2,67 @@
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Role = Literal["read", "submit", "operator"]
+"""What an API key may do: ``read`` (its own quotas), ``submit`` (also writes that store rows and
+queue builds, as the write policy says), ``operator`` (everything, no quotas)."""
+Need = Literal["anyone", "read", "submit", "operator"]
+"""The least a write needs: ``anyone`` (also anonymous requests) or a key of at least this role."""
+
+
+def key_sha256(key: str) -> str:
+    """The SHA-256 (hex) under which an API key is configured (``absrank key new`` prints it)."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+class ApiKey(BaseModel):
+    """One API key of the deployment, stored as its SHA-256, never in clear."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the key, hex")
+    role: Role = Field(description="read | submit | operator")
+    name: str = Field(
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9._-]+$",
+        description="who holds the key (its quotas are counted under this name)",
+    )
+
+
+class WritePolicy(BaseModel):
+    """The least each write needs once the deployment configures keys (public defaults).
+
+    Without any configured key every write is open (a local instance). Anonymous reads are
+    always allowed.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tables: Need = Field(
+        "submit",
+        description="POST /v1/tables, /v1/tables/samples, /v1/region-scans, and rank requests "
+        "that queue a missing default table or ladder",
+    )
+    result_sets: Need = Field("submit", description="POST /v1/result-sets")
+    comparisons: Need = Field("anyone", description="POST /v1/comparisons")
+    pareto_rankings: Need = Field("anyone", description="POST /v1/pareto-rankings")
+    cross_machine_comparisons: Need = Field(
+        "anyone", description="POST /v1/cross-machine-comparisons (and its results)"
+    )
+    cpus: Need = Field("operator", description="POST /v1/cpus (the CPU registry)")
+
+
+WriteKind = Literal[
+    "tables", "result_sets", "comparisons", "pareto_rankings", "cross_machine_comparisons", "cpus"
+]
 
 
 class Settings(BaseSettings):
@@ -25,10 +81,6 @@ class Settings(BaseSettings):
         "or memory:// (tasks run inline; tests only)",
     )
     queue_name: str = "absrank"
-    api_keys: list[str] = Field(
-        default_factory=list,
-        description="when non-empty, writes that cost compute (POST /v1/tables) need X-API-Key",
-    )
     # tables
     table_default_log2n: int = Field(16, ge=4, le=30)
     table_max_log2n: int = Field(24, ge=4, le=30)
@@ -296,6 +348,70 @@ class Settings(BaseSettings):
     cors_max_age_seconds: int = Field(
         600, ge=0, le=86400, description="how long a browser may reuse a CORS preflight answer"
     )
+    # keys, roles and quotas (issue 17; app.api.keys, app.api.quotas)
+    api_keys: list[ApiKey | str] = Field(
+        default_factory=list,
+        description='JSON list of {"sha256": hex, "role": "read|submit|operator", "name": ...} '
+        "(absrank key new prints one); a plain string is a key in clear with role operator, "
+        "accepted only in dev and test. Empty: every write is open",
+    )
+    write_policy: WritePolicy = Field(
+        default_factory=WritePolicy,
+        description="JSON object: the least each write needs (anyone, read, submit, operator) "
+        "when keys are configured; keys tables, result_sets, comparisons, pareto_rankings, "
+        "cross_machine_comparisons, cpus",
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="IP addresses or networks (CIDR) of reverse proxies whose X-Forwarded-For "
+        "names the client; from any other peer the header is ignored",
+    )
+    rate_limit_storage_url: str = Field(
+        "memory://",
+        description="where quotas are counted: memory:// (per process) or redis://host:port/db "
+        "(shared by every API process)",
+    )
+    rate_limit_key_prefix: str = Field(
+        "absrank", min_length=1, description="prefix of the quota counters' Redis keys"
+    )
+    rate_limit_strategy: Literal["moving-window", "fixed-window", "sliding-window-counter"] = Field(
+        "moving-window",
+        description="window of the requests-per-minute limit (CPU-seconds and chunks are "
+        "counted in fixed windows)",
+    )
+    anonymous_requests_per_minute: int = Field(
+        600,
+        ge=0,
+        description="requests per minute of one client address without a key; 0: no limit",
+    )
+    key_requests_per_minute: int = Field(
+        6000, ge=0, description="requests per minute of one read or submit key; 0: no limit"
+    )
+    anonymous_cpu_seconds_per_hour: float = Field(
+        600.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="handler seconds (an upper bound of CPU) per hour of one client address; "
+        "0: no limit",
+    )
+    key_cpu_seconds_per_hour: float = Field(
+        3600.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="handler seconds (an upper bound of CPU) per hour of one key; 0: no limit",
+    )
+    anonymous_chunks_per_hour: int = Field(
+        1024,
+        ge=0,
+        description="table chunks (of 2^table_chunk_log2 points) one client address may queue "
+        "per hour, where the write policy lets anonymous requests queue builds; 0: no limit",
+    )
+    key_chunks_per_hour: int = Field(
+        4096,
+        ge=0,
+        description="table chunks (of 2^table_chunk_log2 points) one key may queue per hour; "
+        "0: no limit",
+    )
     # serve
     host: str = "127.0.0.1"
     port: int = 8000
@@ -321,6 +437,16 @@ class Settings(BaseSettings):
             raise ValueError("table_default_log2n must not exceed table_max_log2n")
         if self.environment == "production" and any(k in {"", "changeme"} for k in self.api_keys):
             raise ValueError("placeholder API key in production")
+        if self.environment == "production" and any(isinstance(k, str) for k in self.api_keys):
+            raise ValueError(
+                "plain API keys are accepted only in dev and test: configure "
+                '{"sha256": ..., "role": ..., "name": ...} (absrank key new prints one)'
+            )
+        keys = [k for k in self.api_keys if isinstance(k, ApiKey)]
+        for attribute in ("name", "sha256"):
+            values = [getattr(k, attribute) for k in keys]
+            if len(set(values)) != len(values):
+                raise ValueError(f"two API keys have the same {attribute}")
         return self
 
     def ensure_dirs(self) -> None:

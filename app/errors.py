@@ -8,7 +8,9 @@ layer raises.
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from app.domain.errors import (
     Conflict,
@@ -22,14 +24,17 @@ from app.domain.errors import (
 __all__ = [
     "AppError",
     "Conflict",
+    "Forbidden",
     "InvalidHeader",
     "InvalidInput",
     "MethodNotAllowed",
     "NotApplicable",
     "NotFound",
     "PayloadTooLarge",
+    "QuotaLimit",
     "TableNotBuilt",
     "TableNotReady",
+    "TooManyRequests",
     "Unauthorized",
     "UnsupportedMediaType",
 ]
@@ -63,6 +68,57 @@ class Unauthorized(AppError):
         super().__init__(detail, **kwargs)
         # RFC 9110 §11.6.1: a 401 names the scheme the client must use
         self.headers.setdefault("WWW-Authenticate", 'ApiKey header="X-API-Key"')
+
+
+class Forbidden(AppError):
+    """The request's API key is valid, but its role does not allow this operation."""
+
+    status = 403
+    title = "Forbidden"
+    type = "forbidden"
+
+
+@dataclass(frozen=True)
+class QuotaLimit:
+    """One quota: ``amount`` of ``name`` per ``window_seconds``, set by ``setting``."""
+
+    name: Literal["requests", "cpu_seconds", "chunks"]
+    amount: float
+    window_seconds: int
+    setting: str
+
+
+class TooManyRequests(AppError):
+    """A quota of this key or client address is used up (``Retry-After`` says for how long).
+
+    The problem names the limit: ``limit_name`` (``requests``, ``cpu_seconds``, ``chunks``),
+    ``limit`` (its amount per window), ``window_seconds``, ``limit_setting`` and
+    ``retry_after_seconds`` (as the ``Retry-After`` header).
+    """
+
+    status = 429
+    title = "Too many requests"
+    type = "too-many-requests"
+
+    def __init__(
+        self, limit: QuotaLimit, retry_after_seconds: float, *, who: str, asked: float = 1
+    ) -> None:
+        retry = max(1, math.ceil(retry_after_seconds))
+        asking = f" (this request asks for {asked:g})" if asked != 1 else ""
+        super().__init__(
+            f"{who} used up its quota of {limit.amount:g} {limit.name.replace('_', '-')} per "
+            f"{limit.window_seconds} s ({limit.setting}){asking}; retry in {retry} s",
+            extra={
+                "limit_name": limit.name,
+                "limit": limit.amount,
+                "window_seconds": limit.window_seconds,
+                "limit_setting": limit.setting,
+                "retry_after_seconds": retry,
+            },
+            headers={"Retry-After": str(retry)},
+        )
+        self.limit = limit
+        self.retry_after_seconds = retry
 
 
 class MethodNotAllowed(AppError):

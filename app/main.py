@@ -37,6 +37,7 @@ from app.api import (
 from app.api.http_hygiene import install_http_hygiene
 from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers, problem_response
+from app.api.quotas import QuotaMiddleware, Quotas
 from app.config import Settings, get_settings
 from app.db import make_engine, make_sessionmaker
 from app.errors import PayloadTooLarge
@@ -268,6 +269,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
                 with contextlib.suppress(asyncio.CancelledError):
                     await loop_task
             app.state.table_caches.clear()
+            await app.state.quotas.aclose()  # the limiter's Redis connections, if any
             engine.dispose()
 
     # /docs and /redoc from the Swagger UI and ReDoc files that fastapi-offline ships (served
@@ -347,6 +349,9 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         DocsContentSecurityPolicy,
         paths=(DOCS_URL, REDOC_URL, app.swagger_ui_oauth2_redirect_url or DOCS_URL),
     )
+    # outermost: a request over its sender's quota is refused before its body is read
+    app.state.quotas = Quotas(settings)
+    app.add_middleware(QuotaMiddleware, quotas=app.state.quotas)
     if settings.cors_allow_origins:  # off by default (README "HTTP headers, caching and CORS")
         app.add_middleware(
             CORSMiddleware,

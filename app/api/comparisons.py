@@ -21,6 +21,7 @@ from app.api.deps import (
     SessionmakerDep,
     SettingsDep,
     TableCachesDep,
+    requires,
     stored_id_path,
 )
 from app.api.figures import (
@@ -254,7 +255,7 @@ else:
     "",
     response_model=ComparisonRead,
     status_code=201,
-    dependencies=[Depends(ContentTypes(*JSON_TYPES, CSV_TYPE))],
+    dependencies=[requires("comparisons"), Depends(ContentTypes(*JSON_TYPES, CSV_TYPE))],
     openapi_extra={"requestBody": REQUEST_BODY, "parameters": _query_parameters()},
     responses=OpenApiResponses(
         {

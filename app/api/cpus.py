@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response
 
-from app.api.deps import ApiKeyDep, JsonBody, SessionmakerDep
+from app.api.deps import JsonBody, SessionmakerDep, requires
 from app.errors import Conflict, NotFound
 from app.schemas.common import (
     KEY_REQUIRED,
@@ -73,7 +73,7 @@ def get_cpu(
     "",
     response_model=CpuRead,
     status_code=201,
-    dependencies=[ApiKeyDep, JsonBody],
+    dependencies=[requires("cpus"), JsonBody],
     summary="Register a CPU and its score (operators)",
     responses=problem_responses(
         KEY_REQUIRED,

@@ -12,8 +12,9 @@ from typing import Annotated, Any
 from fastapi import Depends, Header, Path, Query, Request
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.config import Settings
-from app.errors import NotFound, Unauthorized, UnsupportedMediaType
+from app.api.keys import Identity, access_of
+from app.config import Settings, WriteKind
+from app.errors import NotFound, UnsupportedMediaType
 from app.schemas.common import JSON_MEDIA_TYPES
 from app.services.ranks import RankEnv
 from app.services.table_cache import LadderCaches, TableCaches
@@ -120,36 +121,51 @@ ApiKeyHeader = Annotated[
 ]
 
 
-def _may_queue_builds(settings: Settings, x_api_key: str | None) -> bool:
-    if not settings.api_keys:
-        return True
-    if x_api_key is None:
-        return False
-    if x_api_key not in settings.api_keys:
-        raise Unauthorized("the X-API-Key header holds no valid key", field="X-API-Key")
-    return True
+def _identity(request: Request) -> Identity:
+    # late import: app.api.quotas imports the problem rendering, which imports nothing of ours
+    from app.api.quotas import identity_of
+
+    return identity_of(request)
 
 
 def may_queue_builds_for(settings: Settings, x_api_key: str | None) -> bool:
     """:func:`may_queue_builds` outside a route's dependencies (the web page's form)."""
-    return _may_queue_builds(settings, x_api_key)
+    access = access_of(settings)
+    return access.may_queue_builds(access.identify(x_api_key, "", None))
 
 
-async def may_queue_builds(settings: SettingsDep, x_api_key: ApiKeyHeader = None) -> bool:
-    """Whether this request may queue table builds (no keys configured, or a valid key).
+def may_write_for(settings: Settings, x_api_key: str | None, write: WriteKind) -> bool:
+    """Whether ``write_policy`` allows ``write`` with this key, outside a route's dependencies
+    (the web page's forms); a wrong key is a 401."""
+    access = access_of(settings)
+    need = getattr(access.policy, write)
+    return access.may(access.identify(x_api_key, "", None), need)
 
-    An anonymous request is allowed (it may only use what exists); a wrong key is a 401.
+
+async def may_queue_builds(request: Request, x_api_key: ApiKeyHeader = None) -> bool:
+    """Whether this request may queue table builds: no keys configured, or a valid key whose
+    role ``write_policy.tables`` allows (``submit`` by default).
+
+    An anonymous request (or a lesser key) is allowed, but only uses what exists; a wrong key
+    is a 401. ``x_api_key`` documents the header (the identity has read it).
     """
-    return _may_queue_builds(settings, x_api_key)
+    return access_of(request.app.state.settings).may_queue_builds(_identity(request))
 
 
-async def require_api_key(settings: SettingsDep, x_api_key: ApiKeyHeader = None) -> None:
-    """Refuse compute-costly writes without a valid key when the deployment configures keys."""
-    if not _may_queue_builds(settings, x_api_key):
-        raise Unauthorized(field="X-API-Key")
+def requires(write: WriteKind) -> Any:
+    """A route dependency refusing ``write`` unless ``Settings.write_policy`` allows it to
+    the request's key (401 without a key, 403 for a lesser role, 401 for a wrong key);
+    without configured keys every write is open. No I/O: runs on the event loop."""
+
+    async def check(request: Request, x_api_key: ApiKeyHeader = None) -> None:
+        access_of(request.app.state.settings).authorize(_identity(request), write)
+
+    check.__name__ = f"requires_{write}"
+    return Depends(check)
 
 
-ApiKeyDep = Depends(require_api_key)
+ApiKeyDep = requires("tables")
+"""The policy of the writes that queue table builds (``write_policy.tables``)."""
 MayQueueBuildsDep = Annotated[bool, Depends(may_queue_builds)]
 
 
@@ -205,8 +221,7 @@ async def rank_env(request: Request, x_api_key: ApiKeyHeader = None) -> RankEnv:
     cost). It is also the route's :data:`JsonBody` check (415 first, as the route dependency
     it replaces answered before any parameter's dependency), to save one more dependency."""
     JSON_BODY.check(request)
-    settings: Settings = request.app.state.settings
-    return app_rank_env(request, _may_queue_builds(settings, x_api_key))
+    return app_rank_env(request, await may_queue_builds(request))
 
 
 def app_rank_env(request: Request, may_queue_builds: bool) -> RankEnv:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request, Response
 
-from app.api.deps import JsonBody, SessionmakerDep, stored_id_path
+from app.api.deps import JsonBody, SessionmakerDep, requires, stored_id_path
 from app.api.http_hygiene import stored
 from app.api.paper_formats import NOT_ACCEPTABLE_JSON_ONLY, json_only
 from app.api.responses import model_response
@@ -92,7 +92,7 @@ _UNKNOWN = unknown_id("comparison_id", "cross-machine comparison", "x4f1c0d9a8b7
     "/cross-machine-comparisons",
     response_model=CrossMachineRead,
     status_code=201,
-    dependencies=[JsonBody],
+    dependencies=[requires("cross_machine_comparisons"), JsonBody],
     responses=OpenApiResponses(
         {200: {"model": CrossMachineRead, "description": "The same setup exists"}}
     )
@@ -127,7 +127,7 @@ def get_cross_machine(comparison_id: ComparisonIdPath, sm: SessionmakerDep) -> R
 @router.post(
     "/cross-machine-comparisons/{comparison_id}/results",
     response_model=CrossMachineRead,
-    dependencies=[JsonBody],
+    dependencies=[requires("cross_machine_comparisons"), JsonBody],
     summary="Submit B's results: the corrected sign test",
     responses=problem_responses(
         _UNKNOWN,

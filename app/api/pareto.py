@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Response
 
-from app.api.deps import JsonBody, SessionmakerDep, SettingsDep, stored_id_path
+from app.api.deps import JsonBody, SessionmakerDep, SettingsDep, requires, stored_id_path
 from app.api.http_hygiene import stored
 from app.api.responses import model_response
 from app.errors import InvalidInput
@@ -57,7 +57,7 @@ def indicators(body: IndicatorRequest) -> Response:
     "/pareto-rankings",
     response_model=ParetoRankingRead,
     status_code=201,
-    dependencies=[JsonBody],
+    dependencies=[requires("pareto_rankings"), JsonBody],
     responses=OpenApiResponses(
         {200: {"model": ParetoRankingRead, "description": "Answered before"}}
     )

@@ -56,18 +56,24 @@ def _loc_to_field(loc: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(parts) if parts else "body"
 
 
-async def _app_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, AppError)
+def error_response(exc: AppError, instance: str) -> JSONResponse:
+    """The problem+json answer of ``exc`` at ``instance`` (also for ASGI middlewares, which
+    answer before the exception handlers)."""
     return problem_response(
         status=exc.status,
         type_=exc.type,
         title=exc.title,
         detail=exc.detail,
-        instance=request.url.path,
+        instance=instance,
         headers=exc.headers,
         field=exc.field,
         **exc.extra,
     )
+
+
+async def _app_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, AppError)
+    return error_response(exc, request.url.path)
 
 
 def _error_item(error: dict[str, Any]) -> dict[str, Any]:

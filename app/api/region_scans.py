@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
 from app.api.deps import (
     ApiKeyDep,
@@ -15,6 +15,7 @@ from app.api.deps import (
     TableCachesDep,
     stored_id_path,
 )
+from app.api.quotas import chunk_charge
 from app.api.responses import model_response
 from app.schemas.common import (
     KEY_REQUIRED,
@@ -75,6 +76,7 @@ def _json(body: dict[str, Any], status_code: int = 200) -> Response:
     summary="Scan box half-widths δ for the region that spreads ranks best",
 )
 def create_scan(
+    request: Request,
     body: RegionScanCreate,
     sm: SessionmakerDep,
     settings: SettingsDep,
@@ -82,7 +84,7 @@ def create_scan(
     cache: TableCachesDep,
 ) -> Response:
     """Scan box half-widths δ with cheap tables and choose the δ that spreads the ranks best."""
-    out = service.create(sm, settings, dispatcher, body, cache=cache)
+    out = service.create(sm, settings, dispatcher, body, cache=cache, charge=chunk_charge(request))
     return _json(out, 200 if out["status"] == "ready" else 202)
 
 

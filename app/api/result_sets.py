@@ -13,7 +13,6 @@ from starlette.exceptions import HTTPException
 
 from app.api.deps import (
     JSON_TYPES,
-    ApiKeyDep,
     ContentTypes,
     DispatcherDep,
     LadderCachesDep,
@@ -21,6 +20,7 @@ from app.api.deps import (
     SessionmakerDep,
     SettingsDep,
     TableCachesDep,
+    requires,
     stored_id_path,
 )
 from app.api.tables import CSV_TYPE as CSV_BODY_TYPE
@@ -214,7 +214,10 @@ else:
     "",
     response_model=ResultSetRead,
     status_code=201,
-    dependencies=[ApiKeyDep, Depends(ContentTypes(*JSON_TYPES, CSV_TYPE, FORM_TYPE))],
+    dependencies=[
+        requires("result_sets"),
+        Depends(ContentTypes(*JSON_TYPES, CSV_TYPE, FORM_TYPE)),
+    ],
     openapi_extra={"requestBody": REQUEST_BODY, "parameters": _query_parameters()},
     responses=OpenApiResponses(
         {

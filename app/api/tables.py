@@ -29,6 +29,7 @@ from app.api.figures import (
     VectorOptions,
 )
 from app.api.http_hygiene import refuses_method
+from app.api.quotas import chunk_charge
 from app.config import Settings
 from app.errors import (
     InvalidInput,
@@ -118,6 +119,7 @@ def _create_ladder(
     *,
     cache: TableCaches,
     ladder_cache: LadderCaches,
+    charge: service.ChunkCharge,
 ) -> LadderRead:
     assert body.function_id is not None  # create_table answered samples already
     with domain_errors_as_problems():
@@ -130,6 +132,7 @@ def _create_ladder(
             seed=body.seed,
             cache=cache,
             ladder_cache=ladder_cache,
+            charge=charge,
         )
     views = [service.get_table(sm, v.id) for v in views]  # an inline dispatcher may be done
     described = service.describe_ladder(settings, views, cache=ladder_cache)
@@ -174,6 +177,7 @@ def _create_ladder(
     summary="Request a v_f table (or a ladder of nested regions)",
 )
 def create_table(
+    request: Request,
     body: TableCreate,
     response: Response,
     sm: SessionmakerDep,
@@ -218,7 +222,14 @@ def create_table(
     assert body.function_id is not None
     if body.ladder:
         return _create_ladder(
-            body, response, sm, settings, dispatcher, cache=cache, ladder_cache=ladder_cache
+            body,
+            response,
+            sm,
+            settings,
+            dispatcher,
+            cache=cache,
+            ladder_cache=ladder_cache,
+            charge=chunk_charge(request),
         )
     with domain_errors_as_problems():
         view, _ = service.request_table(
@@ -230,6 +241,7 @@ def create_table(
             log2n=body.log2n,
             seed=body.seed,
             cache=cache,
+            charge=chunk_charge(request),
         )
     view = service.get_table(sm, view.id)  # an inline dispatcher may have finished it already
     response.headers["Location"] = view.location

@@ -8,7 +8,7 @@ registry keyed by the sessionmaker). Public names are re-exported by :mod:`app.s
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -38,6 +38,10 @@ from app.services.eta import BuildClock, build_eta
 from app.services.table_cache import TableCaches
 
 logger = logging.getLogger(__name__)
+
+ChunkCharge = Callable[[int], None]
+"""Called with the chunks a request is about to queue, before anything is stored; raises to
+refuse them (the API's quota of queued chunks, ``app.api.quotas.chunk_charge``)."""
 
 
 @dataclass(frozen=True)
@@ -220,6 +224,7 @@ def request_table(
     log2n: int | None = None,
     seed: int = 0,
     cache: TableCaches,
+    charge: ChunkCharge | None = None,
 ) -> Requested:
     """Return the table for a spec, creating it and queueing its chunks if it is new.
 
@@ -239,6 +244,9 @@ def request_table(
     cache : TableCaches
         The application's (``app.state.table_caches``, a worker's): the table is no longer
         missing there.
+    charge : callable, optional
+        Called with the number of chunks before a new table (or a failed one's unfinished
+        chunks) is stored; what it raises refuses the request, storing nothing.
 
     Returns
     -------
@@ -251,7 +259,19 @@ def request_table(
         From :func:`table_spec`.
     """
     spec = table_spec(settings, function_id=function_id, delta=delta, log2n=log2n, seed=seed)
-    return request_spec(sm, settings, dispatcher, spec, cache=cache)
+    return request_spec(sm, settings, dispatcher, spec, cache=cache, charge=charge)
+
+
+def unstored_chunks(sm: SM, settings: Settings, tables: Sequence[tuple[str, int]]) -> int:
+    """The chunks the tables ``(table_id, n)`` that are not stored yet would queue: what a
+    request queueing several tables at once is charged (:data:`ChunkCharge`) before any."""
+    with session_scope(sm) as session:
+        repo = TableRepository(session)
+        return sum(
+            sampling.chunk_plan(n, chunk_size_for(settings, n))
+            for table_id, n in tables
+            if repo.get(table_id) is None
+        )
 
 
 def request_spec(
@@ -261,6 +281,7 @@ def request_spec(
     spec: dict[str, Any],
     *,
     cache: TableCaches,
+    charge: ChunkCharge | None = None,
 ) -> Requested:
     """:func:`request_table` for an already validated spec (a ladder level's carries its shape)."""
     digest = spec_hash(spec)
@@ -277,6 +298,8 @@ def request_spec(
                 n = int(spec["n"])
                 chunk_size = chunk_size_for(settings, n)
                 n_chunks = sampling.chunk_plan(n, chunk_size)
+                if charge is not None:
+                    charge(n_chunks)
                 repo.add(
                     Table(
                         id=table_id,
@@ -299,6 +322,8 @@ def request_spec(
                 if existing.spec_hash != digest:  # pragma: no cover - 92-bit prefix collision
                     raise Conflict(f"table id {table_id} is taken by another spec")
                 created = False
+                if existing.status == "failed" and charge is not None:
+                    charge(len(repo.pending_chunk_indices(table_id)))
                 if existing.status == "failed" and repo.reset_failed(table_id):
                     to_enqueue = spans_of(table_id, repo.pending_chunk_indices(table_id))
                     merge_needed = not to_enqueue

@@ -29,6 +29,7 @@ from app.domain.functions import BenchmarkFunction, get_function
 from app.domain.tablebuild import oriented_geometry, region_intersected
 from app.errors import InvalidInput, NotFound, TableNotBuilt, TableNotReady
 from app.services._table_requests import (
+    ChunkCharge,
     ReadyTable,
     TableView,
     build_clock,
@@ -37,6 +38,7 @@ from app.services._table_requests import (
     recently_missing,
     remember_missing,
     request_spec,
+    unstored_chunks,
 )
 from app.services._table_specs import (
     SM,
@@ -348,6 +350,7 @@ def request_ladder(
     seed: int = 0,
     cache: TableCaches,
     ladder_cache: LadderCaches,
+    charge: ChunkCharge | None = None,
 ) -> list[TableView]:
     """Return the tables of a ladder of nested regions, queueing the missing ones.
 
@@ -359,6 +362,8 @@ def request_ladder(
     ----------
     sm, settings, dispatcher, cache
         As in :func:`app.services.tables.request_table`.
+    charge : callable, optional
+        Charged the chunks of every level not stored yet, at once before any is queued.
     function_id, log2n, seed
         As in :func:`ladder_specs`.
     ladder_cache : LadderCaches
@@ -375,6 +380,9 @@ def request_ladder(
         From :func:`ladder_specs`.
     """
     specs = ladder_specs(settings, function_id, log2n=log2n, seed=seed, cache=ladder_cache)
+    if charge is not None:
+        levels = [(table_id_for(spec_hash(spec)), int(spec["n"])) for spec in specs]
+        charge(unstored_chunks(sm, settings, levels))
     return [request_spec(sm, settings, dispatcher, spec, cache=cache).view for spec in specs]
 
 

@@ -271,7 +271,13 @@ def _refresh(sm: SM, settings: Settings, scan_id: str, cache: TableCaches) -> di
 
 
 def create(
-    sm: SM, settings: Settings, dispatcher: Any, body: RegionScanCreate, *, cache: TableCaches
+    sm: SM,
+    settings: Settings,
+    dispatcher: Any,
+    body: RegionScanCreate,
+    *,
+    cache: TableCaches,
+    charge: tables.ChunkCharge | None = None,
 ) -> dict[str, Any]:
     """Queue one cheap table per δ and store the scan; identical requests share one scan.
 
@@ -282,6 +288,10 @@ def create(
     body : RegionScanCreate
     cache : TableCaches
         The application's table caches (``app.state.table_caches``).
+    charge : callable, optional
+        Charged the chunks of the scan's tables that do not exist yet, all at once before
+        any is queued (``charge`` of :func:`app.services.tables.request_table`): a refused
+        scan queues nothing.
 
     Returns
     -------
@@ -304,6 +314,9 @@ def create(
         stored = RegionScanRepository(session).get(plan.scan_id)
         if stored is not None and stored.status == "ready" and stored.result is not None:
             return stored.result
+    if charge is not None:
+        n = 1 << int(payload["log2n"])
+        charge(tables.unstored_chunks(sm, settings, [(t, n) for t in payload["tables"]]))
     # queue the tables first (idempotent; failed ones are reset): a scan row never names a
     # table that was not requested
     for delta, table_id in zip(payload["deltas"], payload["tables"], strict=True):

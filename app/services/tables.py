@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from app.repositories.tables import ChunkBlobs
 from app.services._table_requests import (
+    ChunkCharge,
     ReadyTable,
     Requested,
     TablePage,
@@ -41,6 +42,7 @@ from app.services._table_requests import (
     remember_missing,
     request_spec,
     request_table,
+    unstored_chunks,
 )
 from app.services._table_specs import (
     MAX_LIST_LIMIT,
@@ -115,6 +117,7 @@ __all__ = [
     "SUMMARY_QUANTILES_ARE",
     "BuiltTable",
     "ChunkBlobs",
+    "ChunkCharge",
     "Combined",
     "Dispatcher",
     "LadderCaches",
@@ -166,5 +169,6 @@ __all__ = [
     "table_id_for",
     "table_location",
     "table_spec",
+    "unstored_chunks",
     "utc_now",
 ]

@@ -25,10 +25,16 @@ from pydantic import BaseModel, ConfigDict
 from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException
 
-from app.api.deps import SessionmakerDep, SettingsDep, app_rank_env, may_queue_builds_for
+from app.api.deps import (
+    SessionmakerDep,
+    SettingsDep,
+    app_rank_env,
+    may_queue_builds_for,
+    may_write_for,
+)
 from app.api.figures import RasterOptions
 from app.api.problems import problem_response
-from app.config import Settings
+from app.config import Settings, WriteKind
 from app.errors import AppError
 from app.schemas.anytime import ProfileRequest, RuntimeDistributionRequest
 from app.schemas.comparisons import ComparisonRead
@@ -144,6 +150,14 @@ def home(
     )
 
 
+def _check_write(
+    request: Request, settings: Settings, write: WriteKind, field: str, refusal: str
+) -> None:
+    """Refuse a form's ``write`` (401 next to ``field``) unless the write policy allows it."""
+    if not may_write_for(settings, request.headers.get("x-api-key"), write):
+        raise FormProblem(field, refusal, 401)
+
+
 @router.post("/archive", response_class=HTMLResponse)
 async def archive(request: Request, sm: SessionmakerDep, settings: SettingsDep) -> Response:
     """Archive one algorithm's results file (as ``POST /v1/result-sets`` with a form) and go
@@ -152,13 +166,14 @@ async def archive(request: Request, sm: SessionmakerDep, settings: SettingsDep) 
     try:
         values, upload = await _archive_values(request, settings)
         form = read_archive_form(values)
-        if not may_queue_builds_for(settings, request.headers.get("x-api-key")):
-            raise FormProblem(
-                "archive_file",
-                "this deployment archives results only with an API key: send the file to "
-                "POST /v1/result-sets with the X-API-Key header",
-                401,
-            )
+        _check_write(
+            request,
+            settings,
+            "result_sets",
+            "archive_file",
+            "this deployment archives results only with an API key: send the file to "
+            "POST /v1/result-sets with the X-API-Key header",
+        )
         state = request.app.state
         stored = await anyio.to_thread.run_sync(
             lambda: result_set_service.create_from_upload(
@@ -265,6 +280,14 @@ async def make_report(request: Request, sm: SessionmakerDep, settings: SettingsD
         values = await _form_values(request, settings)
         form = read_form(values)
         body = comparison_request(form, settings)
+        _check_write(
+            request,
+            settings,
+            "comparisons",
+            "csv",
+            "this deployment stores comparisons only with an API key: send them to "
+            "POST /v1/comparisons with the X-API-Key header",
+        )
         state = request.app.state
         out, _created = await anyio.to_thread.run_sync(
             lambda: comparison_service.create_comparison(

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from app.config import Settings
@@ -54,3 +55,14 @@ def client(settings: Settings, dispatcher: InlineDispatcher) -> Iterator[TestCli
     dispatcher.app = app
     with TestClient(app) as c:
         yield c
+
+
+def api_app(tmp_path: Path, **overrides: object) -> FastAPI:
+    """The app on :func:`api_settings` with ``overrides``, its database migrated, tables built
+    inline (for tests that need their own settings)."""
+    settings = api_settings(tmp_path, **overrides)
+    migrate(settings.database_url)
+    dispatcher = InlineDispatcher(settings)
+    app = create_app(settings, dispatcher=dispatcher)
+    dispatcher.app = app
+    return app
