@@ -22,11 +22,14 @@ from app.domain.errors import (
 __all__ = [
     "AppError",
     "Conflict",
+    "DatabaseUnavailable",
     "InvalidInput",
     "MethodNotAllowed",
     "NotApplicable",
     "NotFound",
     "PayloadTooLarge",
+    "QueueUnavailable",
+    "ServiceUnavailable",
     "TableNotBuilt",
     "TableNotReady",
     "Unauthorized",
@@ -78,3 +81,29 @@ class UnsupportedMediaType(AppError):
     status = 415
     title = "Unsupported media type"
     type = "unsupported-media-type"
+
+
+class ServiceUnavailable(AppError):
+    """A dependency of the service (its database or its queue) does not answer; try again."""
+
+    status = 503
+    title = "Service unavailable"
+    type = "service-unavailable"
+
+    def __init__(self, detail: str | None = None, *, retry_after: int = 30, **kwargs: Any) -> None:
+        super().__init__(detail, **kwargs)
+        # RFC 9110 §10.2.3: when to ask again; the problem names the dependency that failed
+        self.headers.setdefault("Retry-After", str(retry_after))
+        self.retry_after = retry_after
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    """The database does not answer (down, unreachable, or locked past its timeout)."""
+
+    type = "database-unavailable"
+
+
+class QueueUnavailable(ServiceUnavailable):
+    """The task queue does not answer: nothing was queued; the database keeps the work."""
+
+    type = "queue-unavailable"

@@ -36,7 +36,7 @@ from app.api import (
 from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers, problem_response
 from app.config import Settings, get_settings
-from app.db import make_engine, make_sessionmaker
+from app.db import engine_for, make_sessionmaker
 from app.errors import PayloadTooLarge
 from app.heap import settle_after_imports
 from app.services import table_cache
@@ -226,7 +226,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         settings.ensure_dirs()
-        engine = make_engine(settings.database_url)
+        engine = engine_for(settings)
         app.state.engine = engine
         app.state.sessionmaker = make_sessionmaker(engine)
         # this app's caches (ready tables, missing ids, derived answers; ladder plans and ids),

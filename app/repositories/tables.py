@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session, undefer
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import Case
 
+from app.domain.tablebuild import TaskSpan
 from app.models.tables import Table, TableChunk
 
 
@@ -698,6 +699,21 @@ class TableRepository:
                 )
                 .values(dispatched_at=now, lease_until=None)
             )
+
+    def mark_undispatched(self, spans: Iterable[TaskSpan]) -> None:
+        """Record that the messages of ``spans`` were never queued (the queue refused them):
+        their pending, unclaimed chunks get no ``dispatched_at``, so the next
+        :meth:`chunks_to_redispatch` returns them as ``"lost"`` at once, not a lease later."""
+        for span in spans:
+            where = [
+                TableChunk.table_id == span.table_id,
+                TableChunk.index >= span.first,
+                TableChunk.status == "pending",
+                TableChunk.lease_until.is_(None),
+            ]
+            if span.count is not None:
+                where.append(TableChunk.index < span.first + span.count)
+            self.session.execute(update(TableChunk).where(*where).values(dispatched_at=None))
 
     def tables_to_merge(self, *, now: datetime) -> builtins.list[str]:
         """Return tables whose merge should be (re-)enqueued.

@@ -8,12 +8,17 @@ expired or whose message was lost, and the merges that never ran.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TypedDict
+
+from sqlalchemy.exc import SQLAlchemyError
 
 from app.config import Settings
 from app.db import session_scope
 from app.domain import tablebuild
+from app.domain.tablebuild import TaskSpan
+from app.errors import ServiceUnavailable
 from app.repositories.tables import TableRepository
 from app.services._table_specs import SM, Dispatcher, utc_now
 
@@ -36,6 +41,41 @@ class Redispatched(TypedDict):
     chunks_expired: int
     chunks_lost: int
     merges: int
+
+
+def send(
+    sm: SM, dispatcher: Dispatcher, spans: Sequence[TaskSpan], merges: Sequence[str] = ()
+) -> None:
+    """Enqueue ``spans`` then ``merges``, whose chunks the database already marks dispatched.
+
+    When the queue refuses a message (:class:`app.errors.QueueUnavailable`, or any
+    :class:`app.errors.ServiceUnavailable`), the chunks of the spans not sent are marked never
+    dispatched (:meth:`TableRepository.mark_undispatched`) before the error propagates (the
+    API answers 503): no table waits a lease with nothing queued; the re-dispatcher sends them
+    at its next run once the queue answers. An unsent merge needs no mark: the re-dispatcher
+    queues the merge of every building table whose chunks are all done.
+
+    Raises
+    ------
+    app.errors.ServiceUnavailable
+        From the dispatcher.
+    """
+    sent = 0
+    try:
+        for span in spans:
+            dispatcher.enqueue_span(span)
+            sent += 1
+        for table_id in merges:
+            dispatcher.enqueue_merge(table_id)
+    except ServiceUnavailable:
+        unsent = spans[sent:]
+        if unsent:
+            try:
+                with session_scope(sm) as session:
+                    TableRepository(session).mark_undispatched(unsent)
+            except SQLAlchemyError:  # the database too: the lease-based recovery remains
+                logger.exception("marking %d span(s) not dispatched", len(unsent))
+        raise
 
 
 def redispatch(
@@ -75,11 +115,12 @@ def redispatch(
     by_table: dict[str, list[int]] = {}
     for key in keys:
         by_table.setdefault(key.table_id, []).append(key.index)
-    for table_id, indices in by_table.items():
-        for span in tablebuild.spans_of(table_id, indices):
-            dispatcher.enqueue_span(span)
-    for table_id in merges:
-        dispatcher.enqueue_merge(table_id)
+    spans = [
+        span
+        for table_id, indices in by_table.items()
+        for span in tablebuild.spans_of(table_id, indices)
+    ]
+    send(sm, dispatcher, spans, merges)
     counts = Redispatched(
         chunks_expired=sum(k.reason == "expired" for k in keys),
         chunks_lost=sum(k.reason == "lost" for k in keys),
