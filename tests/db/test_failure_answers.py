@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from huey import Huey
 from sqlalchemy import select, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
@@ -193,6 +193,6 @@ def test_a_database_locked_past_its_timeout_is_unavailable(
 
 
 def test_other_database_errors_are_not_unavailable(sm: SM) -> None:
-    with pytest.raises(Exception) as info, session_scope(sm) as s:
+    with pytest.raises(DBAPIError) as info, session_scope(sm) as s:
         s.execute(text("SELECT * FROM no_such_table"))
     assert unavailable_reason(info.value) is None

@@ -1,0 +1,172 @@
+"""Issue 17 §4 over HTTP: a database or queue that does not answer is a 503 with Retry-After
+(problem+json from the API, an HTML page from the web pages), and ``/healthz`` names it."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.main import create_app
+from tests.api.conftest import api_settings
+from tests.db.test_failure_answers import unused_port
+from tests.support import migrate
+from workers.app import make_huey
+from workers.inline import InlineDispatcher
+from workers.tasks import HueyDispatcher
+
+SPEC = {"function_id": "bbob/f1/i1/d2", "log2n": 12, "seed": 5}
+PROBLEM = "application/problem+json"
+
+
+def _client(settings: Settings, dispatcher: object) -> TestClient:
+    return TestClient(create_app(settings, dispatcher=dispatcher))
+
+
+@pytest.fixture
+def dead_redis(tmp_path: Path) -> Iterator[TestClient]:
+    """The real app on a migrated SQLite database, its queue a RedisHuey on a dead port."""
+    settings = api_settings(
+        tmp_path,
+        queue_url=f"redis://127.0.0.1:{unused_port()}/0",
+        queue_timeout_seconds=0.5,
+        retry_after_seconds=11,
+    )
+    migrate(settings.database_url)
+    dispatcher = HueyDispatcher(make_huey(settings), retry_after=settings.retry_after_seconds)
+    with _client(settings, dispatcher) as client:
+        yield client
+
+
+def test_a_dead_queue_is_a_503_and_the_table_waits_in_the_database(
+    dead_redis: TestClient,
+) -> None:
+    r = dead_redis.post("/v1/tables", json=SPEC)
+    assert r.status_code == 503
+    assert r.headers["content-type"] == PROBLEM
+    assert r.headers["retry-after"] == "11"
+    body = r.json()
+    assert body["type"].endswith("/queue-unavailable")
+    assert body["dependency"] == "queue"
+    assert body["error"] == "ConnectionError"
+    # the table is there, building, with nothing marked sent: the re-dispatcher sends it
+    (item,) = dead_redis.get("/v1/tables").json()["items"]
+    assert item["status"] == "building"
+
+
+def test_healthz_names_the_queue_that_is_down(dead_redis: TestClient) -> None:
+    r = dead_redis.get("/healthz")
+    assert r.status_code == 503
+    assert r.headers["retry-after"] == "11"
+    body = r.json()
+    assert body["status"] == "degraded"
+    assert body["database"] == {"status": "ok"}
+    assert body["queue"]["status"] == "down"
+    assert body["queue"]["error"] == "ConnectionError"
+    live = dead_redis.get("/healthz/live")
+    assert live.status_code == 200
+    assert live.json()["status"] == "ok"
+
+
+def test_healthz_is_ok_when_both_answer(tmp_path: Path) -> None:
+    settings = api_settings(tmp_path, queue_url=f"sqlite:///{tmp_path / 'queue.db'}")
+    migrate(settings.database_url)
+    dispatcher = HueyDispatcher(make_huey(settings), retry_after=1)
+    with _client(settings, dispatcher) as client:
+        r = client.get("/healthz")
+    assert r.status_code == 200
+    assert r.json() == {
+        "status": "ok",
+        "version": r.json()["version"],
+        "database": {"status": "ok"},
+        "queue": {"status": "ok"},
+    }
+    assert "retry-after" not in r.headers
+
+
+def test_a_database_locked_past_its_timeout_is_a_503(tmp_path: Path) -> None:
+    settings = api_settings(tmp_path, database_busy_timeout_seconds=0.3, retry_after_seconds=4)
+    migrate(settings.database_url)
+    dispatcher = InlineDispatcher(settings)
+    holder = sqlite3.connect(tmp_path / "api.db", isolation_level=None)
+    try:
+        with _client(settings, dispatcher) as client:
+            dispatcher.app = client.app
+            holder.execute("BEGIN EXCLUSIVE")
+            r = client.post("/v1/tables", json=SPEC)
+            holder.rollback()
+            after = client.post("/v1/tables", json=SPEC)
+    finally:
+        holder.close()
+    assert r.status_code == 503
+    assert r.headers["content-type"] == PROBLEM
+    assert r.headers["retry-after"] == "4"
+    body = r.json()
+    assert body["type"].endswith("/database-unavailable")
+    assert body["dependency"] == "database"
+    assert body["error"] == "OperationalError"
+    assert "database is locked" in body["detail"]
+    assert after.status_code in (200, 202)  # nothing half done: the same request succeeds
+
+
+@pytest.fixture
+def dead_database(tmp_path: Path) -> Iterator[TestClient]:
+    """The app on a PostgreSQL URL whose port nothing listens on."""
+    settings = api_settings(
+        tmp_path,
+        database_url=f"postgresql+psycopg://postgres@127.0.0.1:{unused_port()}/absrank",
+        database_connect_timeout_seconds=1,
+        retry_after_seconds=9,
+    )
+    with _client(settings, InlineDispatcher(settings)) as client:
+        yield client
+
+
+def test_a_database_that_is_down_is_a_503_problem(dead_database: TestClient) -> None:
+    r = dead_database.get("/v1/tables")
+    assert r.status_code == 503
+    assert r.headers["content-type"] == PROBLEM
+    assert r.headers["retry-after"] == "9"
+    assert r.json()["type"].endswith("/database-unavailable")
+    health = dead_database.get("/healthz")
+    assert health.status_code == 503
+    assert health.headers["retry-after"] == "9"
+    assert health.json()["status"] == "down"
+    assert health.json()["database"]["error"] == "OperationalError"
+
+
+def test_a_page_answers_a_database_that_is_down_with_an_html_503(
+    dead_database: TestClient,
+) -> None:
+    r = dead_database.get("/")
+    assert r.status_code == 503
+    assert r.headers["content-type"].startswith("text/html")
+    assert r.headers["retry-after"] == "9"
+    assert "Service unavailable" in r.text
+    assert "database is unavailable" in r.text
+
+
+def test_a_queue_that_accepts_but_never_answers_does_not_hang_healthz(tmp_path: Path) -> None:
+    # a listening socket nobody reads: the connection opens, the reply never comes
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        settings = api_settings(
+            tmp_path, queue_url=f"redis://127.0.0.1:{port}/0", queue_timeout_seconds=0.5
+        )
+        migrate(settings.database_url)
+        dispatcher = HueyDispatcher(make_huey(settings), retry_after=3)
+        with _client(settings, dispatcher) as client:
+            start = time.monotonic()
+            r = client.get("/healthz")
+            elapsed = time.monotonic() - start
+    assert r.status_code == 503
+    assert r.json()["queue"]["error"] == "TimeoutError"
+    assert elapsed < 10  # generous: the socket timeout is 0.5 + 1 s
