@@ -123,6 +123,15 @@ class ChunkKey:
     reason: str
 
 
+@dataclass(frozen=True)
+class ChunkPace:
+    """Chunks finished in a period: how many, their CPU-seconds, the workers that did them."""
+
+    chunks: int
+    cpu_seconds: float
+    workers: int
+
+
 def _rowcount(result: Any) -> int:
     assert isinstance(result, CursorResult)
     return int(result.rowcount)
@@ -686,6 +695,33 @@ class TableRepository:
             ChunkKey(t, int(i), "lost" if lease is None else "expired")
             for t, i, lease in self.session.execute(stmt)
         ]
+
+    def chunk_pace(self, *, since: datetime) -> ChunkPace:
+        """Chunks finished at or after ``since`` (any table), their CPU-seconds and their
+        distinct worker labels (one per worker process)."""
+        stmt = select(
+            func.count(),
+            func.coalesce(func.sum(TableChunk.cpu_seconds), 0.0),
+            func.count(TableChunk.worker.distinct()),
+        ).where(TableChunk.status == "done", TableChunk.finished_at >= since)
+        chunks, cpu, workers = self.session.execute(stmt).one()
+        return ChunkPace(int(chunks), float(cpu), int(workers))
+
+    def queued_chunk_count(self, *, dispatched_since: datetime) -> int:
+        """Pending, unclaimed chunks of building tables dispatched at or after
+        ``dispatched_since``: their messages are in the queue as far as the database knows."""
+        stmt = (
+            select(func.count())
+            .select_from(TableChunk)
+            .join(Table, Table.id == TableChunk.table_id)
+            .where(
+                Table.status == "building",
+                TableChunk.status == "pending",
+                TableChunk.lease_until.is_(None),
+                TableChunk.dispatched_at >= dispatched_since,
+            )
+        )
+        return int(self.session.execute(stmt).scalar_one())
 
     def mark_dispatched(self, keys: Iterable[ChunkKey], *, now: datetime) -> None:
         """Record a (re-)dispatch: clear the expired lease and stamp ``dispatched_at``."""
