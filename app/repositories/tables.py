@@ -705,7 +705,7 @@ class TableRepository:
             func.count(TableChunk.worker.distinct()),
         ).where(TableChunk.status == "done", TableChunk.finished_at >= since)
         chunks, cpu, workers = self.session.execute(stmt).one()
-        return ChunkPace(int(chunks), float(cpu), int(workers))
+        return ChunkPace(int(chunks), float(cpu or 0.0), int(workers))
 
     def queued_chunk_count(self, *, dispatched_since: datetime) -> int:
         """Pending, unclaimed chunks of building tables dispatched at or after
