@@ -270,13 +270,13 @@ class Settings(BaseSettings):
         "most this long, then the request is answered 503 (database unavailable)",
     )
     queue_timeout_seconds: float = Field(
-        2.0,
+        5.0,
         gt=0,
         le=600,
         allow_inf_nan=False,
         description="the queue (Redis sockets, PostgreSQL connect, the SQLite queue's busy "
-        "timeout) answers within this long, or the request is answered 503 and nothing is "
-        "queued (the re-dispatcher sends the work once the queue is back)",
+        "timeout: huey's own default) answers within this long, or the request is answered 503 "
+        "and nothing is queued (the re-dispatcher sends the work once the queue is back)",
     )
     retry_after_seconds: int = Field(
         30,

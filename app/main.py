@@ -37,7 +37,7 @@ from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers, problem_response
 from app.config import Settings, get_settings
 from app.db import engine_for, make_sessionmaker
-from app.errors import PayloadTooLarge
+from app.errors import PayloadTooLarge, ServiceUnavailable
 from app.heap import settle_after_imports
 from app.services import table_cache
 from app.web.pages import install_pages
@@ -206,6 +206,8 @@ async def _redispatch_loop(app: FastAPI, settings: Settings) -> None:
             await asyncio.to_thread(
                 redispatch, app.state.sessionmaker, settings, app.state.dispatcher
             )
+        except ServiceUnavailable as exc:  # the queue or the database is down: said once a round
+            logger.warning("redispatch: %s", exc)
         except Exception:  # keep serving; the next round retries
             logger.exception("redispatch failed")
 
