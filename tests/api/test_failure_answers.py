@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import sqlite3
 import time
@@ -10,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from fastapi.testclient import TestClient
 
 from app.config import Settings
@@ -74,8 +76,20 @@ def test_healthz_names_the_queue_that_is_down(dead_redis: TestClient) -> None:
     assert live.json()["status"] == "ok"
 
 
-def test_healthz_is_ok_when_both_answer(tmp_path: Path) -> None:
-    settings = api_settings(tmp_path, queue_url=f"sqlite:///{tmp_path / 'queue.db'}")
+def _live_redis() -> str:
+    """The test Redis (``ABSRANK_TEST_REDIS_URL``; skipped when it does not answer)."""
+    url = os.environ.get("ABSRANK_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=3).ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"no Redis at {url}: {exc}")
+    return url
+
+
+@pytest.mark.parametrize("queue", ["sqlite", "redis"])
+def test_healthz_is_ok_when_both_answer(tmp_path: Path, queue: str) -> None:
+    queue_url = f"sqlite:///{tmp_path / 'queue.db'}" if queue == "sqlite" else _live_redis()
+    settings = api_settings(tmp_path, queue_url=queue_url, queue_name=f"health-{tmp_path.name}")
     migrate(settings.database_url)
     dispatcher = HueyDispatcher(make_huey(settings), retry_after=1)
     with _client(settings, dispatcher) as client:
@@ -170,3 +184,14 @@ def test_a_queue_that_accepts_but_never_answers_does_not_hang_healthz(tmp_path: 
     assert r.status_code == 503
     assert r.json()["queue"]["error"] == "TimeoutError"
     assert elapsed < 10  # generous: the socket timeout is 0.5 + 1 s
+
+
+def test_a_report_form_answers_a_dead_queue_with_an_html_503(dead_redis: TestClient) -> None:
+    from tests.api.test_web_pages import MEANS, MEANS_FORM
+
+    # its tables (rastrigin, rosenbrock) would be queued: the queue does not answer
+    r = dead_redis.post("/report", data={"csv": MEANS, **MEANS_FORM}, follow_redirects=False)
+    assert r.status_code == 503
+    assert r.headers["content-type"].startswith("text/html")
+    assert r.headers["retry-after"] == "11"
+    assert "task queue is unavailable" in r.text
