@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 from huey import Huey
-from sqlalchemy import select, text
+from sqlalchemy import create_engine, select, text
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
@@ -196,3 +197,17 @@ def test_other_database_errors_are_not_unavailable(sm: SM) -> None:
     with pytest.raises(DBAPIError) as info, session_scope(sm) as s:
         s.execute(text("SELECT * FROM no_such_table"))
     assert unavailable_reason(info.value) is None
+
+
+def test_an_exhausted_pool_is_unavailable(tmp_path: Path) -> None:
+    engine = create_engine(
+        f"sqlite:///{tmp_path / 'pool.db'}", pool_size=1, max_overflow=0, pool_timeout=0.1
+    )
+    try:
+        with engine.connect(), pytest.raises(PoolTimeout) as info, engine.connect():
+            pass
+        reason = unavailable_reason(info.value)
+        assert reason is not None
+        assert reason.startswith("TimeoutError: QueuePool limit")
+    finally:
+        engine.dispose()
