@@ -23,13 +23,15 @@ def _dependency(check: Check) -> DependencyHealth:
     "/healthz",
     summary="Check that the database and the queue answer",
     response_model=Health,
-    responses={503: {"model": Health, "description": "the database or the queue is down"}},
+    # its 503 (the same report, with Retry-After) is not declared: every declared error of
+    # this API is a problem+json, and a probe reads the status code
 )
 def healthz(sm: SessionmakerDep, dispatcher: DispatcherDep, settings: SettingsDep) -> Response:
     """Ask the database (``SELECT 1``) and the queue (its length), each within its timeout.
 
-    200 with ``status: ok`` when both answer; 503 with Retry-After otherwise, ``degraded``
-    (the queue is down) or ``down`` (the database is), naming the error class of each.
+    200 with ``status: ok`` when both answer; otherwise 503 with Retry-After and this same
+    report, ``degraded`` (the queue is down) or ``down`` (the database is), naming the error
+    class of each.
     """
     report = health(sm, dispatcher)
     answer = Health(
