@@ -141,9 +141,11 @@ class HueyDispatcher:
             self.huey.enqueue(message)
         except QUEUE_ERRORS as exc:
             name = type(exc).__name__
+            # the message (a host, a port, a path) is the operator's, in the log
+            logger.warning("queue unavailable: %s: %s", name, _first_line(exc))
             raise QueueUnavailable(
-                f"the task queue is unavailable ({name}: {_first_line(exc)}); nothing was "
-                f"queued, try again in {self.retry_after} s",
+                f"the task queue is unavailable ({name}); nothing was queued, try again in "
+                f"{self.retry_after} s",
                 retry_after=self.retry_after,
                 extra={"dependency": "queue", "error": name},
             ) from exc
@@ -174,7 +176,7 @@ class HueyDispatcher:
                     pass
         except QUEUE_ERRORS as exc:
             raise QueueUnavailable(
-                f"the task queue is unavailable ({type(exc).__name__}: {_first_line(exc)})",
+                f"the task queue is unavailable ({type(exc).__name__})",
                 retry_after=self.retry_after,
                 extra={"dependency": "queue", "error": type(exc).__name__},
             ) from exc

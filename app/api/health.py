@@ -13,9 +13,11 @@ from app.services.health import Check, health
 router = APIRouter(tags=["health"])
 
 
-def _dependency(check: Check) -> DependencyHealth:
+def _dependency(check: Check, *, detail: bool) -> DependencyHealth:
     if check.ok:
         return DependencyHealth(status="ok")
+    if not detail:  # a public instance: the message (hosts, ports, paths) stays in the log
+        return DependencyHealth(status="down", error=check.error)
     return DependencyHealth(status="down", error=check.error, detail=check.detail)
 
 
@@ -31,14 +33,15 @@ def healthz(sm: SessionmakerDep, dispatcher: DispatcherDep, settings: SettingsDe
 
     200 with ``status: ok`` when both answer; otherwise 503 with Retry-After and this same
     report, ``degraded`` (the queue is down) or ``down`` (the database is), naming the error
-    class of each.
+    class of each (and its message, except in production).
     """
     report = health(sm, dispatcher)
+    detail = settings.environment != "production"
     answer = Health(
         status=report.status,
         version=report.version,
-        database=_dependency(report.database),
-        queue=_dependency(report.queue),
+        database=_dependency(report.database, detail=detail),
+        queue=_dependency(report.queue, detail=detail),
     )
     if report.status == "ok":
         return model_response(Health, answer)

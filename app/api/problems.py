@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -13,6 +14,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from app.db import unavailable_reason
 from app.errors import AppError, DatabaseUnavailable, ServiceUnavailable
 from app.schemas.common import PROBLEM_BASE, PROBLEM_MEDIA_TYPE
+
+logger = logging.getLogger(__name__)
 
 #: Longest ``instance`` and ``detail`` echoed back: a request path or id can be huge.
 MAX_INSTANCE_CHARS = 200
@@ -159,10 +162,14 @@ def as_unavailable(request: Request, exc: Exception) -> ServiceUnavailable:
         raise exc
     settings = getattr(request.app.state, "settings", None)
     retry = getattr(settings, "retry_after_seconds", DEFAULT_RETRY_AFTER_SECONDS)
+    error = reason.split(":", 1)[0]
+    # the message (a host, a port, a path) is the operator's, in the log; the client hears
+    # the error class and when to ask again
+    logger.warning("%s %s: database unavailable: %s", request.method, request.url.path, reason)
     return DatabaseUnavailable(
-        f"the database is unavailable ({reason}); try again in {retry} s",
+        f"the database is unavailable ({error}); try again in {retry} s",
         retry_after=retry,
-        extra={"dependency": "database", "error": reason.split(":", 1)[0]},
+        extra={"dependency": "database", "error": error},
     )
 
 

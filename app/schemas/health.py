@@ -16,7 +16,9 @@ class DependencyHealth(BaseModel):
     error: str | None = Field(
         None, description="class of the error the check raised (e.g. ConnectionError)"
     )
-    detail: str | None = Field(None, description="its message's first line")
+    detail: str | None = Field(
+        None, description="its message's first line (not in production: it is logged)"
+    )
 
 
 class Health(BaseModel):

@@ -57,6 +57,7 @@ def test_a_dead_queue_is_a_503_and_the_table_waits_in_the_database(
     assert body["type"].endswith("/queue-unavailable")
     assert body["dependency"] == "queue"
     assert body["error"] == "ConnectionError"
+    assert "127.0.0.1" not in r.text  # the queue's address is the operator's (in the log)
     # the table is there, building, with nothing marked sent: the re-dispatcher sends it
     (item,) = dead_redis.get("/v1/tables").json()["items"]
     assert item["status"] == "building"
@@ -125,7 +126,7 @@ def test_a_database_locked_past_its_timeout_is_a_503(tmp_path: Path) -> None:
     assert body["type"].endswith("/database-unavailable")
     assert body["dependency"] == "database"
     assert body["error"] == "OperationalError"
-    assert "database is locked" in body["detail"]
+    assert body["detail"] == "the database is unavailable (OperationalError); try again in 4 s"
     assert after.status_code in (200, 202)  # nothing half done: the same request succeeds
 
 
@@ -195,3 +196,18 @@ def test_a_report_form_answers_a_dead_queue_with_an_html_503(dead_redis: TestCli
     assert r.headers["content-type"].startswith("text/html")
     assert r.headers["retry-after"] == "11"
     assert "task queue is unavailable" in r.text
+
+
+def test_a_production_healthz_names_the_error_class_only(tmp_path: Path) -> None:
+    settings = api_settings(
+        tmp_path,
+        environment="production",
+        queue_url=f"redis://127.0.0.1:{unused_port()}/0",
+        queue_timeout_seconds=0.5,
+    )
+    migrate(settings.database_url)
+    dispatcher = HueyDispatcher(make_huey(settings), retry_after=settings.retry_after_seconds)
+    with _client(settings, dispatcher) as client:
+        r = client.get("/healthz")
+    assert r.status_code == 503
+    assert r.json()["queue"] == {"status": "down", "error": "ConnectionError"}
