@@ -211,3 +211,21 @@ def test_a_production_healthz_names_the_error_class_only(tmp_path: Path) -> None
         r = client.get("/healthz")
     assert r.status_code == 503
     assert r.json()["queue"] == {"status": "down", "error": "ConnectionError"}
+
+
+def test_a_region_scan_on_a_dead_queue_stores_no_scan(
+    dead_redis: TestClient, tmp_path: Path
+) -> None:
+    from tests.api.test_region_scans import SCAN
+
+    r = dead_redis.post("/v1/region-scans", json=SCAN)
+    assert r.status_code == 503
+    assert r.json()["type"].endswith("/queue-unavailable")
+    # its first table waits in the database, none of its chunks sent; no scan names it yet
+    tables = dead_redis.get("/v1/tables").json()
+    assert tables["total"] == 1
+    assert tables["items"][0]["status"] == "building"
+    with sqlite3.connect(tmp_path / "api.db") as db:
+        assert db.execute("SELECT count(*) FROM region_scans").fetchone() == (0,)
+        undispatched = db.execute("SELECT count(*) FROM table_chunks WHERE dispatched_at IS NULL")
+        assert undispatched.fetchone() == (tables["items"][0]["n_chunks"],)
