@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sqlite3
@@ -31,18 +32,26 @@ def _client(settings: Settings, dispatcher: object) -> TestClient:
     return TestClient(create_app(settings, dispatcher=dispatcher))
 
 
-@pytest.fixture
-def dead_redis(tmp_path: Path) -> Iterator[TestClient]:
-    """The real app on a migrated SQLite database, its queue a RedisHuey on a dead port."""
-    settings = api_settings(
-        tmp_path,
-        queue_url=f"redis://127.0.0.1:{unused_port()}/0",
-        queue_timeout_seconds=0.5,
-        retry_after_seconds=11,
-    )
+@contextlib.contextmanager
+def serving(tmp_path: Path, queue_url: str, **overrides: object) -> Iterator[TestClient]:
+    """The real app on a migrated SQLite database, its queue a real huey on ``queue_url``."""
+    settings = api_settings(tmp_path, queue_url=queue_url, **overrides)
     migrate(settings.database_url)
     dispatcher = HueyDispatcher(make_huey(settings), retry_after=settings.retry_after_seconds)
     with _client(settings, dispatcher) as client:
+        yield client
+
+
+def dead_redis_url() -> str:
+    return f"redis://127.0.0.1:{unused_port()}/0"
+
+
+@pytest.fixture
+def dead_redis(tmp_path: Path) -> Iterator[TestClient]:
+    """The app with its queue a RedisHuey on a port nothing listens on."""
+    with serving(
+        tmp_path, dead_redis_url(), queue_timeout_seconds=0.5, retry_after_seconds=11
+    ) as client:
         yield client
 
 
@@ -90,10 +99,7 @@ def _live_redis() -> str:
 @pytest.mark.parametrize("queue", ["sqlite", "redis"])
 def test_healthz_is_ok_when_both_answer(tmp_path: Path, queue: str) -> None:
     queue_url = f"sqlite:///{tmp_path / 'queue.db'}" if queue == "sqlite" else _live_redis()
-    settings = api_settings(tmp_path, queue_url=queue_url, queue_name=f"health-{tmp_path.name}")
-    migrate(settings.database_url)
-    dispatcher = HueyDispatcher(make_huey(settings), retry_after=1)
-    with _client(settings, dispatcher) as client:
+    with serving(tmp_path, queue_url, queue_name=f"health-{tmp_path.name}") as client:
         r = client.get("/healthz")
     assert r.status_code == 200
     assert r.json() == {
@@ -173,12 +179,8 @@ def test_a_queue_that_accepts_but_never_answers_does_not_hang_healthz(tmp_path: 
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
         port = silent.getsockname()[1]
-        settings = api_settings(
-            tmp_path, queue_url=f"redis://127.0.0.1:{port}/0", queue_timeout_seconds=0.5
-        )
-        migrate(settings.database_url)
-        dispatcher = HueyDispatcher(make_huey(settings), retry_after=3)
-        with _client(settings, dispatcher) as client:
+        url = f"redis://127.0.0.1:{port}/0"
+        with serving(tmp_path, url, queue_timeout_seconds=0.5) as client:
             start = time.monotonic()
             r = client.get("/healthz")
             elapsed = time.monotonic() - start
@@ -199,15 +201,8 @@ def test_a_report_form_answers_a_dead_queue_with_an_html_503(dead_redis: TestCli
 
 
 def test_a_production_healthz_names_the_error_class_only(tmp_path: Path) -> None:
-    settings = api_settings(
-        tmp_path,
-        environment="production",
-        queue_url=f"redis://127.0.0.1:{unused_port()}/0",
-        queue_timeout_seconds=0.5,
-    )
-    migrate(settings.database_url)
-    dispatcher = HueyDispatcher(make_huey(settings), retry_after=settings.retry_after_seconds)
-    with _client(settings, dispatcher) as client:
+    url = dead_redis_url()
+    with serving(tmp_path, url, environment="production", queue_timeout_seconds=0.5) as client:
         r = client.get("/healthz")
     assert r.status_code == 503
     assert r.json()["queue"] == {"status": "down", "error": "ConnectionError"}
