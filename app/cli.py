@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import enum
 import json
-import os
 import secrets
 import signal
 from pathlib import Path
@@ -66,14 +65,14 @@ def default_table_ids() -> list[str]:
 @app.command("queue-defaults")
 def queue_defaults() -> None:
     """Queue the default tables (idempotent: existing tables are left as they are)."""
-    from app.db import make_engine, make_sessionmaker
+    from app.db import engine_for, make_sessionmaker
     from app.services.table_cache import TableCaches
     from app.services.tables import request_table
     from workers.app import get_dispatcher
 
     settings = get_settings()
     settings.ensure_dirs()
-    engine = make_engine(settings.database_url)
+    engine = engine_for(settings)
     sm = make_sessionmaker(engine)
     caches = TableCaches.from_settings(settings)  # this command's own
     created = 0
@@ -91,14 +90,14 @@ def queue_defaults() -> None:
 def seed_archive() -> None:
     """Load the archive's seed results: CEC 2005 F15-F17 (11 algorithms) and the BBOB demo's
     three scipy optimizers (idempotent: sets already archived are left as they are)."""
-    from app.db import make_engine, make_sessionmaker
+    from app.db import engine_for, make_sessionmaker
     from app.services.archive_seed import seed_archive as seed
     from app.services.table_cache import AppCaches
     from workers.app import get_dispatcher
 
     settings = get_settings()
     settings.ensure_dirs()
-    engine = make_engine(settings.database_url)
+    engine = engine_for(settings)
     caches = AppCaches.from_settings(settings)  # this command's own
     try:
         report = seed(
@@ -153,12 +152,12 @@ def worker(
 @app.command()
 def redispatch() -> None:
     """Re-enqueue chunks and merges whose lease expired (the periodic task does this too)."""
-    from app.db import make_engine, make_sessionmaker
+    from app.db import engine_for, make_sessionmaker
     from app.services.tables import redispatch as do_redispatch
     from workers.app import get_dispatcher
 
     settings = get_settings()
-    engine = make_engine(settings.database_url)
+    engine = engine_for(settings)
     try:
         counts = do_redispatch(make_sessionmaker(engine), settings, get_dispatcher())
     finally:

@@ -412,6 +412,46 @@ class Settings(BaseSettings):
         description="table chunks (of 2^table_chunk_log2 points) one key may queue per hour; "
         "0: no limit",
     )
+    # failure answers (issue 17; app.db, app.api.problems, app.services.health)
+    database_busy_timeout_seconds: float = Field(
+        30.0,
+        gt=0,
+        le=3600,
+        allow_inf_nan=False,
+        description="a statement waits this long for another connection's lock (SQLite's busy "
+        "timeout, PostgreSQL's lock_timeout), then the request is answered 503 with Retry-After",
+    )
+    database_connect_timeout_seconds: float = Field(
+        5.0,
+        gt=0,
+        le=600,
+        allow_inf_nan=False,
+        description="PostgreSQL: opening a connection, or waiting for a pooled one, takes at "
+        "most this long, then the request is answered 503 (database unavailable)",
+    )
+    queue_timeout_seconds: float = Field(
+        5.0,
+        gt=0,
+        le=600,
+        allow_inf_nan=False,
+        description="the queue (Redis sockets, PostgreSQL connect, the SQLite queue's busy "
+        "timeout: huey's own default) answers within this long, or the request is answered 503 "
+        "and nothing is queued (the re-dispatcher sends the work once the queue is back)",
+    )
+    retry_after_seconds: int = Field(
+        30,
+        ge=1,
+        le=86400,
+        description="Retry-After of a 503 (database or queue unavailable) and of /healthz "
+        "when a dependency is down",
+    )
+    redispatch_workers: int = Field(
+        0,
+        ge=0,
+        description="worker processes the re-dispatcher counts on when it bounds what it "
+        "re-sends to the chunks they can work within one lease (0: the processes seen "
+        "claiming chunks in the last lease, at least 1)",
+    )
     # serve
     host: str = "127.0.0.1"
     port: int = 8000

@@ -24,6 +24,7 @@ from app.domain.errors import (
 __all__ = [
     "AppError",
     "Conflict",
+    "DatabaseUnavailable",
     "Forbidden",
     "InvalidHeader",
     "InvalidInput",
@@ -31,7 +32,9 @@ __all__ = [
     "NotApplicable",
     "NotFound",
     "PayloadTooLarge",
+    "QueueUnavailable",
     "QuotaLimit",
+    "ServiceUnavailable",
     "TableNotBuilt",
     "TableNotReady",
     "TooManyRequests",
@@ -143,3 +146,29 @@ class InvalidHeader(AppError):
     status = 400
     title = "Invalid header"
     type = "invalid-header"
+
+
+class ServiceUnavailable(AppError):
+    """A dependency of the service (its database or its queue) does not answer; try again."""
+
+    status = 503
+    title = "Service unavailable"
+    type = "service-unavailable"
+
+    def __init__(self, detail: str | None = None, *, retry_after: int = 30, **kwargs: Any) -> None:
+        super().__init__(detail, **kwargs)
+        # RFC 9110 §10.2.3: when to ask again; the problem names the dependency that failed
+        self.headers.setdefault("Retry-After", str(retry_after))
+        self.retry_after = retry_after
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    """The database does not answer (down, unreachable, or locked past its timeout)."""
+
+    type = "database-unavailable"
+
+
+class QueueUnavailable(ServiceUnavailable):
+    """The task queue does not answer: nothing was queued; the database keeps the work."""
+
+    type = "queue-unavailable"

@@ -39,8 +39,8 @@ from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers, problem_response
 from app.api.quotas import QuotaMiddleware, Quotas
 from app.config import Settings, get_settings
-from app.db import make_engine, make_sessionmaker
-from app.errors import PayloadTooLarge
+from app.db import engine_for, make_sessionmaker
+from app.errors import PayloadTooLarge, ServiceUnavailable
 from app.heap import settle_after_imports
 from app.services import table_cache
 from app.web.pages import install_pages
@@ -209,6 +209,8 @@ async def _redispatch_loop(app: FastAPI, settings: Settings) -> None:
             await asyncio.to_thread(
                 redispatch, app.state.sessionmaker, settings, app.state.dispatcher
             )
+        except ServiceUnavailable as exc:  # the queue or the database is down: said once a round
+            logger.warning("redispatch: %s", exc)
         except Exception:  # keep serving; the next round retries
             logger.exception("redispatch failed")
 
@@ -229,7 +231,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         settings.ensure_dirs()
-        engine = make_engine(settings.database_url)
+        engine = engine_for(settings)
         app.state.engine = engine
         app.state.sessionmaker = make_sessionmaker(engine)
         # this app's caches (ready tables, missing ids, derived answers; ladder plans and ids),

@@ -98,8 +98,6 @@ def shared_client() -> object:
 @contextlib.contextmanager
 def app_client() -> Iterator[object]:
     """The real app in-process, as ``make run`` configures it, on a fresh database."""
-    from alembic import command
-    from alembic.config import Config
     from fastapi.testclient import TestClient
 
     from app.config import Settings
@@ -114,12 +112,7 @@ def app_client() -> Iterator[object]:
             default_tables=False,
         )
         dispatcher = InlineDispatcher(settings)  # tables are built inside the request
-
-        config = Config(str(ROOT / "alembic.ini"))
-        config.set_main_option("script_location", str(ROOT / "migrations"))
-        config.set_main_option("sqlalchemy.url", settings.database_url)
-        config.attributes["configure_logger"] = False
-        command.upgrade(config, "head")
+        _migrate(settings.database_url)
         app = create_app(settings, dispatcher=dispatcher)
         dispatcher.app = app
         with TestClient(app, base_url="http://127.0.0.1:8000") as client:
@@ -382,6 +375,71 @@ def client_profiles() -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
+#: A Redis URL nothing listens on (port 1: tcpmux, closed on any ordinary machine).
+DEAD_REDIS = "redis://127.0.0.1:1/0"
+
+
+def _answer(response: object) -> str:
+    """``HTTP <status>``, its Retry-After (if any) and its JSON body, indented."""
+    import json
+
+    status = response.status_code  # type: ignore[attr-defined]
+    headers = response.headers  # type: ignore[attr-defined]
+    head = f"HTTP {status}" + (
+        f"  Retry-After: {headers['retry-after']}" if "retry-after" in headers else ""
+    )
+    return head + "\n" + json.dumps(response.json(), indent=2) + "\n"  # type: ignore[attr-defined]
+
+
+def healthz_when_down() -> str:
+    """``/healthz`` with the queue up (a SQLite queue file), then with the queue on a Redis
+    port nothing listens on, and the 503 of a request that would queue a table then."""
+    from fastapi.testclient import TestClient
+
+    from app.config import Settings
+    from app.main import create_app
+    from workers.app import make_huey
+    from workers.tasks import HueyDispatcher
+
+    out: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="absrank-readme-") as tmp:
+        for label, queue_url in (
+            ("the queue answers", f"sqlite:///{tmp}/queue.db"),
+            ("the queue is down (a Redis URL nothing listens on)", DEAD_REDIS),
+        ):
+            settings = Settings(
+                environment="test",
+                database_url=f"sqlite:///{tmp}/absrank.db",
+                queue_url=queue_url,
+                queue_timeout_seconds=1,
+                default_tables=False,
+            )
+            _migrate(settings.database_url)
+            dispatcher = HueyDispatcher(
+                make_huey(settings), retry_after=settings.retry_after_seconds
+            )
+            app = create_app(settings, dispatcher=dispatcher)
+            with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+                out.append(f"# GET /healthz: {label}\n" + _answer(client.get("/healthz")))
+                if queue_url == DEAD_REDIS:
+                    spec = {"function_id": "bbob/f1/i1/d2", "log2n": 12}
+                    answer = _answer(client.post("/v1/tables", json=spec))
+                    out.append("# POST /v1/tables meanwhile\n" + answer)
+    return "".join(out)
+
+
+def _migrate(url: str) -> None:
+    """Apply the migrations to ``url`` (as ``make run`` does before it serves)."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config(str(ROOT / "alembic.ini"))
+    config.set_main_option("script_location", str(ROOT / "migrations"))
+    config.set_main_option("sqlalchemy.url", url)
+    config.attributes["configure_logger"] = False
+    command.upgrade(config, "head")
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "bbob-demo": bbob_demo,
     "cec2005-walkthrough": cec2005_walkthrough,
@@ -393,6 +451,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "paper-table-csv": paper_table_csv,
     "paper-summary": paper_summary,
     "client-profiles": client_profiles,
+    "healthz-when-down": healthz_when_down,
 }
 
 

@@ -16,18 +16,24 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psycopg
+import redis
 from huey import Huey, MemoryHuey, PostgresHuey, RedisHuey, SqliteHuey
+from huey.exceptions import HueyException
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings, get_settings
-from app.db import make_engine, make_sessionmaker
+from app.db import engine_for, make_sessionmaker
 from app.heap import settle_after_imports
 from app.services import table_build, table_cache
 from workers import lifecycle
@@ -35,6 +41,17 @@ from workers import lifecycle
 logger = logging.getLogger(__name__)
 
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+#: Seconds a Redis consumer's blocking read (BRPOP) waits for a message (huey's default).
+_REDIS_READ_TIMEOUT = 1.0
+#: What a storage raises when the queue does not answer: Redis refused or timed out, the
+#: SQLite queue file locked past its timeout, PostgreSQL unreachable (huey adds its own).
+QUEUE_ERRORS: tuple[type[BaseException], ...] = (
+    redis.RedisError,
+    sqlite3.Error,
+    psycopg.Error,
+    OSError,
+    HueyException,
+)
 _POSTGRES_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 
 
@@ -49,7 +66,10 @@ def make_huey(settings: Settings) -> Huey:
     Returns
     -------
     huey.Huey
-        Results are not stored (the database holds every outcome).
+        Results are not stored (the database holds every outcome). Every storage answers
+        within about ``settings.queue_timeout_seconds`` or raises (Redis: connect and socket
+        timeouts, a blocking read waits its 1 s more; PostgreSQL: ``connect_timeout``; SQLite:
+        the queue file's busy timeout), so a dead queue cannot hold a request.
 
     Raises
     ------
@@ -57,17 +77,27 @@ def make_huey(settings: Settings) -> Huey:
         Unsupported URL scheme.
     """
     url, name = settings.queue_url, settings.queue_name
+    timeout = settings.queue_timeout_seconds
     if url.startswith("memory://"):
         return MemoryHuey(name, immediate=True, results=False)
     if url.startswith("sqlite:///"):
         path = Path(url.removeprefix("sqlite:///"))
         path.parent.mkdir(parents=True, exist_ok=True)
-        return SqliteHuey(name, filename=str(path), results=False)
+        return SqliteHuey(name, filename=str(path), results=False, timeout=timeout)
     if url.startswith(_REDIS_SCHEMES):
-        return RedisHuey(name, url=url, results=False)
+        # the consumer's BRPOP blocks read_timeout (1 s) on the socket: its timeout exceeds it
+        pool = redis.ConnectionPool.from_url(
+            url,
+            socket_connect_timeout=timeout,
+            socket_timeout=timeout + _REDIS_READ_TIMEOUT,
+            retry=Retry(NoBackoff(), 0),
+        )
+        return RedisHuey(
+            name, connection_pool=pool, read_timeout=_REDIS_READ_TIMEOUT, results=False
+        )
     if url.startswith(_POSTGRES_SCHEMES):
         dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-        return PostgresHuey(name, dsn=dsn, results=False)
+        return PostgresHuey(name, dsn=dsn, results=False, connect_timeout=max(1, round(timeout)))
     raise ValueError(
         f"unsupported queue_url {url!r}: use sqlite:///path, redis://..., postgresql://... "
         "or memory://"
@@ -146,7 +176,7 @@ def get_sessionmaker() -> sessionmaker[Session]:
             _runtime.engine.dispose(close=False)
         settings = worker_settings()
         settings.ensure_dirs()
-        engine = make_engine(settings.database_url)
+        engine = engine_for(settings)
         if engine.dialect.name == "sqlite":
             event.listen(engine, "connect", _sqlite_worker_pragmas)
         _runtime.engine = engine

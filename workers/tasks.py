@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import logging
 import weakref
+from typing import Any
 
 from huey import Huey, crontab
+from huey.storage import SqliteStorage
 
 from app.config import Settings
 from app.domain.tablebuild import TaskSpan
+from app.errors import QueueUnavailable
 from app.services import result_sets, table_build
 from app.services import tables as table_service
 from app.services._table_specs import SM, Dispatcher
 from workers.app import (
+    QUEUE_ERRORS,
     checkpoint,
     consumer_workers,
     get_dispatcher,
@@ -120,20 +124,83 @@ class HueyDispatcher:
     ----------
     instance : huey.Huey, optional
         Default: the process-wide ``workers.app.huey``.
+    retry_after : int, optional
+        Retry-After of the :class:`app.errors.QueueUnavailable` it raises when the queue does
+        not answer. Default: ``worker_settings().retry_after_seconds``.
     """
 
-    def __init__(self, instance: Huey | None = None) -> None:
+    def __init__(self, instance: Huey | None = None, *, retry_after: int | None = None) -> None:
         self.huey = instance if instance is not None else huey
+        self.retry_after = (
+            retry_after if retry_after is not None else worker_settings().retry_after_seconds
+        )
         register_tasks(self.huey)
 
+    def _enqueue(self, message: Any) -> None:
+        try:
+            self.huey.enqueue(message)
+        except QUEUE_ERRORS as exc:
+            name = type(exc).__name__
+            # the message (a host, a port, a path) is the operator's, in the log
+            logger.warning("queue unavailable: %s: %s", name, _first_line(exc))
+            raise QueueUnavailable(
+                f"the task queue is unavailable ({name}); nothing was queued, try again in "
+                f"{self.retry_after} s",
+                retry_after=self.retry_after,
+                extra={"dependency": "queue", "error": name},
+            ) from exc
+
+    def pending_count(self) -> int | None:
+        """Messages waiting in the queue (``None`` if the queue does not answer)."""
+        try:
+            return int(self.huey.pending_count())
+        except QUEUE_ERRORS:
+            return None
+
+    def ping(self) -> None:
+        """Ask the queue how many messages wait (a bounded round trip); a SQLite queue is
+        also asked for the write lock an enqueue needs.
+
+        Raises
+        ------
+        app.errors.QueueUnavailable
+            The queue does not answer (within ``queue_timeout_seconds``).
+        """
+        try:
+            self.huey.pending_count()
+            storage = self.huey.storage
+            if isinstance(storage, SqliteStorage):
+                # a SQLite queue reads while another connection holds its write lock: take
+                # the lock an enqueue takes, write nothing (within the busy timeout)
+                with storage.db(commit=True):
+                    pass
+        except QUEUE_ERRORS as exc:
+            raise QueueUnavailable(
+                f"the task queue is unavailable ({type(exc).__name__})",
+                retry_after=self.retry_after,
+                extra={"dependency": "queue", "error": type(exc).__name__},
+            ) from exc
+
     def enqueue_span(self, span: TaskSpan) -> None:
-        """Queue a task on the chunks of ``span`` (the message carries the pickled span)."""
-        self.huey.enqueue(build_span.s(span))
+        """Queue a task on the chunks of ``span`` (the message carries the pickled span).
+
+        Raises
+        ------
+        app.errors.QueueUnavailable
+            The queue does not answer: the message was not queued.
+        """
+        self._enqueue(build_span.s(span))
 
     def enqueue_chunk(self, table_id: str, index: int) -> None:
         """Queue chunk ``index`` of a table (a span of one chunk)."""
         self.enqueue_span(TaskSpan(table_id, index))
 
     def enqueue_merge(self, table_id: str) -> None:
-        """Queue the merge of a table."""
-        self.huey.enqueue(merge_table.s(table_id))
+        """Queue the merge of a table (raises :class:`app.errors.QueueUnavailable` as
+        :meth:`enqueue_span` does)."""
+        self._enqueue(merge_table.s(table_id))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else "no answer"

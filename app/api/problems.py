@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.errors import AppError
+from app.db import unavailable_reason
+from app.errors import AppError, DatabaseUnavailable, ServiceUnavailable
 from app.schemas.common import PROBLEM_BASE, PROBLEM_MEDIA_TYPE
+
+logger = logging.getLogger(__name__)
 
 #: Longest ``instance`` and ``detail`` echoed back: a request path or id can be huge.
 MAX_INSTANCE_CHARS = 200
@@ -71,7 +76,8 @@ def error_response(exc: AppError, instance: str) -> JSONResponse:
     )
 
 
-async def _app_error(request: Request, exc: Exception) -> JSONResponse:
+async def app_error_response(request: Request, exc: Exception) -> JSONResponse:
+    """The problem+json of an :class:`AppError` (status, type, title, detail, field, extra)."""
     assert isinstance(exc, AppError)
     return error_response(exc, request.url.path)
 
@@ -143,8 +149,44 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+#: Retry-After of a 503 when the application has no settings (``create_app`` always sets them).
+DEFAULT_RETRY_AFTER_SECONDS = 30
+
+
+def as_unavailable(request: Request, exc: Exception) -> ServiceUnavailable:
+    """The :class:`ServiceUnavailable` a database error means, or ``exc`` re-raised.
+
+    SQLAlchemy's errors that mean "unavailable" (down, unreachable, locked past
+    ``database_busy_timeout_seconds``, a pool exhausted: :func:`app.db.unavailable_reason`)
+    become a :class:`DatabaseUnavailable` whose Retry-After is ``retry_after_seconds``; any
+    other (a bug, a constraint) propagates as the 500 it is.
+    """
+    if isinstance(exc, ServiceUnavailable):
+        return exc
+    reason = unavailable_reason(exc)
+    if reason is None:
+        raise exc
+    settings = getattr(request.app.state, "settings", None)
+    retry = getattr(settings, "retry_after_seconds", DEFAULT_RETRY_AFTER_SECONDS)
+    error = reason.split(":", 1)[0]
+    # the message (a host, a port, a path) is the operator's, in the log; the client hears
+    # the error class and when to ask again
+    logger.warning("%s %s: database unavailable: %s", request.method, request.url.path, reason)
+    return DatabaseUnavailable(
+        f"the database is unavailable ({error}); try again in {retry} s",
+        retry_after=retry,
+        extra={"dependency": "database", "error": error},
+    )
+
+
+async def _database_error(request: Request, exc: Exception) -> JSONResponse:
+    return await app_error_response(request, as_unavailable(request, exc))
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     """Register the handlers that turn every error into problem+json."""
-    app.add_exception_handler(AppError, _app_error)
+    app.add_exception_handler(AppError, app_error_response)
+    app.add_exception_handler(sa_exc.DBAPIError, _database_error)
+    app.add_exception_handler(sa_exc.TimeoutError, _database_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)

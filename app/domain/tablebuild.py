@@ -142,6 +142,41 @@ def spans_of(table_id: str, indices: Iterable[int]) -> list[TaskSpan]:
 
 
 @dataclass(frozen=True)
+class Backlog:
+    """What the re-dispatcher knows of the workers' pace and of the queue.
+
+    Attributes
+    ----------
+    workers : int
+        Worker processes taking chunks (a setting, or those seen finishing chunks lately).
+    seconds_per_chunk : float
+        Measured mean CPU-seconds of a chunk (``> 0``).
+    queued : int
+        Chunks already waiting in the queue (dispatched, unclaimed; at least the queue's
+        length in messages, each of one chunk or more).
+    """
+
+    workers: int
+    seconds_per_chunk: float
+    queued: int
+
+    def budget(self, lease_seconds: float) -> int:
+        """Chunks worth re-sending now: what ``workers`` work within one lease, less what is
+        queued; at least one chunk per worker when nothing is queued (a chunk longer than
+        the lease is still sent).
+
+        >>> Backlog(workers=2, seconds_per_chunk=10.0, queued=25).budget(300.0)
+        35
+        >>> Backlog(workers=2, seconds_per_chunk=1000.0, queued=0).budget(300.0)
+        2
+        """
+        capacity = max(
+            self.workers, math.floor(self.workers * lease_seconds / self.seconds_per_chunk)
+        )
+        return max(0, capacity - self.queued)
+
+
+@dataclass(frozen=True)
 class ChunkSpec:
     """What evaluating and merging a table's chunks needs from its spec (typed once).
 

@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session, undefer
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import Case
 
+from app.domain.tablebuild import TaskSpan
 from app.models.tables import Table, TableChunk
 
 
@@ -120,6 +121,15 @@ class ChunkKey:
     table_id: str
     index: int
     reason: str
+
+
+@dataclass(frozen=True)
+class ChunkPace:
+    """Chunks finished in a period: how many, their CPU-seconds, the workers that did them."""
+
+    chunks: int
+    cpu_seconds: float
+    workers: int
 
 
 def _rowcount(result: Any) -> int:
@@ -686,6 +696,33 @@ class TableRepository:
             for t, i, lease in self.session.execute(stmt)
         ]
 
+    def chunk_pace(self, *, since: datetime) -> ChunkPace:
+        """Chunks finished at or after ``since`` (any table), their CPU-seconds and their
+        distinct worker labels (one per worker process)."""
+        stmt = select(
+            func.count(),
+            func.coalesce(func.sum(TableChunk.cpu_seconds), 0.0),
+            func.count(TableChunk.worker.distinct()),
+        ).where(TableChunk.status == "done", TableChunk.finished_at >= since)
+        chunks, cpu, workers = self.session.execute(stmt).one()
+        return ChunkPace(int(chunks), float(cpu or 0.0), int(workers))
+
+    def queued_chunk_count(self, *, dispatched_since: datetime) -> int:
+        """Pending, unclaimed chunks of building tables dispatched at or after
+        ``dispatched_since``: their messages are in the queue as far as the database knows."""
+        stmt = (
+            select(func.count())
+            .select_from(TableChunk)
+            .join(Table, Table.id == TableChunk.table_id)
+            .where(
+                Table.status == "building",
+                TableChunk.status == "pending",
+                TableChunk.lease_until.is_(None),
+                TableChunk.dispatched_at >= dispatched_since,
+            )
+        )
+        return int(self.session.execute(stmt).scalar_one())
+
     def mark_dispatched(self, keys: Iterable[ChunkKey], *, now: datetime) -> None:
         """Record a (re-)dispatch: clear the expired lease and stamp ``dispatched_at``."""
         for key in keys:
@@ -698,6 +735,21 @@ class TableRepository:
                 )
                 .values(dispatched_at=now, lease_until=None)
             )
+
+    def mark_undispatched(self, spans: Iterable[TaskSpan]) -> None:
+        """Record that the messages of ``spans`` were never queued (the queue refused them):
+        their pending, unclaimed chunks get no ``dispatched_at``, so the next
+        :meth:`chunks_to_redispatch` returns them as ``"lost"`` at once, not a lease later."""
+        for span in spans:
+            where = [
+                TableChunk.table_id == span.table_id,
+                TableChunk.index >= span.first,
+                TableChunk.status == "pending",
+                TableChunk.lease_until.is_(None),
+            ]
+            if span.count is not None:
+                where.append(TableChunk.index < span.first + span.count)
+            self.session.execute(update(TableChunk).where(*where).values(dispatched_at=None))
 
     def tables_to_merge(self, *, now: datetime) -> builtins.list[str]:
         """Return tables whose merge should be (re-)enqueued.

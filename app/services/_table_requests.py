@@ -36,6 +36,7 @@ from app.services._table_specs import (
 )
 from app.services.eta import BuildClock, build_eta
 from app.services.table_cache import TableCaches
+from app.services.table_redispatch import send
 
 logger = logging.getLogger(__name__)
 
@@ -333,10 +334,9 @@ def request_spec(
         # a concurrent request created the same table first: return it
         with session_scope(sm) as session:
             return Requested(_load_view(TableRepository(session), table_id), False)
-    for span in to_enqueue:
-        dispatcher.enqueue_span(span)
-    if merge_needed:
-        dispatcher.enqueue_merge(table_id)
+    # after the commit (a worker must find the table); a refused message leaves its chunks
+    # marked not dispatched for the re-dispatcher, and the request is answered 503
+    send(sm, dispatcher, to_enqueue, [table_id] if merge_needed else [])
     return Requested(view, created)
 
 

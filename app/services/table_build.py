@@ -40,11 +40,12 @@ from app.domain.tablebuild import (
     noise_normals,
     summarize,
 )
+from app.errors import ServiceUnavailable
 from app.models.tables import Table
 from app.repositories.tables import ChunkBlobs, ChunkWrite, OpenChunk, TableRepository, as_utc
 from app.services._table_specs import SM, Dispatcher, spec_versions, utc_now
 from app.services.ladders import kept_provenance
-from app.services.table_redispatch import Redispatched, redispatch
+from app.services.table_redispatch import Redispatched, redispatch, send
 
 __all__ = [
     "NOISE_BLOCK",
@@ -436,7 +437,10 @@ def run_span(
         logger.debug("chunks %s/%d+: %s", table_id, span.first, claimed.code)
         return claimed.code
     if claimed.rest is not None and dispatcher is not None:
-        dispatcher.enqueue_span(claimed.rest)
+        try:
+            send(sm, dispatcher, [claimed.rest])
+        except ServiceUnavailable as exc:  # the rest waits for the re-dispatcher; build ours
+            logger.warning("chunks %s/%d+: not handed on: %s", table_id, span.first, exc)
     versions = spec_versions()
     if versions != dict(claimed.spec.versions):
         _fail(

@@ -20,8 +20,10 @@ from urllib.parse import urlencode
 import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict
+from sqlalchemy import exc as sa_exc
 from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException
 
@@ -33,9 +35,9 @@ from app.api.deps import (
     may_write_for,
 )
 from app.api.figures import RasterOptions
-from app.api.problems import problem_response
+from app.api.problems import app_error_response, as_unavailable, problem_response
 from app.config import Settings, WriteKind
-from app.errors import AppError
+from app.errors import AppError, ServiceUnavailable
 from app.schemas.anytime import ProfileRequest, RuntimeDistributionRequest
 from app.schemas.comparisons import ComparisonRead
 from app.schemas.result_sets import ResultSetItem
@@ -87,8 +89,12 @@ def _suites() -> list[str]:
 def _page(
     request: Request, template: str, context: dict[str, Any], status_code: int = 200
 ) -> HTMLResponse:
+    headers = PAGE_HEADERS
+    if status_code == 503:  # the database or the queue is down: say when to ask again
+        retry = getattr(request.app.state.settings, "retry_after_seconds", 30)
+        headers = {**PAGE_HEADERS, "Retry-After": str(retry)}
     return templates.TemplateResponse(
-        request, template, context, status_code=status_code, headers=PAGE_HEADERS
+        request, template, context, status_code=status_code, headers=headers
     )
 
 
@@ -643,6 +649,20 @@ def install_pages(app: Any) -> None:
         )
 
     app.add_exception_handler(FormProblem, _form_problem)
+
+    pages = {route.endpoint for route in router.routes if isinstance(route, APIRoute)}
+
+    async def _unavailable(request: Request, exc: Exception) -> Response:
+        """A page answers an unavailable database or queue with an HTML 503 (Retry-After);
+        the API's routes with their problem+json."""
+        error = as_unavailable(request, exc)
+        if request.scope.get("endpoint") not in pages:
+            return await app_error_response(request, error)
+        context = {"title": error.title, "message": error.detail}
+        return _page(request, "error.html", context, error.status)
+
+    for cls in (ServiceUnavailable, sa_exc.DBAPIError, sa_exc.TimeoutError):
+        app.add_exception_handler(cls, _unavailable)
 
 
 __all__ = ["install_pages", "router"]

@@ -143,6 +143,7 @@ PROFILE = {"kind": "data", "solvers": ["A", "B"], "costs": [[3, 6], [9, None]], 
 #: ``<id>`` is the id of the previous answer (its ``id`` field or ``Location``).
 WORKED: dict[str, tuple[dict[str, object], list[Curl]]] = {
     "health": ({}, [_c("GET", "/healthz")]),
+    "health-live": ({}, [_c("GET", "/healthz/live")]),
     "cpu-by-id": ({}, [_c("GET", "/v1/cpus/1"), _c("GET", "/v1/cpus/999999")]),
     "comparison-by-id": (
         {},
@@ -623,11 +624,12 @@ def test_answer_matches_declared_schema(operation: str) -> None:
 
 def test_the_schema_check_rejects_a_wrong_answer() -> None:
     doc = openapi()
-    answer = {"status": 200, "content_type": "application/json", "body": '{"status": "ok"}'}
-    assert schema_errors(answer, "GET /healthz", doc) == []
-    assert schema_errors({**answer, "body": '{"status": 1}'}, "GET /healthz", doc)
-    assert schema_errors({**answer, "status": 201}, "GET /healthz", doc)
-    assert schema_errors({**answer, "content_type": "text/csv"}, "GET /healthz", doc)
+    body = '{"status": "ok", "version": "0"}'
+    answer = {"status": 200, "content_type": "application/json", "body": body}
+    assert schema_errors(answer, "GET /healthz/live", doc) == []
+    assert schema_errors({**answer, "body": '{"status": 1}'}, "GET /healthz/live", doc)
+    assert schema_errors({**answer, "status": 201}, "GET /healthz/live", doc)
+    assert schema_errors({**answer, "content_type": "text/csv"}, "GET /healthz/live", doc)
     problem = {"status": 404, "content_type": "application/problem+json"}
     ok = {
         "type": "about:blank",

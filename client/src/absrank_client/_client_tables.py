@@ -31,8 +31,10 @@ class TableMethods(_Session):
 
     # ------------------------------------------------------------ health and functions
 
-    def health(self) -> dict[str, str]:
-        """``GET /healthz``: ``{"status": "ok", "version": ...}`` once the API and db are up."""
+    def health(self) -> dict[str, Any]:
+        """``GET /healthz``: ``{"status": "ok", "version": ..., "database": {"status": "ok"},
+        "queue": {"status": "ok"}}`` once the API, its database and its queue answer (a 503
+        names the dependency that is down)."""
         return dict(self._get("/healthz"))
 
     def list_functions(
