@@ -252,6 +252,23 @@ class Settings(BaseSettings):
         description="estimated CPU-seconds beyond which a request is refused (422 with the "
         "estimate and how to split it) even as a job",
     )
+    # jobs (issue 17; app.services.jobs)
+    job_lease_seconds: float = Field(
+        60.0,
+        gt=0,
+        le=3600,
+        allow_inf_nan=False,
+        description="a running job's lease: its worker renews it while it works (every third "
+        "of it); a job whose lease expired (its worker died) is run again by the re-dispatcher",
+    )
+    job_check_seconds: float = Field(
+        1.0,
+        ge=0,
+        le=60,
+        allow_inf_nan=False,
+        description="a running job reads its row (was it cancelled?) and writes its progress at "
+        "most once per this many seconds",
+    )
     # serve
     host: str = "127.0.0.1"
     port: int = 8000

@@ -23,6 +23,7 @@ from app.api import (
     cpus,
     functions,
     health,
+    jobs,
     ladders,
     leaderboards,
     machines,
@@ -193,11 +194,12 @@ def _preload_figures(stopping: threading.Event) -> None:
 
 
 async def _redispatch_loop(app: FastAPI, settings: Settings) -> None:
-    """Every ``redispatch_interval_seconds``, re-enqueue chunks whose lease expired.
+    """Every ``redispatch_interval_seconds``, re-enqueue chunks and jobs whose lease expired.
 
     The worker's periodic task does the same once a minute; this loop makes recovery faster in
     the embedded mode. Both are idempotent.
     """
+    from app.services.jobs import redispatch_jobs
     from app.services.tables import redispatch
 
     while True:
@@ -205,6 +207,9 @@ async def _redispatch_loop(app: FastAPI, settings: Settings) -> None:
         try:
             await asyncio.to_thread(
                 redispatch, app.state.sessionmaker, settings, app.state.dispatcher
+            )
+            await asyncio.to_thread(
+                redispatch_jobs, app.state.sessionmaker, settings, app.state.dispatcher
             )
         except Exception:  # keep serving; the next round retries
             logger.exception("redispatch failed")
@@ -299,6 +304,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         ladders,
         leaderboards,
         anytime,
+        jobs,
     )
     # Requests are matched in the order routers are included: the hot router first (no path
     # of ranks' is matched by another router's, nor the reverse: every route is a fixed
