@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from app.api.deps import SessionmakerDep, stored_id_path
 from app.api.responses import JSON, model_response
 from app.errors import JobFinished, JobNotDone
-from app.schemas.common import ProblemExample, problem_responses, unknown_id
+from app.schemas.common import PROBLEM_BASE, ProblemExample, problem_responses, unknown_id
 from app.schemas.jobs import JobRead
 from app.services import jobs as service
 
@@ -90,7 +90,7 @@ def job_read(job: service.JobStatus) -> dict[str, Any]:
         "problem": None
         if problem is None
         else {
-            "type": problem.type,
+            "type": PROBLEM_BASE + problem.type,
             "title": problem.title,
             "status": problem.status,
             "detail": problem.detail,
