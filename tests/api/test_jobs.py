@@ -17,11 +17,11 @@ from starlette.requests import Request
 from app.api.jobs import prefers_async
 from app.db import session_scope
 from app.domain.cost import WorkControl
+from app.main import create_app
 from app.repositories.jobs import JobRepository
 from app.services import jobs
 from app.services._table_specs import utc_now
 from app.services.job_kinds import COMPARISONS
-from app.main import create_app
 from tests.api.conftest import api_settings
 from tests.support import migrate, pg_admin_url, pg_databases, require_postgres
 from workers.inline import InlineDispatcher

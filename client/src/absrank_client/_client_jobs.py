@@ -3,6 +3,7 @@ run (``Prefer: respond-async``), polled, fetched and cancelled."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -63,9 +64,12 @@ class JobMethods(_Session):
 
         return self._wait(fetch, timeout=timeout, progress=progress, label=f"job {job_id}")
 
-    def job_answer(self, job_id: str) -> Any:
-        """A done job's answer, as JSON (the synchronous route's answer)."""
-        return self._job_answer(job_id).json()
+    def job_answer(self, job_id: str, path: str | os.PathLike[str] | None = None) -> Any:
+        """A done job's answer, as JSON (the synchronous route's answer); its bytes are also
+        written to ``path`` when given."""
+        response = self._job_answer(job_id)
+        self._save(response.content, path)
+        return response.json()
 
     def _job_answer(self, job_id: str) -> httpx.Response:
         return self.request("GET", f"/v1/jobs/{job_id}/answer")
