@@ -183,7 +183,6 @@ def get_job(job_id: JobIdPath, sm: SessionmakerDep) -> Response:
             f"job {_EXAMPLE_ID} is running",
             "job_id",
             description="The job is queued, running or was cancelled (Location: its status)",
-            extra=(("job_status", "running"),),
         ),
     ),
 )
@@ -212,7 +211,6 @@ def get_answer(job_id: JobIdPath, sm: SessionmakerDep) -> Response:
             f"job {_EXAMPLE_ID} is done: there is nothing to cancel (its answer is kept)",
             "job_id",
             description="The job is done or failed: its answer or problem is kept",
-            extra=(("job_status", "done"),),
         ),
     ),
 )

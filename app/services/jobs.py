@@ -338,7 +338,6 @@ def answer(sm: SM, job_id: str) -> tuple[bytes, bool]:
         + ("; send its request again to run it again" if current.status == "cancelled" else ""),
         field="job_id",
         headers=headers,
-        extra={"job_status": current.status},
     )
 
 
@@ -377,7 +376,6 @@ def cancel(sm: SM, job_id: str, *, now: datetime | None = None) -> JobStatus:
                 f"{'answer' if before == 'done' else 'problem'} is kept)",
                 field="job_id",
                 headers={"Location": job_location(job_id)},
-                extra={"job_status": before},
             )
         repo.cancel(job_id, now=now)
     current = status(sm, job_id, now=now)

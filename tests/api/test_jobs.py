@@ -22,8 +22,8 @@ from app.repositories.jobs import JobRepository
 from app.services import jobs
 from app.services._table_specs import utc_now
 from app.services.job_kinds import COMPARISONS
-from tests.api.conftest import api_settings
-from tests.support import migrate, pg_admin_url, pg_databases, require_postgres
+from tests.api.conftest import BACKENDS, api_settings
+from tests.support import migrate
 from workers.inline import InlineDispatcher
 
 ASYNC = {"Prefer": "respond-async"}
@@ -43,20 +43,6 @@ def comparison(runs: int = 3, **options: Any) -> dict[str, Any]:
         for r in range(runs)
     ]
     return {"results": rows, "reduction": "best", "values_are": "error", **options}
-
-
-@pytest.fixture(scope="module")
-def pg_url_factory() -> Iterator[Callable[[], str]]:
-    admin = pg_admin_url()
-    require_postgres(admin)
-    with pg_databases(admin) as create:
-        yield create
-
-
-BACKENDS = [
-    pytest.param("sqlite", id="sqlite"),
-    pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
-]
 
 
 class App:

@@ -97,9 +97,7 @@ NORMALIZED: dict[str, tuple[JSONPath, ...]] = {
     # have no such top-level keys
     "POST /v1/comparisons": _JOB,
     "POST /v1/pareto-rankings": _JOB,
-    "POST /v1/absolute-ranks": _JOB,
     "GET /v1/jobs/{job_id}": _JOB,
-    "DELETE /v1/jobs/{job_id}": _JOB,
 }
 
 
