@@ -59,7 +59,7 @@ class JobRepository:
         may_queue_builds: bool,
         now: datetime,
     ) -> bool:
-        """Insert a queued job; ``False`` when a job with this id exists."""
+        """Insert a queued job (not dispatched yet); ``False`` when a job with this id exists."""
         try:
             with self.session.begin_nested():
                 self.session.execute(
@@ -74,7 +74,7 @@ class JobRepository:
                         answer_final=False,
                         attempt=0,
                         created_at=now,
-                        dispatched_at=now,
+                        dispatched_at=None,
                     )
                 )
         except IntegrityError:
@@ -106,7 +106,7 @@ class JobRepository:
                 problem=None,
                 lease_until=None,
                 created_at=now,
-                dispatched_at=now,
+                dispatched_at=None,
                 started_at=None,
                 finished_at=None,
             )
@@ -204,14 +204,18 @@ class JobRepository:
 
     def to_redispatch(self, *, now: datetime, lost_before: datetime) -> list[str]:
         """Jobs to queue again: running with an expired lease (the worker died), or queued
-        and not dispatched since ``lost_before`` (a lost message)."""
+        and not dispatched since ``lost_before`` (a lost message) or never (the enqueue
+        failed)."""
         return list(
             self.session.scalars(
                 select(Job.id)
                 .where(
                     or_(
                         and_(Job.status == "running", Job.lease_until < now),
-                        and_(Job.status == "queued", Job.dispatched_at < lost_before),
+                        and_(
+                            Job.status == "queued",
+                            or_(Job.dispatched_at.is_(None), Job.dispatched_at < lost_before),
+                        ),
                     )
                 )
                 .order_by(Job.created_at)

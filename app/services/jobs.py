@@ -258,8 +258,9 @@ def submit(
 
     An identical request finds the existing job: done (its stored answer), queued or
     running (the same work). A failed or cancelled one, or one whose answer is not final,
-    is queued again. The message is sent after the commit; if the queue loses it, the
-    re-dispatcher sends it again (:func:`redispatch_jobs`).
+    is queued again. The message is sent after the commit, and the job marked dispatched only
+    once it is; if the enqueue fails (the error is raised) or the queue loses the message,
+    the re-dispatcher sends it again (:func:`redispatch_jobs`).
 
     Parameters
     ----------
@@ -286,7 +287,9 @@ def submit(
             now=now,
         ) or repo.requeue(job_id, owner=owner, may_queue_builds=may_queue_builds, now=now)
     if queued:
-        dispatcher.enqueue_job(job_id)
+        dispatcher.enqueue_job(job_id)  # raises if the queue is down: the job stays queued,
+        with session_scope(sm) as session:  # undispatched, and the re-dispatcher sends it
+            JobRepository(session).mark_dispatched([job_id], now=now)
     return Submitted(status(sm, job_id, now=now), queued)
 
 
@@ -520,8 +523,9 @@ def redispatch_jobs(
     sm: SM, settings: Settings, dispatcher: JobDispatcher, *, now: datetime | None = None
 ) -> int:
     """Queue again the jobs the queue lost: running ones whose lease expired (the worker
-    died) and queued ones not dispatched for a lease (a lost message). Idempotent (the
-    re-dispatcher of tables runs it too). Returns how many were sent."""
+    died) and queued ones never dispatched (the enqueue failed) or not for a lease (a lost
+    message). Idempotent: the workers' periodic task and the API's loop both run it. Returns
+    how many were sent."""
     now = now or utc_now()
     lease = timedelta(seconds=settings.job_lease_seconds)
     with session_scope(sm) as session:

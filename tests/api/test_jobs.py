@@ -308,6 +308,24 @@ def test_a_lost_message_is_sent_again(make_app: Callable[..., App]) -> None:
     assert jobs.redispatch_jobs(app.sm, app.dispatcher.settings, app.dispatcher, now=later) == 0
 
 
+class DeadQueue:
+    def enqueue_job(self, job_id: str) -> None:
+        raise ConnectionError("the queue is down")
+
+
+def test_a_job_whose_enqueue_failed_is_sent_by_the_redispatcher(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app(hold=True)
+    request = b'{"steps":1}'
+    with pytest.raises(ConnectionError):
+        jobs.submit(app.sm, DeadQueue(), COMPARISONS, request, owner=None, may_queue_builds=False)
+    job_id, _ = jobs.job_id_for(COMPARISONS, request)
+    assert jobs.status(app.sm, job_id).status == "queued"  # stored, not dispatched
+    assert jobs.redispatch_jobs(app.sm, app.dispatcher.settings, app.dispatcher) == 1
+    assert app.dispatcher.jobs == [job_id]
+
+
 def test_unknown_jobs_are_404(make_app: Callable[..., App]) -> None:
     app = make_app()
     for method, path in (
