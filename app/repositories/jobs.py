@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import CursorResult, and_, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, undefer
+from sqlalchemy.orm import Session
 
 from app.models.jobs import Job
 
@@ -228,9 +228,3 @@ class JobRepository:
             self.session.execute(
                 update(Job).where(Job.id.in_(list(job_ids))).values(dispatched_at=now)
             )
-
-    def with_bytes(self, job_id: str) -> Job | None:
-        """The job with its request and answer loaded."""
-        return self.session.scalars(
-            select(Job).options(undefer(Job.request), undefer(Job.answer)).where(Job.id == job_id)
-        ).one_or_none()
