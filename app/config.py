@@ -452,6 +452,23 @@ class Settings(BaseSettings):
         "re-sends to the chunks they can work within one lease (0: the processes seen "
         "claiming chunks in the last lease, at least 1)",
     )
+    # jobs (issue 17; app.services.jobs)
+    job_lease_seconds: float = Field(
+        60.0,
+        gt=0,
+        le=3600,
+        allow_inf_nan=False,
+        description="a running job's lease: its worker renews it while it works (every third "
+        "of it); a job whose lease expired (its worker died) is run again by the re-dispatcher",
+    )
+    job_check_seconds: float = Field(
+        1.0,
+        ge=0,
+        le=60,
+        allow_inf_nan=False,
+        description="a running job reads its row (was it cancelled?) and writes its progress at "
+        "most once per this many seconds",
+    )
     # serve
     host: str = "127.0.0.1"
     port: int = 8000

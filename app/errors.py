@@ -28,6 +28,8 @@ __all__ = [
     "Forbidden",
     "InvalidHeader",
     "InvalidInput",
+    "JobFinished",
+    "JobNotDone",
     "MethodNotAllowed",
     "NotApplicable",
     "NotFound",
@@ -58,6 +60,20 @@ class TableNotBuilt(Conflict):
 
     title = "Table not built"
     type = "table-not-built"
+
+
+class JobNotDone(Conflict):
+    """The job has no answer (yet): it is queued, running or was cancelled."""
+
+    title = "Job not done"
+    type = "job-not-done"
+
+
+class JobFinished(Conflict):
+    """The job has finished (its answer or problem is kept): there is nothing to cancel."""
+
+    title = "Job finished"
+    type = "job-finished"
 
 
 class Unauthorized(AppError):

@@ -24,6 +24,7 @@ from app.api import (
     cpus,
     functions,
     health,
+    jobs,
     ladders,
     leaderboards,
     machines,
@@ -196,11 +197,12 @@ def _preload_figures(stopping: threading.Event) -> None:
 
 
 async def _redispatch_loop(app: FastAPI, settings: Settings) -> None:
-    """Every ``redispatch_interval_seconds``, re-enqueue chunks whose lease expired.
+    """Every ``redispatch_interval_seconds``, re-enqueue chunks and jobs whose lease expired.
 
     The worker's periodic task does the same once a minute; this loop makes recovery faster in
     the embedded mode. Both are idempotent.
     """
+    from app.services.jobs import redispatch_jobs
     from app.services.tables import redispatch
 
     while True:
@@ -208,6 +210,9 @@ async def _redispatch_loop(app: FastAPI, settings: Settings) -> None:
         try:
             await asyncio.to_thread(
                 redispatch, app.state.sessionmaker, settings, app.state.dispatcher
+            )
+            await asyncio.to_thread(
+                redispatch_jobs, app.state.sessionmaker, settings, app.state.dispatcher
             )
         except ServiceUnavailable as exc:  # the queue or the database is down: said once a round
             logger.warning("redispatch: %s", exc)
@@ -305,6 +310,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         ladders,
         leaderboards,
         anytime,
+        jobs,
     )
     # Requests are matched in the order routers are included: the hot router first (no path
     # of ranks' is matched by another router's, nor the reverse: every route is a fixed

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.domain.tablebuild import TaskSpan
-from app.services import result_sets
+from app.services import job_kinds, jobs, result_sets
 from app.services import tables as table_service
 
 
@@ -37,6 +37,10 @@ class InlineDispatcher:
         When true, queue nothing: tables stay ``building``.
     chunks : list of (str, int)
         Every ``(table_id, index)`` enqueued, in order (a span, chunk by chunk).
+    jobs : list of str
+        Every job id enqueued, in order.
+    executors : mapping
+        The executor of each kind of job (tests may add kinds).
     """
 
     def __init__(self, settings: Settings) -> None:
@@ -44,6 +48,8 @@ class InlineDispatcher:
         self.app: _HasSessionmaker | None = None
         self.hold = False
         self.chunks: list[tuple[str, int]] = []
+        self.jobs: list[str] = []
+        self.executors: dict[str, jobs.Executor] = dict(job_kinds.EXECUTORS)
 
     def enqueue_span(self, span: TaskSpan) -> None:
         """Build the chunks of ``span`` now, one task each (unless held)."""
@@ -64,6 +70,19 @@ class InlineDispatcher:
         """Merge ``table_id`` now (unless held)."""
         if not self.hold and table_service.merge(self._sm(), self.settings, table_id):
             self._after_ready(table_id)
+
+    def enqueue_job(self, job_id: str) -> None:
+        """Run the job now (unless held)."""
+        self.jobs.append(job_id)
+        if not self.hold:
+            jobs.run_job(self.job_env(), job_id, self.executors)
+
+    def job_env(self) -> jobs.JobEnv:
+        """What a job run here uses: the app's database, settings, caches and this dispatcher."""
+        state = self._state()
+        return jobs.JobEnv(
+            state.sessionmaker, self.settings, self, state.table_caches, state.ladder_caches
+        )
 
     def _after_ready(self, table_id: str) -> None:
         """:func:`app.services.result_sets.on_table_ready` with the app's caches."""

@@ -16,7 +16,7 @@ from huey.storage import SqliteStorage
 from app.config import Settings
 from app.domain.tablebuild import TaskSpan
 from app.errors import QueueUnavailable
-from app.services import result_sets, table_build
+from app.services import job_kinds, jobs, result_sets, table_build
 from app.services import tables as table_service
 from app.services._table_specs import SM, Dispatcher
 from workers.app import (
@@ -85,6 +85,25 @@ def after_table_ready(sm: SM, settings: Settings, dispatcher: Dispatcher, table_
         logger.exception("checkpoint after table %s", table_id)
 
 
+def _run_job(job_id: str) -> str:
+    """Run a job (:func:`app.services.jobs.run_job`) with this process's database, caches and
+    dispatcher; idempotent (a finished job, or one a live worker holds, is skipped)."""
+    return jobs.run_job(worker_job_env(), job_id, job_kinds.EXECUTORS)
+
+
+def worker_job_env() -> jobs.JobEnv:
+    """What a job run by this worker process uses."""
+    caches = worker_caches()
+    return jobs.JobEnv(
+        get_sessionmaker(), worker_settings(), get_dispatcher(), caches.tables, caches.ladders
+    )
+
+
+def _redispatch_jobs() -> int:
+    """Re-enqueue jobs whose lease expired (their worker died) or whose message was lost."""
+    return jobs.redispatch_jobs(get_sessionmaker(), worker_settings(), HueyDispatcher(huey))
+
+
 def _redispatch_tables() -> table_service.Redispatched:
     """Re-enqueue chunks and merges whose lease expired or whose message was lost."""
     return table_service.redispatch(get_sessionmaker(), worker_settings(), HueyDispatcher(huey))
@@ -94,9 +113,11 @@ def _redispatch_tables() -> table_service.Redispatched:
 build_span = huey.task(name="build_span")(_build_span)
 build_chunk = huey.task(name="build_chunk")(_build_chunk)
 merge_table = huey.task(name="merge_table")(_merge_table)
+run_job = huey.task(name="run_job")(_run_job)
 redispatch_tables = huey.periodic_task(crontab(minute="*"), name="redispatch_tables")(
     _redispatch_tables
 )
+redispatch_jobs = huey.periodic_task(crontab(minute="*"), name="redispatch_jobs")(_redispatch_jobs)
 
 _registered: weakref.WeakSet[Huey] = weakref.WeakSet([huey])
 
@@ -114,6 +135,7 @@ def register_tasks(instance: Huey) -> None:
     instance.task(name="build_span")(_build_span)
     instance.task(name="build_chunk")(_build_chunk)
     instance.task(name="merge_table")(_merge_table)
+    instance.task(name="run_job")(_run_job)
     _registered.add(instance)
 
 
@@ -199,6 +221,11 @@ class HueyDispatcher:
         """Queue the merge of a table (raises :class:`app.errors.QueueUnavailable` as
         :meth:`enqueue_span` does)."""
         self._enqueue(merge_table.s(table_id))
+
+    def enqueue_job(self, job_id: str) -> None:
+        """Queue the run of a job (:mod:`app.services.jobs`; raises
+        :class:`app.errors.QueueUnavailable` as :meth:`enqueue_span` does)."""
+        self._enqueue(run_job.s(job_id))
 
 
 def _first_line(exc: BaseException) -> str:

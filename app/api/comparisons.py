@@ -34,6 +34,7 @@ from app.api.figures import (
     VectorOptions,
 )
 from app.api.http_hygiene import stored
+from app.api.jobs import ACCEPTED, prefers_async, submit_as_job
 from app.api.paper_formats import (
     NOT_ACCEPTABLE,
     TABLE_CONTENT,
@@ -55,7 +56,8 @@ from app.schemas.common import (
     unknown_id,
 )
 from app.schemas.comparisons import ComparisonCreate, ComparisonRead
-from app.services import comparison_summary, paper_tables, plots
+from app.schemas.jobs import ComparisonJob
+from app.services import comparison_summary, job_kinds, paper_tables, plots
 from app.services import comparisons as service
 from app.services import table_publish as publish
 from app.services.comparison_answers import VIEWS
@@ -271,6 +273,7 @@ else:
             },
         }
     )
+    | ACCEPTED
     | problem_responses(
         WRONG_KEY,
         refused(
@@ -305,6 +308,11 @@ async def create_comparison(
         view = "full"  # a paper table needs the per-cell values
     with _csv_body_as_body(request):
         body = await _parse(request)
+        if fmt == "json" and prefers_async(request):  # a paper table is answered at once
+            job = ComparisonJob(comparison=body, view="summary" if view == "summary" else "full")
+            return await submit_as_job(
+                request, job_kinds.COMPARISONS, job, may_queue_builds=may_queue_builds
+            )
         out, created = await run_in_threadpool(
             service.create_comparison,
             sm,

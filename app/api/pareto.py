@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
 from app.api.deps import JsonBody, SessionmakerDep, SettingsDep, requires, stored_id_path
 from app.api.http_hygiene import stored
+from app.api.jobs import ACCEPTED, prefers_async, submit_job_response
 from app.api.responses import model_response
 from app.errors import InvalidInput
 from app.schemas.common import (
@@ -23,6 +24,7 @@ from app.schemas.pareto import (
     ParetoRankingCreate,
     ParetoRankingRead,
 )
+from app.services import job_kinds
 from app.services import pareto as service
 
 #: FastAPI's type of a route's ``responses``.
@@ -61,6 +63,7 @@ def indicators(body: IndicatorRequest) -> Response:
     responses=OpenApiResponses(
         {200: {"model": ParetoRankingRead, "description": "Answered before"}}
     )
+    | ACCEPTED
     | problem_responses(
         *body_problems(
             refused(InvalidInput, "give exactly one of scores, csv and fronts", "scores")
@@ -69,9 +72,11 @@ def indicators(body: IndicatorRequest) -> Response:
     summary="Pareto-optimal ranking of multi-objective algorithms",
 )
 def create_ranking(
-    body: ParetoRankingCreate, sm: SessionmakerDep, settings: SettingsDep
+    body: ParetoRankingCreate, request: Request, sm: SessionmakerDep, settings: SettingsDep
 ) -> Response:
     """Rank algorithms by non-dominated levels of their runs' indicator vectors."""
+    if prefers_async(request):
+        return submit_job_response(request, job_kinds.PARETO_RANKINGS, body, may_queue_builds=False)
     out, created = service.create(sm, settings, body)
     return model_response(
         ParetoRankingRead,

@@ -11,6 +11,7 @@ from fastapi.routing import APIRoute
 from pydantic import ValidationError
 
 from app.api.deps import JsonBody, RankEnvDep, SettingsDep, rank_env
+from app.api.jobs import ACCEPTED, prefers_async, submit_as_job
 from app.api.responses import JSON
 from app.errors import TableNotBuilt
 from app.schemas.common import (
@@ -23,6 +24,7 @@ from app.schemas.common import (
 )
 from app.schemas.ranks import RankRequest, RankResponse
 from app.schemas.spread import RankSpreadRead, RankSpreadRequest
+from app.services import job_kinds
 from app.services.ranks import RankAnswer, rank_answer, reads_database
 from app.services.spread import rank_spread
 
@@ -69,7 +71,7 @@ class RankRoute(APIRoute):
                     pass  # FastAPI's handler answers (its 422, or its 400 for non-UTF-8)
                 else:
                     env = await rank_env(request, request.headers.get("x-api-key"))
-                    out: Response = await endpoint(body, env)
+                    out: Response = await endpoint(request=request, body=body, env=env)
                     return out
             return await framework(request)
 
@@ -114,7 +116,8 @@ def rank_response(answer: RankAnswer) -> Response:
     "/absolute-ranks",
     response_model=RankResponse,
     summary="Turn metric values into absolute ranks v",
-    responses=problem_responses(
+    responses=ACCEPTED
+    | problem_responses(
         WRONG_KEY,
         unknown_function(),
         ProblemExample(
@@ -135,10 +138,15 @@ def rank_response(answer: RankAnswer) -> Response:
     ),
 )
 async def absolute_ranks(
+    request: Request,
     body: RankRequest,
     env: RankEnvDep,
 ) -> Response:
     """Turn metric values into absolute ranks v (lower is better; log10_v is authoritative)."""
+    if prefers_async(request):  # a job (README "Jobs"): one header lookup otherwise
+        return await submit_as_job(
+            request, job_kinds.ABSOLUTE_RANKS, body, may_queue_builds=env.queues_builds
+        )
     # The service returns plain JSON types in RankResponse's shape, checked by the model
     # (the per-value items as columns, see rank_response) and sent as built. A light request
     # whose tables are all cached (asked before starting) does no I/O: it runs on the event

@@ -10,25 +10,16 @@ present with its value or absent, as the schema says.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 
 from fastapi import Response
-from pydantic import TypeAdapter
+
+# the serialization itself is the services' (a job stores the bytes a route would send)
+from app.services.serialize import adapter, dump
 
 JSON = "application/json"
 
-
-@cache
-def adapter(model: Any) -> TypeAdapter[Any]:
-    """The TypeAdapter of a response model, built once per model (a model is a type)."""
-    return TypeAdapter(model)
-
-
-def dump(model: Any, content: object) -> bytes:
-    """``content`` validated by ``model`` and serialized as JSON bytes."""
-    ta = adapter(model)
-    return ta.dump_json(ta.validate_python(content), exclude_unset=True)
+__all__ = ["JSON", "adapter", "dump", "model_response"]
 
 
 def model_response(

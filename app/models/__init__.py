@@ -3,6 +3,7 @@
 from app.models.comparisons import COMPARISON_STATUSES, Comparison
 from app.models.cpus import Cpu
 from app.models.crossmachine import CROSS_MACHINE_STATUSES, CrossMachineComparison
+from app.models.jobs import JOB_STATUSES, Job
 from app.models.pareto import ParetoRanking
 from app.models.region_scans import REGION_SCAN_STATUSES, RegionScan
 from app.models.result_sets import ResultRun, ResultSet, TrajectoryPoint
@@ -12,11 +13,13 @@ __all__ = [
     "CHUNK_STATUSES",
     "COMPARISON_STATUSES",
     "CROSS_MACHINE_STATUSES",
+    "JOB_STATUSES",
     "REGION_SCAN_STATUSES",
     "TABLE_STATUSES",
     "Comparison",
     "Cpu",
     "CrossMachineComparison",
+    "Job",
     "ParetoRanking",
     "RegionScan",
     "ResultRun",

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from functools import cache
 from typing import Any
 
 import numpy as np
+from pydantic import TypeAdapter
 
 INF_STRINGS = {math.inf: "Infinity", -math.inf: "-Infinity"}
 
@@ -43,3 +45,16 @@ def jsonable(obj: Any) -> Any:
 def finite_or_none(values: Any) -> np.ndarray:
     """A float array with JSON ``null`` (None) as NaN: the missing-value marker of requests."""
     return np.array([math.nan if v is None else v for v in values], dtype=np.float64)
+
+
+@cache
+def adapter(model: Any) -> TypeAdapter[Any]:
+    """The TypeAdapter of a response model, built once per model (a model is a type)."""
+    return TypeAdapter(model)
+
+
+def dump(model: Any, content: object) -> bytes:
+    """``content`` validated by ``model`` and serialized as JSON bytes: what
+    ``app.api.responses.model_response`` sends, and what a job stores as its answer."""
+    ta = adapter(model)
+    return ta.dump_json(ta.validate_python(content), exclude_unset=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.main import create_app
-from tests.support import migrate
+from tests.support import migrate, pg_admin_url, pg_databases, require_postgres
 from workers.inline import InlineDispatcher
 
 
@@ -66,3 +66,19 @@ def api_app(tmp_path: Path, **overrides: object) -> FastAPI:
     app = create_app(settings, dispatcher=dispatcher)
     dispatcher.app = app
     return app
+
+
+#: The databases of tests that run on both (``@pytest.fixture(params=BACKENDS)``).
+BACKENDS = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+]
+
+
+@pytest.fixture(scope="session")
+def pg_url_factory() -> Iterator[Callable[[], str]]:
+    """Fresh PostgreSQL databases (dropped at the end); skip when the server is down."""
+    admin = pg_admin_url()
+    require_postgres(admin)
+    with pg_databases(admin) as create:
+        yield create

@@ -426,8 +426,22 @@ PROVOKED |= {
     },
 }
 
-#: Declared statuses not provoked here, and why (none today: every declared error is provoked).
-NOT_PROVOKED: dict[tuple[str, str, int], str] = {}
+_JOB = "/v1/jobs/j5d2c1b0a9f8e7d6c5b4a392"
+PROVOKED |= {
+    ("GET", "/v1/jobs/{job_id}", 404): _get(_JOB),
+    ("GET", "/v1/jobs/{job_id}/answer", 404): _get(_JOB + "/answer"),
+    ("DELETE", "/v1/jobs/{job_id}", 404): lambda c: c.open.delete(_JOB),
+}
+
+_JOB_STATE = (
+    "needs the example's job in that state, and a job id is the hash of a request; "
+    "tests/api/test_jobs.py provokes it on a real job"
+)
+#: Declared statuses not provoked here, and why.
+NOT_PROVOKED: dict[tuple[str, str, int], str] = {
+    ("GET", "/v1/jobs/{job_id}/answer", 409): _JOB_STATE,
+    ("DELETE", "/v1/jobs/{job_id}", 409): _JOB_STATE,
+}
 
 
 def _example_url(path: str, op: dict[str, Any]) -> str:

@@ -72,6 +72,13 @@ _USER_TABLE: tuple[JSONPath, ...] = (  # a table of the user's samples
 _TABLE = (*_HOSTED_TABLE, ("provenance", "built_at"))  # either kind
 
 
+_JOB: tuple[JSONPath, ...] = (  # a job's status: when it was submitted, started, finished
+    *_STORED,
+    ("started_at",),
+    ("finished_at",),
+)
+
+
 def _items(paths: tuple[JSONPath, ...]) -> tuple[JSONPath, ...]:
     """The same paths in each item of a list answer."""
     return tuple(("items", "*", *p) for p in paths)
@@ -86,6 +93,11 @@ NORMALIZED: dict[str, tuple[JSONPath, ...]] = {
     "GET /v1/result-sets/{set_id}": _STORED,
     "GET /v1/result-sets": _items(_STORED),
     "POST /v1/cpus": _STORED,  # the seeded CPUs have a fixed created_at, kept
+    # the routes that answer a job's status (202) on Prefer: respond-async; their own answers
+    # have no such top-level keys
+    "POST /v1/comparisons": _JOB,
+    "POST /v1/pareto-rankings": _JOB,
+    "GET /v1/jobs/{job_id}": _JOB,
 }
 
 
@@ -145,6 +157,21 @@ WORKED: dict[str, tuple[dict[str, object], list[Curl]]] = {
     "health": ({}, [_c("GET", "/healthz")]),
     "health-live": ({}, [_c("GET", "/healthz/live")]),
     "cpu-by-id": ({}, [_c("GET", "/v1/cpus/1"), _c("GET", "/v1/cpus/999999")]),
+    "jobs": (
+        {},
+        [
+            _c(
+                "POST",
+                "/v1/pareto-rankings",
+                {"scores": SCORES, "orientation": {"hv": "max"}},
+                prefer="respond-async",
+            ),
+            _c("GET", "/v1/jobs/<id>"),
+            _c("DELETE", "/v1/jobs/<id>"),  # done: 409, the answer is kept
+            _c("GET", "/v1/jobs/<id>/answer"),
+            _c("GET", "/v1/jobs/jnosuchjob"),
+        ],
+    ),
     "comparison-by-id": (
         {},
         [

@@ -115,17 +115,18 @@ class _Session:
         content_type: str | None = None,
         files: Mapping[str, Any] | None = None,
         data: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> httpx.Response:
         """Send one request; a non-2xx answer raises its typed :class:`ProblemError`.
 
         ``content`` (with ``content_type``) is a raw body; ``files`` and ``data`` a
-        ``multipart/form-data`` one.
+        ``multipart/form-data`` one; ``headers`` more request headers.
         """
-        headers = {"accept": "application/json, application/problem+json, */*"}
+        sent = {"accept": "application/json, application/problem+json, */*", **(headers or {})}
         if self.api_key:
-            headers["x-api-key"] = self.api_key
+            sent["x-api-key"] = self.api_key
         if content_type is not None:
-            headers["content-type"] = content_type
+            sent["content-type"] = content_type
         url = self._url(path)
         try:
             response = self._http.request(
@@ -133,7 +134,7 @@ class _Session:
                 url,
                 json=json,
                 params=params,
-                headers=headers,
+                headers=sent,
                 content=content,
                 files=files,
                 data=data,

@@ -9,7 +9,8 @@ from typing import Any, Literal
 import httpx
 
 from absrank_client import inputs
-from absrank_client._client_base import JSON, TableFormat, _body, _floats, _Session
+from absrank_client._client_base import JSON, TableFormat, _body, _floats
+from absrank_client._client_jobs import JobMethods
 from absrank_client.errors import InvalidInput, JobFailed
 from absrank_client.models import (
     BradleyTerry,
@@ -27,7 +28,7 @@ _MATRIX_TESTS = ("friedman", "posthoc", "bradley-terry")
 _SAMPLE_TESTS = ("wilcoxon", "sign", "rank-sum", "ks", "permutation")
 
 
-class StatisticsMethods(_Session):
+class StatisticsMethods(JobMethods):
     """The statistical tests and the comparisons of algorithms."""
 
     # ------------------------------------------------------------ statistical tests
@@ -271,6 +272,7 @@ class StatisticsMethods(_Session):
         wait: bool = True,
         timeout: float | None = None,
         progress: ProgressOption = False,
+        as_job: bool = False,
     ) -> Comparison:
         """Compare algorithms over problems: relative and absolute ranks, post-hoc, NIIA report.
 
@@ -284,7 +286,10 @@ class StatisticsMethods(_Session):
         more algorithms. ``tables``: ``{problem: table_id}``, each problem's absolute ranks
         from that (ready) table, e.g. the δ-box table a region scan chose (Jing & Liu Table
         VI); a box's ranks are relative to the box (``cmp.absolute_regions`` says which region
-        each problem's ranks are relative to).
+        each problem's ranks are relative to). ``as_job``: the server's workers compute it
+        (``Prefer: respond-async``; a job of the server, polled with its progress until done,
+        then its stored answer: the same comparison), for requests above the synchronous
+        budget.
         """
         body = inputs.results_payload(results) | _body(
             reduction=reduction,
@@ -308,7 +313,9 @@ class StatisticsMethods(_Session):
 
         with self._poller(timeout, progress, "comparison: tables") as poller:
             while True:
-                comparison = self._send_comparison(body, view)
+                comparison = self._send_comparison(
+                    body, view, as_job=as_job, timeout=timeout, progress=progress
+                )
                 if comparison.complete or not wait:
                     poller.finish()
                     return comparison
@@ -322,7 +329,22 @@ class StatisticsMethods(_Session):
                     if status.status == "pending":  # nothing to watch: send it again
                         break
 
-    def _send_comparison(self, body: JSON, view: str | None) -> Comparison:
+    def _send_comparison(
+        self,
+        body: JSON,
+        view: str | None,
+        *,
+        as_job: bool = False,
+        timeout: float | None = None,
+        progress: ProgressOption = False,
+    ) -> Comparison:
+        if as_job:
+            return self._viewed(
+                view,
+                lambda params: self._as_job(
+                    "/v1/comparisons", body, params, timeout=timeout, progress=progress
+                ),
+            )
         return self._viewed(
             view,
             lambda params: self.request("POST", "/v1/comparisons", json=body, params=params),

@@ -6,9 +6,10 @@ title, detail and field on stderr, never a traceback. Long waits draw a progress
 
 The commands live by topic in ``_cli_tables`` (functions, tables, curves, absolute ranks, region
 scans), ``_cli_compare`` (comparisons, tests, Pareto rankings, leaderboards), ``_cli_machines``
-(CPUs, runtimes) and :mod:`absrank_client.archive_cli` (result sets), on the shared plumbing of
-``_cli_base``; this module makes the Typer app, registers them in ``--help`` order and holds
-:data:`client_factory`, the injection point of the commands' :class:`Client`.
+(CPUs, runtimes), ``_cli_jobs`` (jobs) and :mod:`absrank_client.archive_cli` (result sets), on
+the shared plumbing of ``_cli_base``; this module makes the Typer app, registers them in
+``--help`` order and holds :data:`client_factory`, the injection point of the commands'
+:class:`Client`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from absrank_client._cli_base import NoProgress as NoProgress
 from absrank_client._cli_base import NoWait as NoWait
 from absrank_client._cli_base import TimeoutOption as TimeoutOption
 from absrank_client._cli_compare import compare, leaderboard, pareto, run_test
+from absrank_client._cli_jobs import job
 from absrank_client._cli_machines import cpu_register, cpus, cross_machine, equivalent_runtime
 from absrank_client._cli_tables import CurveFormat as CurveFormat
 from absrank_client._cli_tables import (
@@ -105,6 +107,7 @@ for _name, _command in (
     ("result-set", result_set),
     ("runtime-distributions", runtime_distributions),
     ("profiles", profiles),
+    ("job", job),
 ):
     app.command(_name)(_command)
 

@@ -43,6 +43,7 @@ from absrank_client._models_fronts import (
     ParetoRanking,
     ReferenceFrontFilter,
 )
+from absrank_client._models_jobs import Job
 from absrank_client._models_machines import (
     Cpu,
     CpuList,
@@ -105,6 +106,7 @@ __all__ = [
     "FunctionRuntimes",
     "HvUnderflow",
     "Indicators",
+    "Job",
     "Ladder",
     "LadderLevel",
     "LowPower",
