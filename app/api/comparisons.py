@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+import anyio.to_thread
 from fastapi import APIRouter, Depends, Query, Request, Response
-from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
@@ -40,7 +41,9 @@ from app.api.paper_formats import (
     table_response,
 )
 from app.api.responses import model_response
+from app.api.work import admit_sync, run_controlled, sync_control
 from app.api.tables import NOT_MODIFIED, IfNoneMatch
+from app.domain.cost import CostEstimate
 from app.errors import AppError, InvalidInput, NotApplicable
 from app.schemas.common import (
     JSON_MEDIA_TYPES,
@@ -53,7 +56,7 @@ from app.schemas.common import (
     unknown_id,
 )
 from app.schemas.comparisons import ComparisonCreate, ComparisonRead
-from app.services import comparison_summary, paper_tables, plots
+from app.services import comparison_summary, costs, paper_tables, plots
 from app.services import comparisons as service
 from app.services import table_publish as publish
 from app.services.comparison_answers import VIEWS
@@ -214,8 +217,9 @@ async def _parse(request: Request) -> ComparisonCreate:
                 raise InvalidInput(
                     f"the CSV is not UTF-8 (byte {exc.start})", field="body"
                 ) from None
-            return ComparisonCreate.model_validate(
-                _query_options(request) | {"csv": text}, strict=False
+            data = _query_options(request) | {"csv": text}
+            return await anyio.to_thread.run_sync(
+                functools.partial(ComparisonCreate.model_validate, data, strict=False)
             )
         options = [name for name in request.query_params if name not in PRESENTATION]
         if options:
@@ -224,7 +228,8 @@ async def _parse(request: Request) -> ComparisonCreate:
                 "bodies",
                 field=options[0][:40],
             )
-        return ComparisonCreate.model_validate_json(raw)
+        # validated in a worker thread: a 6.7 MB body would hold the event loop for seconds
+        return await anyio.to_thread.run_sync(ComparisonCreate.model_validate_json, raw)
     except ValidationError as exc:
         raise RequestValidationError(
             [{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors(include_url=False)]
@@ -303,7 +308,13 @@ async def create_comparison(
         view = "full"  # a paper table needs the per-cell values
     with _csv_body_as_body(request):
         body = await _parse(request)
-        out, created = await run_in_threadpool(
+
+        def admission(estimate: CostEstimate) -> None:
+            admit_sync(estimate, settings, field=costs.comparison_field(body, estimate))
+
+        out, created = await run_controlled(
+            request,
+            sync_control(settings),
             service.create_comparison,
             sm,
             settings,
@@ -313,6 +324,7 @@ async def create_comparison(
             view=view,
             cache=cache,
             ladder_cache=ladder_cache,
+            admission=admission,
         )
     if fmt != "json":
         return _table_response(out, fmt, 201 if created else 200, {"Location": out["location"]})

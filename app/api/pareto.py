@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
 from app.api.deps import JsonBody, SessionmakerDep, SettingsDep, stored_id_path
 from app.api.responses import model_response
+from app.api.work import admit_sync, body_schema, parse_body, run_controlled, sync_control
 from app.errors import InvalidInput
 from app.schemas.common import (
     body_problems,
@@ -22,6 +23,7 @@ from app.schemas.pareto import (
     ParetoRankingCreate,
     ParetoRankingRead,
 )
+from app.services import costs
 from app.services import pareto as service
 
 #: FastAPI's type of a route's ``responses``.
@@ -44,12 +46,16 @@ else:
     "/indicators",
     response_model=IndicatorRead,
     dependencies=[JsonBody],
+    openapi_extra=body_schema(IndicatorRequest),
     summary="Quality indicators of one front (HV, IGD, IGD+, ...)",
     responses=problem_responses(*body_problems(invalid("front", "Field required", "missing"))),
 )
-def indicators(body: IndicatorRequest) -> Response:
+async def indicators(request: Request, settings: SettingsDep) -> Response:
     """Compute quality indicators (HV, IGD, IGD+, GD, GD+, spacing, spread, Δp) of one front."""
-    return model_response(IndicatorRead, service.indicators(body))
+    body = await parse_body(request, IndicatorRequest)
+    admit_sync(costs.indicators_cost(body, settings), settings, field="front")
+    out = await run_controlled(request, sync_control(settings), service.indicators, body)
+    return model_response(IndicatorRead, out)
 
 
 @router.post(
@@ -57,6 +63,7 @@ def indicators(body: IndicatorRequest) -> Response:
     response_model=ParetoRankingRead,
     status_code=201,
     dependencies=[JsonBody],
+    openapi_extra=body_schema(ParetoRankingCreate),
     responses=OpenApiResponses(
         {200: {"model": ParetoRankingRead, "description": "Answered before"}}
     )
@@ -67,11 +74,13 @@ def indicators(body: IndicatorRequest) -> Response:
     ),
     summary="Pareto-optimal ranking of multi-objective algorithms",
 )
-def create_ranking(
-    body: ParetoRankingCreate, sm: SessionmakerDep, settings: SettingsDep
-) -> Response:
+async def create_ranking(request: Request, sm: SessionmakerDep, settings: SettingsDep) -> Response:
     """Rank algorithms by non-dominated levels of their runs' indicator vectors."""
-    out, created = service.create(sm, settings, body)
+    body = await parse_body(request, ParetoRankingCreate)
+    admit_sync(costs.pareto_cost(body, settings), settings, field=costs.pareto_field(body))
+    out, created = await run_controlled(
+        request, sync_control(settings), service.create, sm, settings, body
+    )
     return model_response(
         ParetoRankingRead,
         out,

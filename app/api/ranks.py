@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from app.api.deps import JsonBody, RankEnvDep, SettingsDep, rank_env
 from app.api.responses import JSON
+from app.api.work import admit_sync
 from app.errors import TableNotBuilt
 from app.schemas.common import (
     WRONG_KEY,
@@ -23,6 +24,7 @@ from app.schemas.common import (
 )
 from app.schemas.ranks import RankRequest, RankResponse
 from app.schemas.spread import RankSpreadRead, RankSpreadRequest
+from app.services import costs
 from app.services.ranks import RankAnswer, rank_answer, reads_database
 from app.services.spread import rank_spread
 
@@ -147,6 +149,8 @@ async def absolute_ranks(
     def answer() -> Response:
         return rank_response(rank_answer(env, body))
 
+    estimate = costs.rank_cost(body)  # microseconds: counts of the request's lists
+    admit_sync(estimate, env.settings, field=estimate.operation.rsplit(".", 1)[1])
     if _light(body) and not reads_database(env, body):
         return answer()
     return await anyio.to_thread.run_sync(answer)
