@@ -8,7 +8,6 @@ from pathlib import Path
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-
 EVALUATE_BYTES_PER_VALUE = 28
 """Bytes of the longest JSON float64 coordinate with its comma, and a point's brackets at d = 1
 ("[-1.2345678901234567e-100],"; 27)."""

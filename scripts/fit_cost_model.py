@@ -34,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.services import costs  # noqa: E402
+from app.services import costs
 
 
 def cpu(work: Callable[[], Any], repeats: int = 3) -> float:
@@ -85,7 +85,11 @@ def fit_posthoc() -> dict[str, tuple[float, float]]:
         rows = []
         for k in (50, 100, 150, 200):
             x = rng.random((30, k))
-            t = cpu(lambda x=x: ranktests.posthoc(x, method=method, control=control))
+            t = cpu(
+                lambda x=x, method=method, control=control: ranktests.posthoc(
+                    x, method=method, control=control
+                )
+            )
             m = k - 1 if control is not None else k * (k - 1) // 2
             rows.append((m, t))
         a = np.array([[m, m * m] for m, _ in rows], dtype=float)
@@ -132,7 +136,9 @@ def fit_aggregates() -> dict[str, tuple[float, float]]:
         for r in (2, 8, 32, 64, 128, 256):
             t = np.sort(rng.uniform(0.01, 1.5, 16))
             s = cpu(
-                lambda t=t, r=r: aggregate_ranks(t, curve, budget=1, runs=r, aggregate=aggregate),
+                lambda t=t, r=r, a=aggregate: aggregate_ranks(
+                    t, curve, budget=1, runs=r, aggregate=a
+                ),
                 2,
             )
             rows.append((r, s / 16))

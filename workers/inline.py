@@ -39,6 +39,10 @@ class InlineDispatcher:
         Every ``(table_id, index)`` enqueued, in order (a span, chunk by chunk).
     """
 
+    runs_in_request = True
+    """Table builds run inside the request that queues them, so a synchronous request's
+    deadline (``app.api.work.sync_control``) does not apply: it would count their time."""
+
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.app: _HasSessionmaker | None = None

@@ -41,8 +41,8 @@ from app.api.paper_formats import (
     table_response,
 )
 from app.api.responses import model_response
-from app.api.work import admit_sync, run_controlled, sync_control
 from app.api.tables import NOT_MODIFIED, IfNoneMatch
+from app.api.work import admit_sync, run_controlled, sync_control, validate_json_batched
 from app.domain.cost import CostEstimate
 from app.errors import AppError, InvalidInput, NotApplicable
 from app.schemas.common import (
@@ -228,8 +228,11 @@ async def _parse(request: Request) -> ComparisonCreate:
                 "bodies",
                 field=options[0][:40],
             )
-        # validated in a worker thread: a 6.7 MB body would hold the event loop for seconds
-        return await anyio.to_thread.run_sync(ComparisonCreate.model_validate_json, raw)
+        # validated in a worker thread, its rows in batches: a 6.7 MB body would hold the
+        # event loop for seconds
+        return await anyio.to_thread.run_sync(
+            validate_json_batched, raw, ComparisonCreate, ("results",)
+        )
     except ValidationError as exc:
         raise RequestValidationError(
             [{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors(include_url=False)]
@@ -314,7 +317,7 @@ async def create_comparison(
 
         out, created = await run_controlled(
             request,
-            sync_control(settings),
+            sync_control(settings, dispatcher),
             service.create_comparison,
             sm,
             settings,

@@ -76,7 +76,7 @@ async def indicators(request: Request, settings: SettingsDep) -> Response:
 )
 async def create_ranking(request: Request, sm: SessionmakerDep, settings: SettingsDep) -> Response:
     """Rank algorithms by non-dominated levels of their runs' indicator vectors."""
-    body = await parse_body(request, ParetoRankingCreate)
+    body = await parse_body(request, ParetoRankingCreate, ("scores", "fronts"))
     admit_sync(costs.pareto_cost(body, settings), settings, field=costs.pareto_field(body))
     out, created = await run_controlled(
         request, sync_control(settings), service.create, sm, settings, body

@@ -24,9 +24,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anyio.to_thread
+import pydantic_core
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from app.config import Settings
 from app.domain.cost import CostEstimate, CostTooHigh, Mode, WorkControl, admit
@@ -65,10 +66,15 @@ def admit_sync(estimate: CostEstimate, settings: Settings, *, field: str) -> Mod
         raise
 
 
-def sync_control(settings: Settings) -> WorkControl:
-    """The control of one synchronous request: its wall-clock deadline."""
+def sync_control(settings: Settings, dispatcher: Any = None) -> WorkControl:
+    """The control of one synchronous request: its wall-clock deadline, none when the
+    ``dispatcher`` runs table builds inside the request (``runs_in_request``: tests, scripts
+    with ``queue_url = memory://``), whose time the deadline would count."""
+    inline = bool(getattr(dispatcher, "runs_in_request", False))
     return WorkControl(
-        deadline_seconds=settings.sync_cpu_limit_seconds * settings.sync_deadline_factor
+        deadline_seconds=None
+        if inline
+        else settings.sync_cpu_limit_seconds * settings.sync_deadline_factor
     )
 
 
@@ -99,8 +105,67 @@ async def run_controlled(
         watcher.cancel()
 
 
-async def parse_body(request: Request, model: type[M]) -> M:
-    """The request's JSON body as ``model``, validated in a worker thread.
+BATCH_ROWS = 2000
+"""Rows of a batched list validated per call (about 15 ms): validation holds the GIL, so a
+thread alone would not let the event loop run; between batches it does."""
+
+
+@functools.lru_cache(maxsize=32)
+def _adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    annotation = model.model_fields[name].annotation
+    assert annotation is not None
+    return TypeAdapter(annotation)
+
+
+def _prefixed(exc: ValidationError, name: str, offset: int) -> RequestValidationError:
+    """A batch's errors located in the request: ``body.<name>.<offset + index>...``."""
+    return RequestValidationError(
+        [
+            {**e, "loc": ("body", name, offset + int(e["loc"][0]), *e["loc"][1:])}
+            if e.get("loc") and isinstance(e["loc"][0], int)
+            else {**e, "loc": ("body", name, *e.get("loc", ()))}
+            for e in exc.errors(include_url=False)
+        ]
+    )
+
+
+def validate_json_batched(raw: bytes, model: type[M], batched: tuple[str, ...] = ()) -> M:
+    """``model.model_validate_json(raw)``, with the lists named in ``batched`` (lists of
+    models, no length bound) validated ``BATCH_ROWS`` items at a time when longer (each batch
+    as JSON again: the same JSON-mode rules). A worker thread running this lets the event loop
+    in between batches."""
+    try:
+        data = pydantic_core.from_json(raw) if batched else None
+    except ValueError:
+        data = None  # not JSON: the model's own error
+    big = [
+        n
+        for n in batched
+        if isinstance(data, dict) and isinstance(data.get(n), list) and len(data[n]) > BATCH_ROWS
+    ]
+    if not big:
+        return model.model_validate_json(raw)
+    assert isinstance(data, dict)
+    rows: dict[str, list[Any]] = {}
+    for name in big:
+        items, adapter, out = data[name], _adapter(model, name), []
+        for start in range(0, len(items), BATCH_ROWS):
+            chunk = pydantic_core.to_json(
+                items[start : start + BATCH_ROWS], inf_nan_mode="constants"
+            )
+            try:
+                out += adapter.validate_json(chunk)
+            except ValidationError as exc:
+                raise _prefixed(exc, name, start) from None
+        rows[name] = out
+        data[name] = items[:1]
+    rest = model.model_validate_json(pydantic_core.to_json(data, inf_nan_mode="constants"))
+    return rest.model_copy(update=rows)
+
+
+async def parse_body(request: Request, model: type[M], batched: tuple[str, ...] = ()) -> M:
+    """The request's JSON body as ``model``, validated in a worker thread
+    (:func:`validate_json_batched`: the long lists named in ``batched`` in batches).
 
     Raises
     ------
@@ -110,7 +175,7 @@ async def parse_body(request: Request, model: type[M]) -> M:
     """
     raw = await request.body()
     try:
-        return await anyio.to_thread.run_sync(model.model_validate_json, raw)
+        return await anyio.to_thread.run_sync(validate_json_batched, raw, model, batched)
     except ValidationError as exc:
         raise RequestValidationError(
             [{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors(include_url=False)]

@@ -71,32 +71,42 @@ HV_CALLS = 2
 DISTANCE_SECONDS = 3.0e-9
 FIXED_SECONDS = 2.0e-4
 """Per request: validation, the answer (a floor under every estimate)."""
+COORDINATE_SECONDS = 2.0e-6
+"""Per coordinate of a front or reference front: checks, the provenance's hash, the answer."""
 
 #: Absolute ranks: per value looked up on a curve; per numerical aggregate (a mean of r runs,
 #: a median of an even r): a + b · r.
 RANK_VALUE_SECONDS = 2.0e-6
-MEAN_AGGREGATE_SECONDS = (3.0e-3, 8.0e-5)
-MEDIAN_AGGREGATE_SECONDS = (1.0e-3, 5.0e-6)
+MEAN_AGGREGATE_SECONDS = (2.4e-3, 1.06e-4)
+MEDIAN_AGGREGATE_SECONDS = (8.0e-4, 1.0e-6)
 #: Sorting an inline sample: n log2 n of these.
 SAMPLE_SECONDS = 1.0e-8
 
 #: Post-hoc families of m pairs (all pairs: k(k − 1)/2; against a control: k − 1):
 #: linear · m + quadratic · m² seconds, per method.
 POSTHOC_SECONDS: dict[str, tuple[float, float]] = {
-    "nemenyi": (5.0e-7, 0.0),
-    "bonferroni-dunn": (2.0e-6, 0.0),
-    "li": (2.0e-6, 0.0),
-    "holm": (6.0e-7, 0.0),
-    "hochberg": (7.0e-7, 0.0),
-    "finner": (5.0e-7, 0.0),
-    "shaffer": (1.4e-6, 0.0),
-    "hommel": (1.6e-5, 3.4e-9),
+    "nemenyi": (2.8e-7, 0.0),
+    "bonferroni-dunn": (2.8e-6, 0.0),
+    "li": (2.8e-6, 0.0),
+    "holm": (3.9e-7, 0.0),
+    "hochberg": (3.5e-7, 0.0),
+    "finner": (3.8e-7, 0.0),
+    "shaffer": (4.7e-7, 0.0),
+    "hommel": (1.4e-5, 2.8e-9),
 }
-#: Comparisons: per result row (parse, group, reduce, store), per cell ranked absolutely, per
-#: pair and problem of the absolute paired tests (Wilcoxon + sign), per pair and problem of the
-#: default NIIA report (each pair alone, vectorised).
+POSTHOC_FIXED_SECONDS = 5.0e-4
+"""Per post-hoc family: ranks, the omnibus test."""
+#: Comparisons: per result row (parse, group, reduce, store), per cell and pair of the answer,
+#: per cell ranked absolutely, per pair and problem of the absolute paired tests (Wilcoxon +
+#: sign), per pair and problem of the default NIIA report (each pair alone, vectorised).
+COMPARISON_FIXED_SECONDS = 0.05
+"""Per comparison: provenance, the stored answer's transaction."""
 ROW_SECONDS = 4.0e-6
 CELL_SECONDS = 2.0e-5
+"""Per cell (algorithm × problem) of the relative analysis and its answer."""
+PAIR_SECONDS = 2.2e-5
+"""Per pair of the post-hoc family in the answer (its columns, the stored JSON)."""
+ABSOLUTE_CELL_SECONDS = 2.0e-5
 PAIR_PROBLEM_SECONDS = 1.5e-7
 NIIA_PAIR_SECONDS = 4.0e-7
 #: Pareto rankings: per indicator row; per problem, non-dominated sorting of N runs in m
@@ -117,8 +127,8 @@ def hypervolume_seconds(n: int, m: int) -> float:
     else:
         a, e10 = HV_POWER[10]
         e = e10 + HV_EXPONENT_PER_OBJECTIVE * (m - 10)
-    power = a * float(n) ** e
-    subsets = HV_SUBSET_SECONDS * 2.0 ** min(n, 1000) * n * m
+    power: float = a * math.pow(n, e)
+    subsets: float = HV_SUBSET_SECONDS * math.pow(2.0, min(n, 1000)) * n * m
     return min(power, subsets)
 
 
@@ -140,7 +150,7 @@ def hv_max_points(m: int, limit_seconds: float) -> int:
 def _front_seconds(
     n: int, m: int, n_ref: int, indicators: Sequence[str], with_point: bool
 ) -> float:
-    seconds = 0.0
+    seconds = COORDINATE_SECONDS * (n + n_ref) * m
     if "hv" in indicators and with_point:
         seconds += HV_CALLS * hypervolume_seconds(n, m)
     distance = [i for i in indicators if i not in ("hv", "spacing")]
@@ -233,7 +243,7 @@ def posthoc_seconds(method: str, k: int, control: bool = False) -> float:
     """CPU-seconds of one post-hoc family over ``k`` algorithms."""
     m = (k - 1) if control or method in ("bonferroni-dunn", "li") else k * (k - 1) // 2
     lin, quad = POSTHOC_SECONDS.get(method, POSTHOC_SECONDS["hommel"])
-    return lin * m + quad * m * m
+    return POSTHOC_FIXED_SECONDS + lin * m + quad * m * m
 
 
 @dataclass(frozen=True)
@@ -265,33 +275,48 @@ def comparison_cost(
     body: ComparisonCreate, shape: ComparisonShape, settings: Settings
 ) -> CostEstimate:
     """``POST /v1/comparisons``: rows, algorithms k, problems, post-hoc family size k², NIIA
-    subsets × post-hoc cost, absolute ranks (cells, paired tests over problems)."""
+    subsets × post-hoc cost, absolute ranks (cells, paired tests over problems).
+
+    The terms include the estimate's parts (``posthoc_cpu_seconds``, ``niia_cpu_seconds``,
+    ``absolute_cpu_seconds``), so that a refusal says where the cost is
+    (:func:`comparison_field`)."""
     k, n = shape.algorithms, shape.problems
     control = body.control is not None
     pairs = (k - 1) if control else k * (k - 1) // 2
     absolute = body.absolute != "off"
-    seconds = FIXED_SECONDS + ROW_SECONDS * shape.rows + posthoc_seconds(body.posthoc, k, control)
+    posthoc = posthoc_seconds(body.posthoc, k, control)
+    base = (
+        COMPARISON_FIXED_SECONDS
+        + ROW_SECONDS * shape.rows
+        + CELL_SECONDS * k * n
+        + PAIR_SECONDS * pairs
+    )
+    absolute_seconds = 0.0
     if absolute:
-        seconds += CELL_SECONDS * k * n + PAIR_PROBLEM_SECONDS * pairs * n
-        seconds += shape.numerical_cells * _aggregate_seconds(body.reduction, shape.max_runs)
+        absolute_seconds = ABSOLUTE_CELL_SECONDS * k * n + PAIR_PROBLEM_SECONDS * pairs * n
+        absolute_seconds += shape.numerical_cells * _aggregate_seconds(
+            body.reduction, shape.max_runs
+        )
     subsets = body.niia_subsets
     niia_terms: tuple[CostTerm, ...]
+    sides = 2 if absolute else 1
     if subsets is None:
         default_pairs = k * (k - 1) // 2
         skipped = default_pairs > settings.max_niia_default_pairs
-        niia = 0.0 if skipped else NIIA_PAIR_SECONDS * default_pairs * n * (2 if absolute else 1)
-        niia_terms = (CostTerm("niia_pairs", default_pairs),)
+        niia = 0.0 if skipped else NIIA_PAIR_SECONDS * default_pairs * n * sides
+        niia_terms = (CostTerm("niia_pairs", 0 if skipped else default_pairs),)
     else:
         niia = sum(
-            posthoc_seconds(body.posthoc, len(set(s)), control) * (2 if absolute else 1)
-            + PAIR_PROBLEM_SECONDS * len(s) ** 2 * n
+            sides * posthoc_seconds(body.posthoc, len(set(s)), control)
+            + CELL_SECONDS * len(s) * n
+            + PAIR_SECONDS * len(s) ** 2
             for s in subsets
         )
         niia_terms = (
             CostTerm("niia_subsets", len(subsets)),
             CostTerm("max_subset_size", max((len(s) for s in subsets), default=0)),
         )
-    seconds += niia
+    seconds = base + posthoc + absolute_seconds + niia
     return CostEstimate(
         "comparisons",
         seconds,
@@ -302,6 +327,9 @@ def comparison_cost(
             CostTerm("posthoc_pairs", pairs),
             CostTerm("numerical_cells", shape.numerical_cells if absolute else 0),
             *niia_terms,
+            CostTerm("posthoc_cpu_seconds", round(posthoc, 3)),
+            CostTerm("niia_cpu_seconds", round(niia, 3)),
+            CostTerm("absolute_cpu_seconds", round(absolute_seconds, 3)),
         ),
         f"posthoc={body.posthoc!r} over {k} algorithms is a family of {pairs} pairs; compare "
         "fewer algorithms per request, name fewer or smaller niia_subsets, choose a cheaper "
@@ -310,16 +338,16 @@ def comparison_cost(
 
 
 def comparison_field(body: ComparisonCreate, estimate: CostEstimate) -> str:
-    """The request field that drives a comparison's cost most."""
+    """The request field that drives a comparison's cost most (from its estimate's parts)."""
     terms = {t.name: t.value for t in estimate.terms}
-    if body.niia_subsets is not None and terms.get("niia_subsets", 0) > 0:
-        subset_share = sum(
-            posthoc_seconds(body.posthoc, len(set(s))) for s in body.niia_subsets
-        ) / max(estimate.cpu_seconds, 1e-12)
-        if subset_share > 0.5:
-            return "niia_subsets"
-    if posthoc_seconds(body.posthoc, int(terms["algorithms"])) > 0.5 * estimate.cpu_seconds:
-        return "posthoc"
+    parts = {
+        "niia_subsets": terms.get("niia_cpu_seconds", 0.0) if body.niia_subsets else 0.0,
+        "posthoc": terms.get("posthoc_cpu_seconds", 0.0),
+        "absolute": terms.get("absolute_cpu_seconds", 0.0),
+    }
+    name, seconds = max(parts.items(), key=lambda kv: kv[1])
+    if seconds > 0.5 * estimate.cpu_seconds:
+        return name
     return "csv" if body.csv is not None else "results"
 
 
