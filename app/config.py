@@ -262,9 +262,8 @@ class Settings(BaseSettings):
     max_region_scan_chunks: int = Field(
         1024,
         ge=1,
-        description="chunks one region scan may queue: its δ tables (2^(log2n - "
-        "table_chunk_log2) chunks each) and its follow-up table (32 δ at log2n 24 would be "
-        "8,448)",
+        description="chunks one region scan may queue: its δ tables, 2^(log2n - "
+        "table_chunk_log2) chunks each (32 δ at log2n 24 would be 8,192)",
     )
     max_evaluate_values: int = Field(
         200_000,

@@ -35,6 +35,7 @@ __all__ = [
     "hypervolume_seconds",
     "indicators_cost",
     "pareto_cost",
+    "posthoc_cost",
     "posthoc_seconds",
     "rank_cost",
     "region_scan_chunks",
@@ -107,6 +108,8 @@ CELL_SECONDS = 2.0e-5
 PAIR_SECONDS = 2.2e-5
 """Per pair of the post-hoc family in the answer (its columns, the stored JSON)."""
 ABSOLUTE_CELL_SECONDS = 2.0e-5
+ANSWER_PAIR_SECONDS = 5.0e-5
+"""Per pair of ``POST /v1/tests/posthoc``'s answer (one JSON object per pair: 1 s at k = 200)."""
 PAIR_PROBLEM_SECONDS = 1.5e-7
 NIIA_PAIR_SECONDS = 4.0e-7
 #: Pareto rankings: per indicator row; per problem, non-dominated sorting of N runs in m
@@ -349,6 +352,29 @@ def comparison_field(body: ComparisonCreate, estimate: CostEstimate) -> str:
     if seconds > 0.5 * estimate.cpu_seconds:
         return name
     return "csv" if body.csv is not None else "results"
+
+
+def posthoc_cost(
+    method: str, values: Sequence[Sequence[float | None]], control: bool
+) -> CostEstimate:
+    """``POST /v1/tests/posthoc``: the family of k(k − 1)/2 pairs (k − 1 against a control)
+    over the matrix's cells."""
+    n = len(values)
+    k = max((len(row) for row in values), default=0)
+    pairs = (k - 1) if control or method in ("bonferroni-dunn", "li") else k * (k - 1) // 2
+    seconds = (
+        FIXED_SECONDS
+        + CELL_SECONDS * n * k
+        + ANSWER_PAIR_SECONDS * pairs
+        + posthoc_seconds(method, k, control)
+    )
+    return CostEstimate(
+        "tests.posthoc",
+        seconds,
+        (CostTerm("problems", n), CostTerm("algorithms", k), CostTerm("posthoc_pairs", pairs)),
+        f"method={method!r} over {k} algorithms is a family of {pairs} pairs; compare fewer "
+        "algorithms per request, against a control, or choose a cheaper method (nemenyi, holm)",
+    )
 
 
 # --- Pareto rankings -------------------------------------------------------------------------

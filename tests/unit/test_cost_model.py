@@ -269,6 +269,20 @@ def test_pareto_of_fronts_estimate_matches_measured(
 def test_region_scan_chunks_over_the_limit_are_refused(settings: Settings) -> None:
     costs.region_scan_chunks(settings.max_region_scan_chunks, settings)
     with pytest.raises(InvalidInput) as caught:
-        costs.region_scan_chunks(8448, settings)
+        costs.region_scan_chunks(8192, settings)
     assert caught.value.field == "deltas"
     assert caught.value.extra["limit_chunks"] == settings.max_region_scan_chunks
+
+
+# --- statistical tests -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("method", "k"), [("hommel", 200), ("shaffer", 200), ("nemenyi", 100)])
+def test_posthoc_test_estimate_matches_measured(settings: Settings, method: str, k: int) -> None:
+    from app.schemas.stattests import PosthocRequest
+    from app.services import stattests
+
+    values = np.random.default_rng(k).random((30, k)).tolist()
+    body = PosthocRequest(values=values, method=method)
+    estimate = costs.posthoc_cost(method, values, control=False)
+    within(estimate.cpu_seconds, cpu(lambda: stattests.posthoc(body, settings)))
