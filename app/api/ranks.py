@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -12,7 +13,7 @@ from pydantic import ValidationError
 
 from app.api.deps import JsonBody, RankEnvDep, SettingsDep, rank_env
 from app.api.responses import JSON
-from app.api.work import admit_sync
+from app.api.work import admit_sync, sync_control
 from app.errors import TableNotBuilt
 from app.schemas.common import (
     WRONG_KEY,
@@ -153,7 +154,9 @@ async def absolute_ranks(
     admit_sync(estimate, env.settings, field=estimate.operation.rsplit(".", 1)[1])
     if _light(body) and not reads_database(env, body):
         return answer()
-    return await anyio.to_thread.run_sync(answer)
+    # in a thread, under the synchronous deadline (checked by the aggregates' convolutions)
+    controlled = dataclasses.replace(env, control=sync_control(env.settings, env.dispatcher))
+    return await anyio.to_thread.run_sync(lambda: rank_response(rank_answer(controlled, body)))
 
 
 @router.post(

@@ -286,3 +286,23 @@ def test_posthoc_test_estimate_matches_measured(settings: Settings, method: str,
     body = PosthocRequest(values=values, method=method)
     estimate = costs.posthoc_cost(method, values, control=False)
     within(estimate.cpu_seconds, cpu(lambda: stattests.posthoc(body, settings)))
+
+
+@pytest.mark.parametrize(("aggregate", "runs"), [("mean", 64), ("mean", 3), ("median", 8)])
+def test_aggregates_stop_at_their_next_check(aggregate: str, runs: int) -> None:
+    """A cancelled control stops a mean's convolutions or a median's quadrature at its next
+    step (Cancelled), and a live one changes no number."""
+    from app.domain.aggregates import aggregate_ranks
+    from app.domain.cost import Cancelled, WorkControl
+
+    curve = smooth_curve()
+    t = np.sort(np.random.default_rng(4).uniform(0.05, 1.0, 8))
+    control = WorkControl()
+    control.cancel()
+    with pytest.raises(Cancelled):
+        aggregate_ranks(t, curve, budget=1, runs=runs, aggregate=aggregate, control=control)
+    live = aggregate_ranks(
+        t, curve, budget=1, runs=runs, aggregate=aggregate, control=WorkControl()
+    )
+    plain = aggregate_ranks(t, curve, budget=1, runs=runs, aggregate=aggregate)
+    assert live.log10_v.tobytes() == plain.log10_v.tobytes()
