@@ -23,7 +23,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from collections.abc import Callable
@@ -32,9 +31,10 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-from app.services import costs
+from app.services import costs  # noqa: E402
 
 
 def cpu(work: Callable[[], Any], repeats: int = 3) -> float:
@@ -104,25 +104,12 @@ def fit_posthoc() -> dict[str, tuple[float, float]]:
 
 
 def smooth_curve() -> Any:
-    from app.domain import absrank
-    from app.domain.sampling import scale_to_box, sobol_chunk
+    """The smooth table curve of ``bench/aggregates.py`` (the 3-D sphere, power tail off, so
+    every value is convolved)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import aggregates as bench_aggregates
 
-    d = 3
-    x = scale_to_box(sobol_chunk(d, 7, 0, 2**14), np.full(d, -1.0), np.full(d, 1.0))
-    f = np.sum(x * x, axis=1)
-    low = x[np.argsort(f, kind="stable")[:200]]
-    table = absrank.build_table_data(f, low, k_exact=512, n_knots=1024)
-    ctx = absrank.RankContext(
-        f_opt=0.0,
-        f_max=3.0,
-        atom=0.0,
-        beta=1.5,
-        beta_derivation="fit: sphere",
-        x_opt=np.zeros(d),
-        region_lower=np.full(d, -1.0),
-        region_upper=np.full(d, 1.0),
-    )
-    return dataclasses.replace(absrank.table_curve(table, ctx), power=None)
+    return bench_aggregates._curve()
 
 
 def fit_aggregates() -> dict[str, tuple[float, float]]:

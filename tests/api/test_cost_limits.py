@@ -18,21 +18,14 @@ from fastapi.testclient import TestClient
 from app.api import work
 from app.config import Settings
 from app.domain.cost import Cancelled, CostEstimate, WorkControl
-from app.main import create_app
 from app.services import costs
-from tests.api.conftest import InlineDispatcher, api_settings
-from tests.support import migrate
+from tests.api.conftest import api_settings, app_client
 
 PROBLEM = "application/problem+json"
 
 
 def _client(settings: Settings) -> Iterator[TestClient]:
-    migrate(settings.database_url)
-    dispatcher = InlineDispatcher(settings)
-    app = create_app(settings, dispatcher=dispatcher)
-    dispatcher.app = app
-    with TestClient(app) as c:
-        yield c
+    return app_client(settings)
 
 
 @pytest.fixture
