@@ -39,6 +39,7 @@ __all__ = [
     "posthoc_seconds",
     "rank_cost",
     "region_scan_chunks",
+    "result_set_cost",
 ]
 
 STATED_FACTOR = 4.0
@@ -443,6 +444,32 @@ def pareto_field(body: ParetoRankingCreate) -> str:
         if getattr(body, name) is not None:
             return name
     return "scores"
+
+
+# --- result sets ---------------------------------------------------------------------------
+
+RESULT_SET_BYTE_SECONDS = 1.3e-6
+"""Per byte of an uploaded result set (parse, check, store: 2.7 s for 50,000 rows of long
+CSV, 2.07 MB; about 5.4e-5 s per row)."""
+RESULT_SET_ROW_SECONDS = 5.4e-5
+ARCHIVE_EXPANSION = 4.0
+"""Bytes of results per byte of a .zip/.tgz upload, assumed (text compresses 3-10×)."""
+
+
+def result_set_cost(n_bytes: int, *, archive: bool, max_rows: int) -> CostEstimate:
+    """``POST /v1/result-sets``: the bytes of the results (a compressed archive counted at
+    :data:`ARCHIVE_EXPANSION` times its size), and no more than ``max_rows`` rows
+    (``max_upload_rows``: the reader refuses more as it meets them, before storing any)."""
+    results = n_bytes * (ARCHIVE_EXPANSION if archive else 1.0)
+    seconds = min(RESULT_SET_BYTE_SECONDS * results, RESULT_SET_ROW_SECONDS * max_rows)
+    return CostEstimate(
+        "result-sets",
+        FIXED_SECONDS + seconds,
+        (CostTerm("bytes", n_bytes), CostTerm("result_bytes", results)),
+        "upload the results in several sets (one per suite, function or dimension), each "
+        f"under about {int(2.0 / RESULT_SET_BYTE_SECONDS / 1e5) / 10} MB of results at "
+        "the default limit",
+    )
 
 
 # --- region scans ----------------------------------------------------------------------------

@@ -276,3 +276,23 @@ def test_a_region_scan_over_its_chunk_limit_is_refused(client: TestClient) -> No
     assert p["field"] == "log2n"
     assert p["chunks"] > p["limit_chunks"] == 1024
     assert "max_region_scan_chunks" in p["detail"]
+
+
+def test_a_big_result_set_upload_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
+    settings = api_settings(tmp_path, max_request_bytes=8 * 1024 * 1024)
+    csv = "function_id,run,value,budget\n" + "".join(
+        f"classic/sphere/d2,{i},0.25,1000\n" for i in range(100_000)
+    )
+    for c in _client(settings):
+        r = c.post(
+            "/v1/result-sets",
+            params={"name": "A", "values_are": "f"},
+            content=csv,
+            headers={"content-type": "text/csv"},
+        )
+        assert r.status_code == 422, r.text[:300]
+        p = r.json()
+        assert p["type"].endswith("cost-too-high")
+        assert p["field"] == "body"
+        assert "several sets" in p["how_to_split"]
+        assert c.get("/v1/result-sets").json()["items"] == []

@@ -306,3 +306,34 @@ def test_aggregates_stop_at_their_next_check(aggregate: str, runs: int) -> None:
     )
     plain = aggregate_ranks(t, curve, budget=1, runs=runs, aggregate=aggregate)
     assert live.log10_v.tobytes() == plain.log10_v.tobytes()
+
+
+# --- result sets -----------------------------------------------------------------------------
+
+
+def test_result_set_upload_estimate_matches_measured(
+    settings: Settings, sm: sessionmaker[Session]
+) -> None:
+    from app.schemas.result_sets import ResultSetMetadata
+    from app.services import result_sets
+    from workers.inline import InlineDispatcher
+
+    lines = [f"classic/sphere/d2,{i},{0.001 * (i % 997) + 1e-6},1000" for i in range(20_000)]
+    raw = ("function_id,run,value,budget\n" + "\n".join(lines) + "\n").encode()
+    dispatcher = InlineDispatcher(settings)
+    dispatcher.hold = True  # the table builds it queues are the workers' work, not the upload's
+    caches = AppCaches.from_settings(settings)
+    estimate = costs.result_set_cost(len(raw), archive=False, max_rows=settings.max_upload_rows)
+
+    def work() -> None:
+        result_sets.create_from_csv(
+            sm,
+            settings,
+            dispatcher,
+            ResultSetMetadata(name="DE", values_are="f"),
+            raw,
+            cache=caches.tables,
+            ladder_cache=caches.ladders,
+        )
+
+    within(estimate.cpu_seconds, cpu(work))
