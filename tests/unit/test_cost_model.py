@@ -337,3 +337,45 @@ def test_result_set_upload_estimate_matches_measured(
         )
 
     within(estimate.cpu_seconds, cpu(work))
+
+
+# --- the documented requests -----------------------------------------------------------------
+
+
+def _examples(model: type[Any]) -> list[dict[str, Any]]:
+    examples = model.model_json_schema().get("examples", [])
+    assert examples, f"{model.__name__} documents no example"
+    return list(examples)
+
+
+def test_every_documented_example_is_estimated_under_the_default_limit(
+    settings: Settings,
+) -> None:
+    """The request examples of the OpenAPI document are admitted at the defaults (2 s)."""
+    from app.schemas.stattests import PosthocRequest
+    from app.services import results_input
+
+    limit = Settings().sync_cpu_limit_seconds
+    estimates = []
+    for ex in _examples(IndicatorRequest):
+        estimates.append(costs.indicators_cost(IndicatorRequest.model_validate(ex), settings))
+    for ex in _examples(ParetoRankingCreate):
+        estimates.append(costs.pareto_cost(ParetoRankingCreate.model_validate(ex), settings))
+    for ex in _examples(RankRequest):
+        estimates.append(costs.rank_cost(RankRequest.model_validate(ex)))
+    for ex in _examples(PosthocRequest):
+        body = PosthocRequest.model_validate(ex)
+        estimates.append(costs.posthoc_cost(body.method, body.values, body.control is not None))
+    for ex in _examples(ComparisonCreate):
+        body = ComparisonCreate.model_validate(ex)
+        rows = (
+            results_input.parse_csv(body.csv, max_rows=10**6)
+            if body.csv is not None
+            else [(r.algorithm, r.problem, r.run, r.value) for r in body.results or []]
+        )
+        shape = costs.ComparisonShape.of_rows(rows, body.reduction)
+        estimates.append(costs.comparison_cost(body, shape, settings))
+    assert len(estimates) >= 5
+    assert all(0 < e.cpu_seconds <= limit for e in estimates), [
+        (e.operation, e.cpu_seconds) for e in estimates if e.cpu_seconds > limit
+    ]
