@@ -296,3 +296,12 @@ def test_a_big_result_set_upload_is_refused_before_it_is_parsed(tmp_path: Path) 
         assert p["field"] == "body"
         assert "several sets" in p["how_to_split"]
         assert c.get("/v1/result-sets").json()["items"] == []
+
+
+def test_the_web_report_form_is_admitted_by_the_same_cost_model(tmp_path: Path) -> None:
+    settings = api_settings(tmp_path, sync_cpu_limit_seconds=1e-4)
+    small = "algorithm,p1,p2,p3\nA,1.0,2.0,0.5\nB,2.0,1.0,0.9\nC,3.0,4.0,0.7\n"
+    for c in _client(settings):
+        page = c.post("/report", data={"csv": small, "budget": "1"}, follow_redirects=False)
+        assert page.status_code == 422, page.text[:300]
+        assert "sync_cpu_limit_seconds" in page.text
