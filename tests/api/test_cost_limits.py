@@ -18,8 +18,10 @@ from fastapi.testclient import TestClient
 from app.api import work
 from app.config import Settings
 from app.domain.cost import Cancelled, CostEstimate, WorkControl
+from app.main import create_app
 from app.services import costs
 from tests.api.conftest import api_settings, app_client
+from tests.support import migrate
 
 PROBLEM = "application/problem+json"
 
@@ -305,3 +307,61 @@ def test_the_web_report_form_is_admitted_by_the_same_cost_model(tmp_path: Path) 
         page = c.post("/report", data={"csv": small, "budget": "1"}, follow_redirects=False)
         assert page.status_code == 422, page.text[:300]
         assert "sync_cpu_limit_seconds" in page.text
+
+
+def test_a_client_gone_stops_its_request_s_thread_over_real_http(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """uvicorn in process; the client sends a slow (patched) Pareto ranking and closes its
+    socket: the request's worker thread stops at its next check (no deadline here)."""
+    import socket
+
+    import uvicorn
+
+    settings = api_settings(tmp_path, sync_cpu_limit_seconds=10.0, sync_deadline_factor=100.0)
+    monkeypatch.setattr(costs, "pareto_cost", lambda body, s: CostEstimate("pareto", 0.001))
+    checks = [0]
+    real = WorkControl.check
+
+    def counted(self: WorkControl, done: float | None = None, total: float | None = None) -> None:
+        checks[0] += 1
+        time.sleep(0.05)
+        real(self, done, total)
+
+    monkeypatch.setattr(WorkControl, "check", counted)
+    migrate(settings.database_url)
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(settings), host="127.0.0.1", port=0, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    fronts = [
+        {"problem": "p", "algorithm": f"a{a % 2}", "run": a, "front": [[0.1 * (a % 7), 0.5]]}
+        for a in range(400)  # 400 × 50 ms = 20 s unbounded
+    ]
+    raw = json.dumps(
+        {
+            "fronts": fronts,
+            "references": {"p": {"reference_point": [2.0, 2.0]}},
+            "indicators": ["hv"],
+        }
+    ).encode()
+    try:
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(
+                b"POST /v1/pareto-rankings HTTP/1.1\r\nHost: x\r\n"
+                b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(raw) + raw
+            )
+            while checks[0] < 5:
+                time.sleep(0.02)
+        time.sleep(1.5)  # the watcher polls every 0.2 s; then one more check raises
+        seen = checks[0]
+        assert seen < 100
+        time.sleep(0.5)
+        assert checks[0] == seen
+    finally:
+        server.should_exit = True
+        thread.join(10)
