@@ -65,6 +65,11 @@ WriteKind = Literal[
 ]
 
 
+EVALUATE_BYTES_PER_VALUE = 28
+"""Bytes of the longest JSON float64 coordinate with its comma, and a point's brackets at d = 1
+("[-1.2345678901234567e-100],"; 27)."""
+
+
 class Settings(BaseSettings):
     """All configuration of absrank. Every field can be set as ``ABSRANK_<FIELD>``."""
 
@@ -172,7 +177,9 @@ class Settings(BaseSettings):
         description="ranks per request (or comparison) that need a convolution or an integral: "
         "means of r > 1 runs and medians of an even r, about 1-150 ms each",
     )
-    max_evaluate_points: int = Field(10_000, ge=1)
+    max_evaluate_points: int = Field(
+        10_000, ge=1, description="points of one evaluate request (see max_evaluate_values)"
+    )
     max_user_samples: int = Field(
         2_000_000,
         ge=2,
@@ -469,6 +476,19 @@ class Settings(BaseSettings):
         description="a running job reads its row (was it cancelled?) and writes its progress at "
         "most once per this many seconds",
     )
+    # cost model (issue 17; app.services.costs)
+    max_region_scan_chunks: int = Field(
+        1024,
+        ge=1,
+        description="chunks one region scan may queue: its δ tables, 2^(log2n - "
+        "table_chunk_log2) chunks each (32 δ at log2n 24 would be 8,192)",
+    )
+    max_evaluate_values: int = Field(
+        200_000,
+        ge=1,
+        description="coordinates (points × d) of one POST /v1/functions/{id}/evaluate, and at "
+        "most max_request_bytes / 28 (the longest JSON coordinate): 200,000 fit 8 MiB",
+    )
     # serve
     host: str = "127.0.0.1"
     port: int = 8000
@@ -519,3 +539,9 @@ class Settings(BaseSettings):
 def get_settings() -> Settings:
     """Return the process-wide settings (tests override via ``app.dependency_overrides``)."""
     return Settings()
+
+
+def evaluate_values_limit(settings: Settings) -> int:
+    """Coordinates one evaluate request may carry: ``max_evaluate_values``, and no more than a
+    body of ``max_request_bytes`` holds at :data:`EVALUATE_BYTES_PER_VALUE` each."""
+    return min(settings.max_evaluate_values, settings.max_request_bytes // EVALUATE_BYTES_PER_VALUE)

@@ -43,6 +43,10 @@ class InlineDispatcher:
         The executor of each kind of job (tests may add kinds).
     """
 
+    runs_in_request = True
+    """Table builds run inside the request that queues them, so a synchronous request's
+    deadline (``app.api.work.sync_control``) does not apply: it would count their time."""
+
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.app: _HasSessionmaker | None = None

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+import anyio.to_thread
 from fastapi import APIRouter, Depends, Query, Request, Response
-from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
@@ -44,6 +45,14 @@ from app.api.paper_formats import (
 )
 from app.api.responses import model_response
 from app.api.tables import NOT_MODIFIED, IfNoneMatch
+from app.api.work import (
+    RunAsJob,
+    admit_sync,
+    run_controlled,
+    sync_control,
+    validate_json_batched,
+)
+from app.domain.cost import CostEstimate, Mode
 from app.errors import AppError, InvalidInput, NotApplicable
 from app.schemas.common import (
     JSON_MEDIA_TYPES,
@@ -57,7 +66,7 @@ from app.schemas.common import (
 )
 from app.schemas.comparisons import ComparisonCreate, ComparisonRead
 from app.schemas.jobs import ComparisonJob
-from app.services import comparison_summary, job_kinds, paper_tables, plots
+from app.services import comparison_summary, costs, job_kinds, paper_tables, plots
 from app.services import comparisons as service
 from app.services import table_publish as publish
 from app.services.comparison_answers import VIEWS
@@ -218,8 +227,9 @@ async def _parse(request: Request) -> ComparisonCreate:
                 raise InvalidInput(
                     f"the CSV is not UTF-8 (byte {exc.start})", field="body"
                 ) from None
-            return ComparisonCreate.model_validate(
-                _query_options(request) | {"csv": text}, strict=False
+            data = _query_options(request) | {"csv": text}
+            return await anyio.to_thread.run_sync(
+                functools.partial(ComparisonCreate.model_validate, data, strict=False)
             )
         options = [name for name in request.query_params if name not in PRESENTATION]
         if options:
@@ -228,7 +238,11 @@ async def _parse(request: Request) -> ComparisonCreate:
                 "bodies",
                 field=options[0][:40],
             )
-        return ComparisonCreate.model_validate_json(raw)
+        # validated in a worker thread, its rows in batches: a 6.7 MB body would hold the
+        # event loop for seconds
+        return await anyio.to_thread.run_sync(
+            validate_json_batched, raw, ComparisonCreate, ("results",)
+        )
     except ValidationError as exc:
         raise RequestValidationError(
             [{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors(include_url=False)]
@@ -308,22 +322,36 @@ async def create_comparison(
         view = "full"  # a paper table needs the per-cell values
     with _csv_body_as_body(request):
         body = await _parse(request)
+        job = ComparisonJob(comparison=body, view="summary" if view == "summary" else "full")
         if fmt == "json" and prefers_async(request):  # a paper table is answered at once
-            job = ComparisonJob(comparison=body, view="summary" if view == "summary" else "full")
             return await submit_as_job(
                 request, job_kinds.COMPARISONS, job, may_queue_builds=may_queue_builds
             )
-        out, created = await run_in_threadpool(
-            service.create_comparison,
-            sm,
-            settings,
-            dispatcher,
-            body,
-            may_queue_builds=may_queue_builds,
-            view=view,
-            cache=cache,
-            ladder_cache=ladder_cache,
-        )
+
+        def admission(estimate: CostEstimate) -> None:
+            field = costs.comparison_field(body, estimate)
+            if admit_sync(estimate, settings, field=field, job=fmt == "json") is Mode.JOB:
+                raise RunAsJob(estimate)  # above the synchronous budget: the workers answer
+
+        try:
+            out, created = await run_controlled(
+                request,
+                sync_control(settings, dispatcher),
+                service.create_comparison,
+                sm,
+                settings,
+                dispatcher,
+                body,
+                may_queue_builds=may_queue_builds,
+                view=view,
+                cache=cache,
+                ladder_cache=ladder_cache,
+                admission=admission,
+            )
+        except RunAsJob:
+            return await submit_as_job(
+                request, job_kinds.COMPARISONS, job, may_queue_builds=may_queue_builds
+            )
     if fmt != "json":
         return _table_response(out, fmt, 201 if created else 200, {"Location": out["location"]})
     return model_response(

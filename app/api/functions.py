@@ -8,6 +8,7 @@ from fastapi import APIRouter, Path, Query
 
 from app.api.deps import JsonBody, OffsetQuery, SettingsDep
 from app.api.http_hygiene import refuses_method
+from app.config import evaluate_values_limit
 from app.domain.functions import BenchmarkFunction
 from app.errors import InvalidInput, MethodNotAllowed
 from app.schemas.common import (
@@ -115,7 +116,11 @@ def evaluate(
 ) -> EvaluateResponse:
     """Evaluate a small batch of points (shape (n, d)) on a hosted function."""
     values = service.evaluate(
-        function_id, body.points, max_points=settings.max_evaluate_points, seed=body.seed
+        function_id,
+        body.points,
+        max_points=settings.max_evaluate_points,
+        max_values=evaluate_values_limit(settings),
+        seed=body.seed,
     )
     return EvaluateResponse(function_id=function_id, values=values.tolist(), seed=body.seed)
 

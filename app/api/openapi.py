@@ -10,10 +10,17 @@ from pydantic import BaseModel
 
 from app.schemas.common import PROBLEM_MEDIA_TYPE, Problem
 from app.schemas.comparisons import ComparisonCreate
+from app.schemas.pareto import IndicatorRequest, ParetoRankingCreate
 from app.schemas.result_sets import ResultSetCreate
 
-#: Request bodies that routes read themselves (JSON or CSV), so FastAPI does not list them.
-EXTRA_COMPONENTS: tuple[type[BaseModel], ...] = (ComparisonCreate, ResultSetCreate)
+#: Request bodies that routes read themselves (JSON or CSV; validated off the event loop by
+#: ``app.api.work.parse_body``), so FastAPI does not list them.
+EXTRA_COMPONENTS: tuple[type[BaseModel], ...] = (
+    ComparisonCreate,
+    ResultSetCreate,
+    IndicatorRequest,
+    ParetoRankingCreate,
+)
 
 _REF_TEMPLATE = "#/components/schemas/{model}"
 _BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")

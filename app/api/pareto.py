@@ -8,8 +8,10 @@ from fastapi import APIRouter, Request, Response
 
 from app.api.deps import JsonBody, SessionmakerDep, SettingsDep, requires, stored_id_path
 from app.api.http_hygiene import stored
-from app.api.jobs import ACCEPTED, prefers_async, submit_job_response
+from app.api.jobs import ACCEPTED, prefers_async, submit_as_job
 from app.api.responses import model_response
+from app.api.work import admit_sync, body_schema, parse_body, run_controlled, sync_control
+from app.domain.cost import Mode
 from app.errors import InvalidInput
 from app.schemas.common import (
     body_problems,
@@ -24,7 +26,7 @@ from app.schemas.pareto import (
     ParetoRankingCreate,
     ParetoRankingRead,
 )
-from app.services import job_kinds
+from app.services import costs, job_kinds
 from app.services import pareto as service
 
 #: FastAPI's type of a route's ``responses``.
@@ -47,12 +49,16 @@ else:
     "/indicators",
     response_model=IndicatorRead,
     dependencies=[JsonBody],
+    openapi_extra=body_schema(IndicatorRequest),
     summary="Quality indicators of one front (HV, IGD, IGD+, ...)",
     responses=problem_responses(*body_problems(invalid("front", "Field required", "missing"))),
 )
-def indicators(body: IndicatorRequest) -> Response:
+async def indicators(request: Request, settings: SettingsDep) -> Response:
     """Compute quality indicators (HV, IGD, IGD+, GD, GD+, spacing, spread, Δp) of one front."""
-    return model_response(IndicatorRead, service.indicators(body))
+    body = await parse_body(request, IndicatorRequest)
+    admit_sync(costs.indicators_cost(body, settings), settings, field="front")
+    out = await run_controlled(request, sync_control(settings), service.indicators, body)
+    return model_response(IndicatorRead, out)
 
 
 @router.post(
@@ -60,6 +66,7 @@ def indicators(body: IndicatorRequest) -> Response:
     response_model=ParetoRankingRead,
     status_code=201,
     dependencies=[requires("pareto_rankings"), JsonBody],
+    openapi_extra=body_schema(ParetoRankingCreate),
     responses=OpenApiResponses(
         {200: {"model": ParetoRankingRead, "description": "Answered before"}}
     )
@@ -71,13 +78,18 @@ def indicators(body: IndicatorRequest) -> Response:
     ),
     summary="Pareto-optimal ranking of multi-objective algorithms",
 )
-def create_ranking(
-    body: ParetoRankingCreate, request: Request, sm: SessionmakerDep, settings: SettingsDep
-) -> Response:
+async def create_ranking(request: Request, sm: SessionmakerDep, settings: SettingsDep) -> Response:
     """Rank algorithms by non-dominated levels of their runs' indicator vectors."""
-    if prefers_async(request):
-        return submit_job_response(request, job_kinds.PARETO_RANKINGS, body, may_queue_builds=False)
-    out, created = service.create(sm, settings, body)
+    body = await parse_body(request, ParetoRankingCreate, ("scores", "fronts"))
+    estimate = costs.pareto_cost(body, settings)
+    mode = admit_sync(estimate, settings, field=costs.pareto_field(body), job=True)
+    if mode is Mode.JOB or prefers_async(request):  # README "Jobs"
+        return await submit_as_job(
+            request, job_kinds.PARETO_RANKINGS, body, may_queue_builds=False
+        )
+    out, created = await run_controlled(
+        request, sync_control(settings), service.create, sm, settings, body
+    )
     return model_response(
         ParetoRankingRead,
         out,

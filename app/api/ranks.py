@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -13,6 +14,8 @@ from pydantic import ValidationError
 from app.api.deps import JsonBody, RankEnvDep, SettingsDep, rank_env
 from app.api.jobs import ACCEPTED, prefers_async, submit_as_job
 from app.api.responses import JSON
+from app.api.work import admit_sync, sync_control
+from app.domain.cost import Mode
 from app.errors import TableNotBuilt
 from app.schemas.common import (
     WRONG_KEY,
@@ -24,7 +27,7 @@ from app.schemas.common import (
 )
 from app.schemas.ranks import RankRequest, RankResponse
 from app.schemas.spread import RankSpreadRead, RankSpreadRequest
-from app.services import job_kinds
+from app.services import costs, job_kinds
 from app.services.ranks import RankAnswer, rank_answer, reads_database
 from app.services.spread import rank_spread
 
@@ -155,9 +158,17 @@ async def absolute_ranks(
     def answer() -> Response:
         return rank_response(rank_answer(env, body))
 
+    estimate = costs.rank_cost(body)  # microseconds: counts of the request's lists
+    field = estimate.operation.rsplit(".", 1)[1]
+    if admit_sync(estimate, env.settings, field=field, job=True) is Mode.JOB:
+        return await submit_as_job(  # above the synchronous budget: the workers answer
+            request, job_kinds.ABSOLUTE_RANKS, body, may_queue_builds=env.queues_builds
+        )
     if _light(body) and not reads_database(env, body):
         return answer()
-    return await anyio.to_thread.run_sync(answer)
+    # in a thread, under the synchronous deadline (checked by the aggregates' convolutions)
+    controlled = dataclasses.replace(env, control=sync_control(env.settings, env.dispatcher))
+    return await anyio.to_thread.run_sync(lambda: rank_response(rank_answer(controlled, body)))
 
 
 @router.post(

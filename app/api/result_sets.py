@@ -25,6 +25,7 @@ from app.api.deps import (
 )
 from app.api.tables import CSV_TYPE as CSV_BODY_TYPE
 from app.api.tables import IfNoneMatch, cached_answer
+from app.api.work import admit_sync, parse_body
 from app.domain.results import FORMATS
 from app.errors import Conflict, InvalidInput, PayloadTooLarge
 from app.schemas.common import (
@@ -46,6 +47,7 @@ from app.schemas.result_sets import (
     ResultSetRead,
     UploadMetadata,
 )
+from app.services import costs
 from app.services import result_sets as service
 from app.services import table_publish as publish
 
@@ -249,6 +251,12 @@ async def create_result_set(
     media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if media_type == FORM_TYPE:
         upload, fmt, filename, data = await _form(request)
+        archive = fmt != "csv" or filename.endswith((".zip", ".tgz", ".tar.gz"))
+        admit_sync(
+            costs.result_set_cost(len(data), archive=archive, max_rows=settings.max_upload_rows),
+            settings,
+            field="file",
+        )
         stored = await run_in_threadpool(
             service.create_from_upload,
             sm,
@@ -264,6 +272,11 @@ async def create_result_set(
     elif media_type == CSV_TYPE:
         meta = _csv_metadata(request)
         raw = await request.body()
+        admit_sync(
+            costs.result_set_cost(len(raw), archive=False, max_rows=settings.max_upload_rows),
+            settings,
+            field="body",
+        )
         stored = await run_in_threadpool(
             service.create_from_csv,
             sm,
@@ -281,12 +294,12 @@ async def create_result_set(
                 field=next(iter(request.query_params))[:40],
             )
         raw = await request.body()
-        try:
-            body = ResultSetCreate.model_validate_json(raw)
-        except ValidationError as exc:
-            raise RequestValidationError(
-                [{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors(include_url=False)]
-            ) from None
+        admit_sync(
+            costs.result_set_cost(len(raw), archive=False, max_rows=settings.max_upload_rows),
+            settings,
+            field="results",
+        )
+        body = await parse_body(request, ResultSetCreate, ("results",))
         stored = await run_in_threadpool(
             service.create_from_json,
             sm,

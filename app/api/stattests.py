@@ -18,6 +18,7 @@ from app.api.paper_formats import (
     table_response,
 )
 from app.api.responses import dump, model_response
+from app.api.work import admit_sync
 from app.config import Settings
 from app.errors import InvalidInput, NotApplicable
 from app.schemas.common import (
@@ -47,7 +48,7 @@ from app.schemas.stattests import (
     WilcoxonRequest,
     WilcoxonResponse,
 )
-from app.services import machines, stattest_tables
+from app.services import costs, machines, stattest_tables
 from app.services import stattests as service
 from app.services.paper_tables import PaperTable
 
@@ -127,6 +128,8 @@ def posthoc(
 ) -> Response:
     """Compare Friedman ranks pairwise (Nemenyi CD, Shaffer, ...) or against a control."""
     fmt = negotiated(request, format)
+    estimate = costs.posthoc_cost(body.method, body.values, body.control is not None)
+    admit_sync(estimate, settings, field="values")
     return _answered(
         PosthocResponse, service.posthoc(body, settings), fmt, stattest_tables.posthoc_table
     )

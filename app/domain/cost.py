@@ -159,8 +159,8 @@ class WorkControl:
         if self._deadline is not None and self._clock() > self._deadline:
             raise DeadlineExceeded(
                 f"the work ran past its deadline of {self.deadline_seconds:g} s and was "
-                "stopped; send the request with the header 'Prefer: respond-async' to run it "
-                "as a job",
+                "stopped; split the request, or (comparisons, Pareto rankings, absolute ranks) "
+                "send it with the header 'Prefer: respond-async' to run it as a job",
                 headers={"Retry-After": "1"},
             )
         if self._on_progress is not None and done is not None and total is not None:

@@ -98,6 +98,8 @@ INDICATORS = ("hv", "igd", "igd_plus", "gd", "gd_plus", "spacing", "spread", "de
 
 # what each indicator needs besides the front
 _NEEDS_POINT = frozenset({"hv"})
+HV_MAX_OBJECTIVES = 31
+"""Objectives ``moocore.hypervolume`` accepts (it raises a bare ValueError above)."""
 _NEEDS_FRONT = frozenset({"igd", "igd_plus", "gd", "gd_plus", "spread", "delta_p"})
 _NEEDS_TWO = frozenset({"spacing", "spread"})
 
@@ -321,6 +323,12 @@ def _compute_indicators_iv(
         r = _reference_point_iv(reference_point, m)
     elif _NEEDS_POINT.intersection(names):
         raise InvalidInput("reference_point is required for 'hv'", field="reference_point")
+    if "hv" in names and m > HV_MAX_OBJECTIVES:
+        raise InvalidInput(
+            f"the exact hypervolume is computed in at most {HV_MAX_OBJECTIVES} objectives "
+            f"(moocore); the front has {m}: leave out 'hv'",
+            field="indicators",
+        )
     return f, z, r, names
 
 

@@ -57,7 +57,10 @@ class EvaluateRequest(BaseModel):
     model_config = STRICT_REQUEST | ConfigDict(
         json_schema_extra={"examples": [{"points": [[0.0, 0.0], [1.0, -2.5]]}]}
     )
-    points: list[list[FiniteFloat]] = Field(description="shape (n, d), n <= max_evaluate_points")
+    points: list[list[FiniteFloat]] = Field(
+        description="shape (n, d), n <= max_evaluate_points and n·d <= max_evaluate_values "
+        "(and max_request_bytes / 28)"
+    )
     seed: int | None = Field(
         None,
         ge=0,

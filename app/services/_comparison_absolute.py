@@ -21,6 +21,7 @@ from app import errors
 from app.config import Settings
 from app.db import session_scope
 from app.domain import niia, paired, ranktests
+from app.domain.cost import NO_CONTROL, WorkControl
 from app.models.tables import Table
 from app.schemas.comparisons import ComparisonCreate
 from app.schemas.ranks import Awaited, RankRequest
@@ -51,6 +52,8 @@ class AbsoluteInputs:
     may_queue_builds: bool
     cache: TableCaches
     ladder_cache: LadderCaches
+    control: WorkControl = NO_CONTROL
+    """Checked between problems (and by the NIIA report between subsets)."""
 
 
 @dataclass(frozen=True)
@@ -299,6 +302,7 @@ def _absolute_matrix(
     ranked: list[_RankedProblem] = []
     pending: list[dict[str, Any]] = []
     for i, problem in enumerate(problems):
+        ctx.control.check(i, len(problems))
         try:
             row = _rank_cells(ctx, body, problem, matrix[i], n_runs[i], algorithms)
         except (errors.TableNotReady, errors.TableNotBuilt) as exc:

@@ -21,10 +21,11 @@ from app.config import Settings
 from app.db import session_scope
 from app.domain import missing as missing_policy
 from app.domain import niia, ranktests
+from app.domain.cost import NO_CONTROL, CostEstimate, WorkControl
 from app.domain.ranking import rank_rows
 from app.repositories.comparisons import ComparisonRepository
 from app.schemas.comparisons import ComparisonCreate
-from app.services import plots, results_input
+from app.services import costs, plots, results_input
 from app.services._comparison_absolute import (
     MIXED_SCALES,
     AbsoluteInputs,
@@ -294,9 +295,18 @@ def _niia_side(
         Callable[[np.ndarray, np.ndarray], niia.PairAnalyses],
     ],
     algorithms: tuple[str, ...],
+    control: WorkControl = NO_CONTROL,
 ) -> dict[str, Any]:
+    full, analyse, analyse_pairs = analyses
+    done = [0]
+
+    def checked(members: list[int]) -> niia.Analysis:
+        control.check(done[0], len(subsets))
+        done[0] += 1
+        return analyse(members)
+
     with request_problems("niia_subsets"):
-        _, reports = niia.niia_report(analyses[0], subsets, analyses[1], analyses[2])
+        _, reports = niia.niia_report(full, subsets, checked, analyse_pairs)
     named = [
         {
             "subset": [algorithms[i] for i in r.members],
@@ -328,6 +338,7 @@ def _niia(
     control: int | None,
     algorithms: tuple[str, ...],
     settings: Settings,
+    work_control: WorkControl = NO_CONTROL,
 ) -> dict[str, Any]:
     k = len(algorithms)
     if body.niia_subsets is None and k * (k - 1) // 2 > settings.max_niia_default_pairs:
@@ -337,7 +348,9 @@ def _niia(
             f"{settings.max_niia_default_pairs}; name the subsets to check in niia_subsets",
         }
     subsets = _subsets(body, algorithms, settings)
-    rel = _niia_side(subsets, _relative_niia(matrix, body, control, post), algorithms)
+    rel = _niia_side(
+        subsets, _relative_niia(matrix, body, control, post), algorithms, work_control
+    )
     out: dict[str, Any] = {
         "status": "complete",
         "subsets": "each pair alone" if body.niia_subsets is None else "as requested",
@@ -351,7 +364,7 @@ def _niia(
         out["absolute"] = {k: absolute[k] for k in ("status", "reason") if k in absolute}
     else:
         out["absolute"] = _niia_side(
-            subsets, absolute_niia(tested, body, control, settings), algorithms
+            subsets, absolute_niia(tested, body, control, settings), algorithms, work_control
         )
     return out
 
@@ -382,7 +395,9 @@ def _analyse(
             field="missing",
         )
     control = _control_index(body, table.algorithms)
+    ctx.control.check()
     relative, post = _relative(matrix, body, control, table.algorithms)
+    ctx.control.check()
     n_runs = _effective_runs(body, reduced.n_runs[kept], problems, table.algorithms)
     absolute, tested = absolute_ranks(
         ctx, body, problems, matrix, n_runs, control, table.algorithms
@@ -407,7 +422,9 @@ def _analyse(
         "matrix": matrix,
         "relative": relative,
         "absolute": absolute,
-        "niia": _niia(matrix, post, tested, absolute, body, control, table.algorithms, settings),
+        "niia": _niia(
+            matrix, post, tested, absolute, body, control, table.algorithms, settings, ctx.control
+        ),
         "warnings": warnings,
     }
     return _jsonable_around_pairs(result), [str(p["problem"]) for p in absolute.get("pending", [])]
@@ -488,8 +505,15 @@ def create_comparison(
     view: str = "full",
     cache: TableCaches,
     ladder_cache: LadderCaches,
+    admission: Callable[[CostEstimate], object] | None = None,
+    control: WorkControl = NO_CONTROL,
 ) -> Stored:
     """Analyse a results table and store the answer under an id.
+
+    ``admission`` is given the work's estimate (:func:`app.services.costs.comparison_cost`,
+    from the parsed rows) before the analysis starts, and refuses by raising
+    (:class:`app.domain.cost.CostTooHigh`); a stored answer is returned without it. ``control``
+    is checked between the analysis's steps: problems ranked, NIIA subsets.
 
     ``view`` (``full`` or ``summary``, :func:`summary`) shapes the answer only: the stored
     comparison and its id are the same for both. ``cache`` and ``ladder_cache`` are the
@@ -518,7 +542,15 @@ def create_comparison(
         stored = ComparisonRepository(session).get(cid)
         if stored is not None and stored.status == "complete":
             return Stored(_read(cid, stored.status, stored.result, view), False)
-    ctx = AbsoluteInputs(sm, settings, dispatcher, may_queue_builds, cache, ladder_cache)
+    if admission is not None:
+        admission(
+            costs.comparison_cost(
+                body, costs.ComparisonShape.of_rows(rows, body.reduction), settings
+            )
+        )
+    ctx = AbsoluteInputs(
+        sm, settings, dispatcher, may_queue_builds, cache, ladder_cache, control
+    )
     result, pending = _analyse(body, rows, field, ctx)
     result = compact(result)
     status = "partial" if pending else "complete"

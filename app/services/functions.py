@@ -36,7 +36,12 @@ def search_functions(*, suite: str | None, dim: int | None) -> list[BenchmarkFun
 
 
 def evaluate(
-    function_id: str, points: list[list[float]], *, max_points: int, seed: int | None = None
+    function_id: str,
+    points: list[list[float]],
+    *,
+    max_points: int,
+    max_values: int | None = None,
+    seed: int | None = None,
 ) -> np.ndarray:
     """Evaluate a batch of points.
 
@@ -46,6 +51,9 @@ def evaluate(
     points : list of list of float, shape (n, d)
     max_points : int
         The deployment's limit on ``n``.
+    max_values : int, optional
+        The deployment's limit on ``n · d`` (the coordinates the body carries): at large ``d``
+        it caps ``n`` below ``max_points``, so that every allowed request fits the body limit.
     seed : int, optional
         Noise seed, required for (and only accepted by) noisy functions:
         ``numpy.random.default_rng(seed)`` draws the noise of the rows in order.
@@ -61,6 +69,13 @@ def evaluate(
         raise InvalidInput("points must hold at least one point", field="points")
     if len(points) > max_points:
         raise InvalidInput(f"at most {max_points} points per request", field="points")
+    if max_values is not None and len(points) * fn.dim > max_values:
+        raise InvalidInput(
+            f"at most {max_values // fn.dim} points per request at d = {fn.dim} "
+            f"(max_evaluate_values = {max_values} coordinates); send the points in several "
+            "requests",
+            field="points",
+        )
     bad = next((i for i, p in enumerate(points) if len(p) != fn.dim), None)
     if bad is not None:
         raise InvalidInput(

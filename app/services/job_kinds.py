@@ -3,8 +3,9 @@
 Each executor validates its request's canonical bytes with the route's request model, runs
 the use case and returns the bytes the route would send (``app.services.serialize.dump`` of
 the route's response model, or the rank route's own bytes), so a job's answer is the
-synchronous answer byte for byte. The control is checked before and after the work; a use
-case that takes the control checks it between its steps.
+synchronous answer byte for byte. The job's control goes into the use case, which checks it
+between its steps (problems, NIIA subsets, fronts, aggregates' refinements): a cancelled job
+stops there, and its progress is reported from there.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def run_comparison(run: JobRun) -> JobAnswer:
         view=job.view,
         cache=env.cache,
         ladder_cache=env.ladder_cache,
+        control=run.control,
     )
     run.control.check(1, 1)
     ta = adapter(ComparisonRead)  # dump(ComparisonRead, out), keeping the validated model
@@ -50,7 +52,7 @@ def run_pareto_ranking(run: JobRun) -> JobAnswer:
     """``POST /v1/pareto-rankings``."""
     body = ParetoRankingCreate.model_validate_json(run.request)
     run.control.check(0, 1)
-    out, _created = pareto.create(run.env.sm, run.env.settings, body)
+    out, _created = pareto.create(run.env.sm, run.env.settings, body, control=run.control)
     run.control.check(1, 1)
     return JobAnswer(dump(ParetoRankingRead, out))
 
@@ -61,7 +63,13 @@ def run_absolute_ranks(run: JobRun) -> JobAnswer:
     body = RankRequest.model_validate_json(run.request)
     env = run.env
     rank_env = RankEnv(
-        env.sm, env.settings, env.dispatcher, env.cache, env.ladder_cache, run.may_queue_builds
+        env.sm,
+        env.settings,
+        env.dispatcher,
+        env.cache,
+        env.ladder_cache,
+        run.may_queue_builds,
+        control=run.control,
     )
     run.control.check(0, 1)
     ranked = rank_answer(rank_env, body)

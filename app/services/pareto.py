@@ -17,6 +17,7 @@ from app.config import Settings
 from app.db import session_scope
 from app.domain import indicators as indicators_domain
 from app.domain import pareto
+from app.domain.cost import NO_CONTROL, WorkControl
 from app.domain.errors import DomainError
 from app.errors import InvalidInput, NotFound
 from app.repositories.pareto import ParetoRankingRepository
@@ -34,13 +35,17 @@ MAX_RUNS = {"pareto": 100_000, "epsilon": 5_000}
 Row = tuple[str, str, int, str, float]
 
 
-def indicators(body: IndicatorRequest) -> IndicatorRead:
+def indicators(body: IndicatorRequest, *, control: WorkControl = NO_CONTROL) -> IndicatorRead:
     """Quality indicators of one front (every setting echoed).
+
+    ``control`` is checked before the work (each library call is atomic: the cost model
+    bounds it, ``app.services.costs.indicators_cost``).
 
     The reference front is used without its repeated and dominated rows
     (``reference_front_filter`` says how many were removed); ``log10_hv`` is finite below the
     float range and ``hv_underflow`` says when the float ``hv`` underflowed.
     """
+    control.check()
     with domain_errors_as_problems("front"):
         res = indicators_domain.compute_indicators(
             body.front,
@@ -49,6 +54,7 @@ def indicators(body: IndicatorRequest) -> IndicatorRead:
             indicators=tuple(body.indicators),
             p=body.p,
         )
+    control.check()
     warnings = []
     if "hv" in res.values and res.settings.get("hv_points_counted") == 0:
         warnings.append(
@@ -102,13 +108,14 @@ def _located(exc: DomainError, n: int, problem: str) -> InvalidInput:
     return InvalidInput(f"fronts.{n} (problem {problem!r}): {exc}", field=where)
 
 
-def _front_rows(body: ParetoRankingCreate) -> tuple[list[Row], list[int]]:
+def _front_rows(body: ParetoRankingCreate, control: WorkControl) -> tuple[list[Row], list[int]]:
     """Indicator rows of every front, and for each row the index of its front."""
     assert body.fronts is not None
     refs = body.references or {}
     rows: list[Row] = []
     origin: list[int] = []
     for n, run in enumerate(body.fronts):
+        control.check(n, len(body.fronts))
         ref = refs.get(run.problem)
         try:
             res = indicators_domain.compute_indicators(
@@ -136,7 +143,9 @@ def _finite(values: dict[str, float], field: str) -> dict[str, float]:
     return values
 
 
-def _rows(body: ParetoRankingCreate, settings: Settings) -> tuple[list[Row], str, list[int]]:
+def _rows(
+    body: ParetoRankingCreate, settings: Settings, control: WorkControl
+) -> tuple[list[Row], str, list[int]]:
     given = [name for name in ("scores", "csv", "fronts") if getattr(body, name) is not None]
     if len(given) != 1:
         raise InvalidInput("give exactly one of scores, csv and fronts", field="scores")
@@ -148,7 +157,7 @@ def _rows(body: ParetoRankingCreate, settings: Settings) -> tuple[list[Row], str
     if len(items) > settings.max_result_rows:
         raise InvalidInput(f"at most {settings.max_result_rows} rows", field=field)
     if field == "fronts":
-        rows, origin = _front_rows(body)
+        rows, origin = _front_rows(body, control)
         return rows, field, origin
     rows = [(r.problem, r.algorithm, r.run, r.indicator, r.value) for r in body.scores or []]
     return rows, field, list(range(len(rows)))
@@ -266,8 +275,16 @@ def _rank_problem(
     return out, full
 
 
-def create(sm: sessionmaker[Session], settings: Settings, body: ParetoRankingCreate) -> Stored:
+def create(
+    sm: sessionmaker[Session],
+    settings: Settings,
+    body: ParetoRankingCreate,
+    *,
+    control: WorkControl = NO_CONTROL,
+) -> Stored:
     """Rank the algorithms per problem and overall; store the answer under an id.
+
+    ``control`` is checked between fronts and between problems (progress: problems done).
 
     Raises
     ------
@@ -275,7 +292,7 @@ def create(sm: sessionmaker[Session], settings: Settings, body: ParetoRankingCre
         Malformed rows, duplicate or missing indicator values, fewer than 2 algorithms, unknown
         indicators in ``orientation``, too many rows or runs; the field is named.
     """
-    rows, field, origin = _rows(body, settings)
+    rows, field, origin = _rows(body, settings, control)
     payload = {
         "options": body.model_dump(mode="json", exclude={"scores", "csv", "fronts"}),
         "rows": [list(r) for r in rows],
@@ -297,7 +314,8 @@ def create(sm: sessionmaker[Session], settings: Settings, body: ParetoRankingCre
             )
     maximize = _orientation(body, names)
     per_problem, matrices = [], []
-    for problem, cells in problems.items():
+    for done, (problem, cells) in enumerate(problems.items()):
+        control.check(done, len(problems))
         out, counts = _rank_problem(problem, cells, names, maximize, body, algorithms, field)
         per_problem.append(out)
         matrices.append(counts)

@@ -28,7 +28,7 @@ from app.domain.functions import BenchmarkFunction
 from app.errors import InvalidInput, NotFound
 from app.repositories.region_scans import RegionScanRepository
 from app.schemas.region_scans import DeltaGrid, RegionScanCreate
-from app.services import tables
+from app.services import costs, tables
 from app.services._region_scan_answers import answer, building, table_views
 from app.services._region_scan_common import (
     DEFAULT_FOLLOW_UP_LOG2N,
@@ -212,6 +212,9 @@ def _plan(settings: Settings, body: RegionScanCreate) -> _Plan:
     follow, follow_capped = _log2n(
         body.follow_up_log2n, DEFAULT_FOLLOW_UP_LOG2N, settings, "follow_up_log2n"
     )
+    # the δ tables are queued by the scan (the follow-up is a table request it answers with)
+    chunks = len(deltas) * 2 ** max(0, log2n - settings.table_chunk_log2)
+    costs.region_scan_chunks(chunks, settings, field="log2n" if body.log2n else "deltas")
     ids, regions = _table_ids(settings, fn, deltas, fields, log2n=log2n, seed=body.seed)
     order = sorted(range(len(deltas)), key=lambda i: deltas[i])
     payload = {

@@ -36,12 +36,13 @@ from app.api.deps import (
 )
 from app.api.figures import RasterOptions
 from app.api.problems import app_error_response, as_unavailable, problem_response
+from app.api.work import admit_sync, sync_control
 from app.config import Settings, WriteKind
 from app.errors import AppError, ServiceUnavailable
 from app.schemas.anytime import ProfileRequest, RuntimeDistributionRequest
 from app.schemas.comparisons import ComparisonRead
 from app.schemas.result_sets import ResultSetItem
-from app.services import anytime, comparison_summary, paper_tables, plots, suite_leaderboards
+from app.services import anytime, comparison_summary, costs, paper_tables, plots, suite_leaderboards
 from app.services import comparisons as comparison_service
 from app.services import functions as function_service
 from app.services import result_sets as result_set_service
@@ -181,6 +182,14 @@ async def archive(request: Request, sm: SessionmakerDep, settings: SettingsDep) 
             "POST /v1/result-sets with the X-API-Key header",
         )
         state = request.app.state
+        archive = form.archive_format != "csv" or upload[0].endswith((".zip", ".tgz", ".gz"))
+        admit_sync(
+            costs.result_set_cost(
+                len(upload[1]), archive=archive, max_rows=settings.max_upload_rows
+            ),
+            settings,
+            field="file",
+        )
         stored = await anyio.to_thread.run_sync(
             lambda: result_set_service.create_from_upload(
                 sm,
@@ -305,6 +314,10 @@ async def make_report(request: Request, sm: SessionmakerDep, settings: SettingsD
                 view="summary",
                 cache=state.table_caches,
                 ladder_cache=state.ladder_caches,
+                admission=lambda estimate: admit_sync(
+                    estimate, settings, field=costs.comparison_field(body, estimate)
+                ),
+                control=sync_control(settings, state.dispatcher),
             )
         )
     except FormProblem as problem:

@@ -48,13 +48,21 @@ def dispatcher(settings: Settings) -> InlineDispatcher:
     return InlineDispatcher(settings)
 
 
-@pytest.fixture
-def client(settings: Settings, dispatcher: InlineDispatcher) -> Iterator[TestClient]:
+def app_client(
+    settings: Settings, dispatcher: InlineDispatcher | None = None
+) -> Iterator[TestClient]:
+    """A client of the real app on ``settings`` (migrated), tables built inline."""
     migrate(settings.database_url)
+    dispatcher = dispatcher or InlineDispatcher(settings)
     app = create_app(settings, dispatcher=dispatcher)
     dispatcher.app = app
     with TestClient(app) as c:
         yield c
+
+
+@pytest.fixture
+def client(settings: Settings, dispatcher: InlineDispatcher) -> Iterator[TestClient]:
+    yield from app_client(settings, dispatcher)
 
 
 def api_app(tmp_path: Path, **overrides: object) -> FastAPI:

@@ -31,6 +31,7 @@ from app.domain.absrank._eq28 import (
 from app.domain.absrank._logspace import LN10, ln_best_of_c, ln_binom_sf
 from app.domain.absrank._table import TableData
 from app.domain.absrank._tails import LOWER_TAILS, TailInputs
+from app.domain.cost import NO_CONTROL, WorkControl
 from app.domain.curves import (
     CurveInfo,
     LowerTail,
@@ -297,6 +298,7 @@ def ranks_from_curve(
     aggregate: str = "best",
     order: int | None = None,
     values_are: str = "f",
+    control: WorkControl = NO_CONTROL,
 ) -> RankResult:
     """Absolute ranks of metric values from a curve ``v1``.
 
@@ -313,6 +315,8 @@ def ranks_from_curve(
         ``"error"``: ``t`` holds exact gaps to the curve's ``f*``, ranked as gaps
         (:meth:`V1Curve.evaluate_errors`): an error far below the float64 resolution of ``f*``
         keeps its digits, where ``f* + e`` would round them away.
+    control : WorkControl, optional
+        Passed to :func:`app.domain.aggregates.aggregate_ranks` (checked between its steps).
 
     Returns
     -------
@@ -334,7 +338,13 @@ def ranks_from_curve(
         from app.domain.aggregates import aggregate_ranks  # imports this module
 
         return aggregate_ranks(
-            values, curve, budget=budget, runs=runs, aggregate=aggregate, values_are=values_are
+            values,
+            curve,
+            budget=budget,
+            runs=runs,
+            aggregate=aggregate,
+            values_are=values_are,
+            control=control,
         )
     ln_v, lo, hi, method = curve.evaluate_errors(values) if gaps else curve.evaluate(values)
     info = RankTail(curve.info, Transform(int(budget), int(runs), aggregate, k))

@@ -159,6 +159,7 @@ from app.domain.aggregates._info import (
 )
 from app.domain.aggregates._mean import mean_values
 from app.domain.aggregates._median import median_values
+from app.domain.cost import NO_CONTROL, WorkControl
 from app.domain.curves import V1Curve
 from app.domain.errors import InvalidInput, NotApplicable
 
@@ -195,6 +196,7 @@ def aggregate_ranks(
     runs: int,
     aggregate: str,
     values_are: str = "f",
+    control: WorkControl = NO_CONTROL,
 ) -> absrank.RankResult:
     r"""Absolute ranks of the mean of ``r`` runs or the median of an even ``r``.
 
@@ -228,6 +230,9 @@ def aggregate_ranks(
         from the curve's interval ends widened by the numerical error, ``tail`` = the curve's
         description plus ``transform`` and ``aggregate`` (method, grid, per-value numerical
         error estimate and rigorous bracket, both as ``log10``), and the curve's warnings.
+    control : WorkControl, optional
+        Checked between grid refinements and batches of values (:mod:`app.domain.cost`):
+        raises there when the work must stop; the numbers never depend on it.
 
     Raises
     ------
@@ -271,7 +276,7 @@ def aggregate_ranks(
             field="aggregate",
         )
     uniq, inverse = np.unique(values, return_inverse=True)
-    est = _estimates(uniq, curve, kind, budget, runs, values_are)
+    est = _estimates(uniq, curve, kind, budget, runs, values_are, control)
     return _result(values, inverse, est, curve, kind, budget, runs, aggregate)
 
 
@@ -283,6 +288,7 @@ def aggregate_ranks_each(
     runs: int,
     aggregate: str,
     values_are: str = "f",
+    control: WorkControl = NO_CONTROL,
 ) -> list[absrank.RankResult]:
     """:func:`aggregate_ranks` of each value alone, bit for bit, computed together.
 
@@ -296,7 +302,7 @@ def aggregate_ranks_each(
     if curve.f_opt is None:  # the same error as aggregate_ranks
         return [aggregate_ranks(values[:1], curve, budget=budget, runs=runs, aggregate=aggregate)]
     uniq, inverse = np.unique(values, return_inverse=True)
-    est = _estimates(uniq, curve, kind, budget, runs, values_are)
+    est = _estimates(uniq, curve, kind, budget, runs, values_are, control)
     one = np.zeros(1, dtype=inverse.dtype)
     return [
         _result(
@@ -321,12 +327,18 @@ def _checked(
 
 
 def _estimates(
-    uniq: np.ndarray, curve: V1Curve, kind: str, budget: int, runs: int, values_are: str
+    uniq: np.ndarray,
+    curve: V1Curve,
+    kind: str,
+    budget: int,
+    runs: int,
+    values_are: str,
+    control: WorkControl = NO_CONTROL,
 ) -> list[Value]:
     gaps = validation.check_values_are(values_are)
     assert curve.f_opt is not None
     f_star = float(curve.f_opt)
-    inp = Inputs(curve, 0.0 if gaps else f_star, budget, runs, gaps, f_star)
+    inp = Inputs(curve, 0.0 if gaps else f_star, budget, runs, gaps, f_star, control)
     return _STATISTICS[kind](inp, uniq)
 
 

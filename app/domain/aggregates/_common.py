@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.domain import absrank
+from app.domain.cost import NO_CONTROL, WorkControl
 from app.domain.curves import V1Curve
 
 LN10 = math.log(10.0)
@@ -175,6 +176,8 @@ class Inputs:
     runs: int
     gaps: bool = False
     f_star: float = 0.0  # f* itself (units of f)
+    control: WorkControl = NO_CONTROL
+    """Checked between grid refinements and batches (a request's deadline, its client gone)."""
 
 
 def tolerance(ests: list[Numeric], target: float) -> float:

@@ -476,6 +476,7 @@ def _per_value_refinement(
     ln_f = evaluate(inp, inp.origin + span[todo, None] * (np.arange(n + 1) / n))  # (3, m, n + 1)
     theta: np.ndarray | None = None
     while todo.size:
+        inp.control.check()
         if theta is None:  # tilts from the point curve on the first grid, per cell
             theta = _tilt_rows(ln_f[0], r)
         # rows: (curve, value) pairs that are not saturated
@@ -519,6 +520,7 @@ def _shared_refinement(
             groups.setdefault((places[i].octave, places[i].bin), []).append(i)
         keep: list[int] = []
         for key, members in sorted(groups.items()):
+            inp.control.check()
             if key not in thetas:  # on the first grid (every value starts there)
                 thetas[key] = _bin_tilt(inp, key, first)
             theta = thetas[key] * (first / n)  # per cell of this grid (exact: powers of two)

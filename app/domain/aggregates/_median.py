@@ -122,6 +122,7 @@ def median_values(inp: Inputs, t: np.ndarray) -> list[Value]:
     while todo.size:
         keep: list[int] = []
         for start in range(0, todo.size, MEDIAN_BATCH):
+            inp.control.check()
             batch = todo[start : start + MEDIAN_BATCH]
             ests = _median_level(inp, t[batch], ln_ft[:, batch], n)
             for j, i in enumerate(batch.tolist()):

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.domain import absrank
+from app.domain.cost import NO_CONTROL, WorkControl
 from app.domain.functions import BenchmarkFunction
 from app.errors import (
     AppError,
@@ -46,6 +47,9 @@ class RankEnv:
         Whether a missing default table or ladder may be queued (the caller holds a valid API
         key, or the deployment has none). Default: only when ``settings.api_keys`` is empty
         (:attr:`queues_builds`).
+    control : WorkControl, optional
+        The request's deadline (:class:`app.domain.cost.WorkControl`), checked by the
+        convolutions and quadratures of means and even medians of ``values``.
     """
 
     sm: sessionmaker[Session]
@@ -54,6 +58,8 @@ class RankEnv:
     cache: TableCaches
     ladder_cache: LadderCaches
     may_queue_builds: bool | None = None
+    control: WorkControl = NO_CONTROL
+    """Checked between the steps of numerical aggregates (a synchronous request's deadline)."""
 
     @property
     def queues_builds(self) -> bool:

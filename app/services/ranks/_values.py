@@ -9,6 +9,7 @@ import numpy as np
 
 from app.config import Settings
 from app.domain import absrank
+from app.domain.cost import NO_CONTROL, WorkControl
 from app.domain.functions import BenchmarkFunction
 from app.errors import (
     InvalidInput,
@@ -104,6 +105,8 @@ def rank_value_list(
     req: RankRequest,
     cache: TableCaches | None = None,
     values: np.ndarray | None = None,
+    *,
+    control: WorkControl = NO_CONTROL,
 ) -> WarnedRanks:
     """``values``: every value is one aggregate of ``req.runs`` runs (``cache``: the
     application's, where the curve of a stored table is kept; ``values``: ``req.values`` as
@@ -124,6 +127,7 @@ def rank_value_list(
             aggregate=aggregate,
             order=req.order,
             values_are=req.values_are,
+            control=control,
         )
     body: dict[str, Any] = {
         "function_id": fn.id,
