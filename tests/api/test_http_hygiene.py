@@ -502,13 +502,13 @@ def test_through_uvicorn_no_server_banner(uvicorn_port: int) -> None:
 def test_absrank_serve_runs_uvicorn_without_the_server_header(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import uvicorn
-
-    from app import cli
+    from app import cli, serving
     from app.config import get_settings
 
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: seen.update(kwargs))
+    # the server absrank serve builds, taken instead of run (and no exit after it)
+    monkeypatch.setattr(serving, "run_server", lambda server: seen.update(vars(server.config)))
+    monkeypatch.setattr(serving, "exit_leaving_threads", lambda status: None)
     monkeypatch.setenv("ABSRANK_DATABASE_URL", f"sqlite:///{tmp_path / 'api.db'}")
     monkeypatch.setenv("ABSRANK_QUEUE_URL", "memory://")
     get_settings.cache_clear()

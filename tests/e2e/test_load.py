@@ -209,6 +209,20 @@ def mix(rng: random.Random) -> list[tuple[float, Call]]:
         (
             0.5,
             Call(
+                "hypervolume (refused)",
+                "POST",
+                "/v1/indicators",
+                (413, 422, *RATE_LIMITED),
+                json={
+                    "front": _front(rng, 200, 10),
+                    "reference_point": [1.1] * 10,
+                    "indicators": ["hv"],
+                },
+            ),
+        ),
+        (
+            0.5,
+            Call(
                 "aggregates (heavy)",
                 "POST",
                 "/v1/absolute-ranks",
@@ -253,6 +267,10 @@ def server(tmp_path: Path) -> Iterator[tuple[str, int]]:
         "ABSRANK_DATABASE_URL": f"sqlite:///{tmp_path / 'load.db'}",
         "ABSRANK_QUEUE_URL": f"sqlite:///{tmp_path / 'queue.db'}",
         "ABSRANK_PRELOAD_FIGURES": "false",
+        # one client address sends everything here: the per-address quotas (600 requests a
+        # minute, tests/api/test_quotas.py) would answer most of the load with cheap 429s
+        "ABSRANK_ANONYMOUS_REQUESTS_PER_MINUTE": "0",
+        "ABSRANK_ANONYMOUS_CPU_SECONDS_PER_HOUR": "0",
     }
     exe = [sys.executable, "-m", "app.cli"]
     subprocess.run([*exe, "migrate"], env=env, check=True, capture_output=True, timeout=120)
