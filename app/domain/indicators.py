@@ -190,7 +190,19 @@ def clean_reference_front(z: FloatArray) -> CleanedReferenceFront:
     )
 
 
-def log10_hypervolume(front: FloatArray, ref: FloatArray) -> float | None:
+Hypervolume = Callable[[FloatArray, FloatArray], float]
+"""A hypervolume of a front with respect to a reference point: :func:`moocore_hypervolume` in
+this process, or the services' stoppable one (``app.services.isolated``)."""
+
+
+def moocore_hypervolume(front: FloatArray, ref: FloatArray) -> float:
+    """``moocore.hypervolume`` (one atomic C call: nothing stops it once started)."""
+    return float(moocore.hypervolume(front, ref=ref))
+
+
+def log10_hypervolume(
+    front: FloatArray, ref: FloatArray, hypervolume: Hypervolume = moocore_hypervolume
+) -> float | None:
     """``log10`` of the hypervolume without underflow (module docstring); None if HV = 0.
 
     None also when the power-of-two scaling would not be exact (a coordinate would overflow or
@@ -204,7 +216,7 @@ def log10_hypervolume(front: FloatArray, ref: FloatArray) -> float | None:
     g = front[(front < ref).all(axis=1)]
     if g.shape[0] == 0:
         return None
-    hv = float(moocore.hypervolume(g, ref=ref))
+    hv = hypervolume(g, ref)
     if hv >= _TINY and np.isfinite(hv):
         return float(np.log10(hv))
     span = (ref - g).max(axis=0)
@@ -220,7 +232,7 @@ def log10_hypervolume(front: FloatArray, ref: FloatArray) -> float | None:
         )
     if not exact:
         return None
-    scaled = float(moocore.hypervolume(gs, ref=rs))
+    scaled = hypervolume(gs, rs)
     if not (scaled > 0 and np.isfinite(scaled)):
         return None
     return float(np.log10(scaled) - _LOG10_2 * float(s.sum()))
@@ -390,8 +402,12 @@ def compute_indicators(
     reference_point: ArrayLike | None = None,
     indicators: Sequence[str] = INDICATORS,
     p: float = 1.0,
+    hypervolume: Hypervolume = moocore_hypervolume,
 ) -> IndicatorResult:
     """Quality indicators of one approximation front (all objectives minimized).
+
+    ``hypervolume`` computes HV (the default in this process; the services pass one that a
+    deadline or a cancellation can stop).
 
     See the module docstring for the exact definition of each indicator.
 
@@ -453,11 +469,11 @@ def compute_indicators(
     if r is not None:
         # points not strictly dominating the reference point add no volume
         settings["hv_points_counted"] = int((f < r).all(axis=1).sum())
-        compute["hv"] = lambda: float(moocore.hypervolume(f, ref=r))
+        compute["hv"] = lambda: hypervolume(f, r)
     values = {n: compute[n]() for n in names}
     log10_hv = underflow = None
     if "hv" in values and r is not None:
-        log10_hv = log10_hypervolume(f, r)
+        log10_hv = log10_hypervolume(f, r, hypervolume)
         counted = settings["hv_points_counted"]
         if counted > 0 and values["hv"] < _TINY:
             shown = "not computable" if log10_hv is None else f"{log10_hv:.6g}"

@@ -23,6 +23,7 @@ from app.errors import InvalidInput, NotFound
 from app.repositories.pareto import ParetoRankingRepository
 from app.schemas.pareto import IndicatorRead, IndicatorRequest, ParetoRankingCreate
 from app.services.errors import domain_errors_as_problems
+from app.services.isolated import stoppable_hypervolume
 from app.services.provenance import canonical_sha256, provenance
 from app.services.results_input import csv_name, csv_run, read_csv
 from app.services.serialize import jsonable
@@ -38,8 +39,9 @@ Row = tuple[str, str, int, str, float]
 def indicators(body: IndicatorRequest, *, control: WorkControl = NO_CONTROL) -> IndicatorRead:
     """Quality indicators of one front (every setting echoed).
 
-    ``control`` is checked before the work (each library call is atomic: the cost model
-    bounds it, ``app.services.costs.indicators_cost``).
+    ``control`` is checked before and after the work; the hypervolume, one atomic library
+    call, runs where ``control`` can stop it (:mod:`app.services.isolated`), the other
+    indicators are bounded by the cost model (``app.services.costs.indicators_cost``).
 
     The reference front is used without its repeated and dominated rows
     (``reference_front_filter`` says how many were removed); ``log10_hv`` is finite below the
@@ -53,6 +55,7 @@ def indicators(body: IndicatorRequest, *, control: WorkControl = NO_CONTROL) -> 
             reference_point=body.reference_point,
             indicators=tuple(body.indicators),
             p=body.p,
+            hypervolume=stoppable_hypervolume(control),
         )
     control.check()
     warnings = []
@@ -123,6 +126,7 @@ def _front_rows(body: ParetoRankingCreate, control: WorkControl) -> tuple[list[R
                 reference_front=None if ref is None else ref.reference_front,
                 reference_point=None if ref is None else ref.reference_point,
                 indicators=tuple(body.indicators),
+                hypervolume=stoppable_hypervolume(control),
             )
         except DomainError as exc:
             raise _located(exc, n, run.problem) from exc
