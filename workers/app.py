@@ -17,6 +17,8 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -238,6 +240,37 @@ def consumer_workers() -> int:
     return _runtime.consumer_workers
 
 
+class QueueErrorThrottle(logging.Filter):
+    """Let huey's "Error reading from queue" through once per ``interval`` seconds.
+
+    While the queue is down, huey logs it with a traceback at every poll (every 0.02 s, see
+    :func:`run_consumer`): thousands of lines a minute. The first is logged whole; later ones
+    once per interval, saying how many were left out.
+    """
+
+    MESSAGE = "Error reading from queue"
+
+    def __init__(self, interval: float = 30.0, clock: Callable[[], float] = time.monotonic):
+        super().__init__()
+        self.interval = interval
+        self.clock = clock
+        self._last: float | None = None
+        self._skipped = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg != self.MESSAGE:
+            return True
+        now = self.clock()
+        if self._last is not None and now - self._last < self.interval:
+            self._skipped += 1
+            return False
+        if self._skipped:
+            record.msg = f"{self.MESSAGE} ({self._skipped} more left out since the last one)"
+            record.exc_info = None
+        self._last, self._skipped = now, 0
+        return True
+
+
 def run_consumer(
     workers: int = 1, *, periodic: bool = True, parent: int | None = None, **options: Any
 ) -> None:
@@ -281,6 +314,9 @@ def run_consumer(
         logging.basicConfig(
             level=logging.INFO, format="%(asctime)s %(levelname)s %(processName)s %(message)s"
         )
+    throttle = QueueErrorThrottle()
+    for handler in {*logging.getLogger().handlers, *huey_logger.handlers}:
+        handler.addFilter(throttle)
     # An idle worker polls a non-blocking queue (SQLite) every 0.02 s instead of backing off to
     # 2 s: a table requested after a quiet spell waited up to 2 s for its first chunk (and
     # 0.05 s on average at 0.1 s, a fifth of a cheap 2^20 table's evaluation). An empty poll

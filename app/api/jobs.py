@@ -122,12 +122,10 @@ def submit_job_response(
         may_queue_builds=may_queue_builds,
     )
     job = submitted.job
-    return _status_response(
-        job,
-        202,
-        Location=job.location,
-        **{"Preference-Applied": RESPOND_ASYNC, "Vary": "Prefer"},
-    )
+    headers = {"Location": job.location, "Vary": "Prefer"}
+    if prefers_async(request):  # RFC 7240: applied only where it was asked for
+        headers["Preference-Applied"] = RESPOND_ASYNC
+    return _status_response(job, 202, **headers)
 
 
 async def submit_as_job(

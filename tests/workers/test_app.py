@@ -196,3 +196,28 @@ class _Nowhere:
 
     def enqueue_merge(self, table_id: str) -> None:
         pass
+
+
+def test_queue_errors_are_logged_once_per_interval() -> None:
+    """A queue that is down: huey's error at every poll is logged once per interval."""
+    import logging
+
+    from workers.app import QueueErrorThrottle
+
+    now = [0.0]
+    throttle = QueueErrorThrottle(interval=30.0, clock=lambda: now[0])
+
+    def record(msg: str) -> logging.LogRecord:
+        return logging.LogRecord("huey.consumer.Worker-1", logging.ERROR, "", 0, msg, (), None)
+
+    assert throttle.filter(record("Error reading from queue"))
+    kept = []
+    for _ in range(100):
+        now[0] += 0.02
+        kept.append(throttle.filter(record("Error reading from queue")))
+    assert not any(kept)
+    assert throttle.filter(record("something else"))
+    now[0] += 30
+    later = record("Error reading from queue")
+    assert throttle.filter(later)
+    assert "100 more left out" in later.getMessage()
