@@ -92,7 +92,7 @@ def test_indicator_validation_errors_still_name_the_field(client: TestClient) ->
     assert r.json()["field"] == "front.0.1"
 
 
-def test_a_costly_comparison_is_refused_naming_the_subsets(client: TestClient) -> None:
+def _costly_comparison() -> dict[str, object]:
     k = 40
     rows = [
         {"algorithm": f"a{a}", "problem": f"p{p}", "run": 0, "value": float((a * 7 + p) % 13)}
@@ -100,35 +100,52 @@ def test_a_costly_comparison_is_refused_naming_the_subsets(client: TestClient) -
         for a in range(k)
     ]
     subsets = [[f"a{i}" for i in range(k)]] * 100
-    r = client.post(
-        "/v1/comparisons",
-        json={"results": rows, "posthoc": "hommel", "niia_subsets": subsets},
-    )
-    assert r.status_code == 422, r.text[:300]
-    p = r.json()
-    assert p["type"].endswith("cost-too-high")
-    assert p["field"] == "niia_subsets"
-    assert p["terms"]["niia_subsets"] == 100
-    assert "send it as a job" in p["detail"]
+    return {"results": rows, "posthoc": "hommel", "niia_subsets": subsets}
 
 
-def test_many_numerical_aggregates_are_refused(client: TestClient) -> None:
-    r = client.post(
-        "/v1/absolute-ranks",
-        json={
-            "function_id": "classic/sphere/d2",
-            "values": [0.1 + i * 1e-3 for i in range(200)],
-            "runs": 256,
-            "aggregate": "mean",
-        },
-    )
-    assert r.status_code == 422, r.text[:300]
-    assert r.json()["type"].endswith("cost-too-high")
-    assert r.json()["field"] == "values"
+def test_a_comparison_above_the_synchronous_budget_becomes_a_job(client: TestClient) -> None:
+    r = client.post("/v1/comparisons", json=_costly_comparison())
+    assert r.status_code == 202, r.text[:300]
+    assert r.headers["location"].startswith("/v1/jobs/j")
+    assert "preference-applied" not in r.headers  # nobody asked for it
+    assert r.json()["kind"] == "comparisons"
+
+
+def test_a_costly_comparison_is_refused_naming_the_subsets(tmp_path: Path) -> None:
+    settings = api_settings(tmp_path, job_cpu_limit_seconds=2.0)  # above it: not even a job
+    for c in _client(settings):
+        r = c.post("/v1/comparisons", json=_costly_comparison())
+        assert r.status_code == 422, r.text[:300]
+        p = r.json()
+        assert p["type"].endswith("cost-too-high")
+        assert p["field"] == "niia_subsets"
+        assert p["terms"]["niia_subsets"] == 100
+        assert p["limit_setting"] == "job_cpu_limit_seconds"
+        assert "send it as a job" in p["detail"]
+
+
+def test_many_numerical_aggregates_are_a_job_or_refused(tmp_path: Path) -> None:
+    body = {
+        "function_id": "classic/sphere/d2",
+        "values": [0.1 + i * 1e-3 for i in range(200)],
+        "runs": 256,
+        "aggregate": "mean",
+    }
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for c in _client(api_settings(tmp_path / "a")):
+        r = c.post("/v1/absolute-ranks", json=body)
+        assert r.status_code == 202, r.text[:300]
+        assert r.json()["kind"] == "absolute-ranks"
+    for c in _client(api_settings(tmp_path / "b", job_cpu_limit_seconds=2.0)):
+        r = c.post("/v1/absolute-ranks", json=body)
+        assert r.status_code == 422, r.text[:300]
+        assert r.json()["type"].endswith("cost-too-high")
+        assert r.json()["field"] == "values"
 
 
 def test_a_pareto_ranking_over_the_budget_is_refused(tmp_path: Path) -> None:
-    settings = api_settings(tmp_path, sync_cpu_limit_seconds=0.001)
+    settings = api_settings(tmp_path, sync_cpu_limit_seconds=0.001, job_cpu_limit_seconds=0.001)
     rows = [
         {"problem": "p", "algorithm": f"a{a}", "run": r, "indicator": i, "value": float(a + r)}
         for a in range(10)
@@ -140,6 +157,7 @@ def test_a_pareto_ranking_over_the_budget_is_refused(tmp_path: Path) -> None:
         assert r.status_code == 422, r.text[:300]
         assert r.json()["field"] == "scores"
         assert r.json()["limit_cpu_seconds"] == 0.001
+        assert r.json()["limit_setting"] == "job_cpu_limit_seconds"
 
 
 def test_a_synchronous_request_past_its_deadline_stops(

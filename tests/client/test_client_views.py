@@ -22,7 +22,7 @@ from tests.client.test_client import ROWS
 class PreSplit(Client):
     """``Client`` with the three methods as they were in client.py at commit 8c820c2."""
 
-    def _send_comparison(self, body: Any, view: str | None) -> Comparison:
+    def _send_comparison(self, body: Any, view: str | None, **_job: Any) -> Comparison:
         if view is not None and not self._view_refused:
             try:
                 response = self.request("POST", "/v1/comparisons", json=body, params={"view": view})

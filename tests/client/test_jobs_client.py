@@ -96,3 +96,24 @@ def _scores(runs: int = 1) -> list[dict[str, Any]]:
         for r in range(runs)
         for ind, val in (("hv", hv), ("igd", igd))
     ]
+
+
+def test_a_request_the_server_makes_a_job_is_answered_as_if_at_once(
+    client: Client, settings: Any
+) -> None:
+    """Above the synchronous budget the server answers 202 with a job nobody asked for; the
+    client waits for it and returns the comparison, the same as the job's own answer."""
+    rows = [{**row, "value": row["value"] * 3} for row in ROWS]  # not stored yet
+    body = {"results": rows, "values_are": "error"}
+    settings.sync_cpu_limit_seconds = 1e-9  # every comparison is now above the budget
+    try:
+        raw = client._http.post(client._url("/v1/comparisons"), json=body)
+        assert raw.status_code == 202, raw.text[:200]
+        assert "preference-applied" not in raw.headers
+        followed = client.compare(rows, values_are="error")
+    finally:
+        settings.sync_cpu_limit_seconds = 2.0
+    job_id = raw.headers["location"].rsplit("/", 1)[1]
+    assert followed.complete
+    assert followed.raw["id"] == client.job_answer(job_id)["id"]  # the same comparison
+    assert followed.raw["view"] == "summary"  # compare()'s view, asked through the job

@@ -151,7 +151,16 @@ class _Session:
             raise problem_from_response(
                 response.status_code, response.reason_phrase, body, response.headers
             )
+        location = response.headers.get("location", "")
+        asked = "respond-async" in sent.get("prefer", sent.get("Prefer", "")).lower()
+        if response.status_code == 202 and location.startswith("/v1/jobs/") and not asked:
+            # the server made a job of a request above its synchronous budget: its answer
+            return self._followed_job(location.rsplit("/", 1)[1])
         return response
+
+    def _followed_job(self, job_id: str) -> httpx.Response:
+        """The answer of a job the server made of a request (the jobs' methods wait for it)."""
+        raise NotImplementedError(f"this client cannot wait for job {job_id}")
 
     def _get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
         return self.request("GET", path, params=_body(**(params or {}))).json()

@@ -71,6 +71,12 @@ class JobMethods(_Session):
         self._save(response.content, path)
         return response.json()
 
+    def _followed_job(self, job_id: str) -> httpx.Response:
+        """A request the server answered with a job (above its synchronous budget): wait for
+        it (``wait_timeout``), then its answer, as if it had been answered at once."""
+        job = self.wait_job(job_id)
+        return self._job_answer(job.id)
+
     def _job_answer(self, job_id: str) -> httpx.Response:
         return self.request("GET", f"/v1/jobs/{job_id}/answer")
 

@@ -37,6 +37,11 @@ class TableMethods(_Session):
         names the dependency that is down)."""
         return dict(self._get("/healthz"))
 
+    def live(self) -> dict[str, Any]:
+        """``GET /healthz/live``: ``{"status": "ok", "version": ...}`` once the API process
+        answers (no database or queue asked: what a liveness probe wants)."""
+        return dict(self._get("/healthz/live"))
+
     def list_functions(
         self,
         suite: str | None = None,

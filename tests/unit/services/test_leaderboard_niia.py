@@ -78,5 +78,15 @@ def test_a_new_set_changes_no_other_sets_absolute_rank(
         still = [s for s in (e.set_id for e in after[fid].entries) if s in set(ranked)]
         assert still == ranked  # the others keep their order
         values = [e.value for e in after[fid].entries]
-        midranks = stats.rankdata([v + get_function(fid).f_opt for v in values])
+        # ranked as the errors sent (gaps t − f*): f* + e would tie errors that differ below
+        # ulp(f*), e.g. 1.0 and 0.9999999999999999 next to f* = 79.48
+        midranks = stats.rankdata(values)
         assert [e.relative_rank for e in after[fid].entries] == midranks.tolist()
+
+
+def test_errors_closer_than_the_optimums_ulp_are_ranked_apart() -> None:
+    """The case hypothesis found: f* + 1.0 == f* + 0.9999999999999999 for bbob f1's f*, but the
+    leaderboard ranks the errors themselves."""
+    fid = "bbob/f1/i1/d2"
+    board = _boards([(fid, [1.0], 1), (fid, [1.0], 1), (fid, [0.9999999999999999], 1)], "best")
+    assert [e.relative_rank for e in board[fid].entries] == [2.5, 2.5, 1.0]
