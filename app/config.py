@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -488,6 +489,15 @@ class Settings(BaseSettings):
         ge=1,
         description="coordinates (points × d) of one POST /v1/functions/{id}/evaluate, and at "
         "most max_request_bytes / 28 (the longest JSON coordinate): 200,000 fit 8 MiB",
+    )
+    request_threads: int = Field(
+        default_factory=lambda: max(2, os.cpu_count() or 2),
+        ge=1,
+        le=1000,
+        description="threads that run requests' synchronous work at once (the computations, "
+        "database reads; default: the machine's cores, at least 2); more requests wait their "
+        "turn without holding Python's interpreter lock, so the event loop and /healthz (its "
+        "own threads) keep answering under load",
     )
     # serve
     host: str = "127.0.0.1"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import anyio
+import anyio.to_thread
 from fastapi import APIRouter, Response
 
 from app import __version__
@@ -11,6 +13,21 @@ from app.schemas.health import DependencyHealth, Health, Liveness
 from app.services.health import Check, health
 
 router = APIRouter(tags=["health"])
+
+HEALTH_THREADS = 4
+"""Threads /healthz may use at once, apart from the request threads."""
+_limiters: dict[int, anyio.CapacityLimiter] = {}
+
+
+def _health_limiter() -> anyio.CapacityLimiter:
+    """The health checks' own limiter (one per event loop: a limiter belongs to its loop)."""
+    import asyncio
+
+    key = id(asyncio.get_running_loop())
+    if key not in _limiters:
+        _limiters.clear()  # a new loop (tests start many): the old limiters are dead
+        _limiters[key] = anyio.CapacityLimiter(HEALTH_THREADS)
+    return _limiters[key]
 
 
 def _dependency(check: Check, *, detail: bool) -> DependencyHealth:
@@ -28,14 +45,18 @@ def _dependency(check: Check, *, detail: bool) -> DependencyHealth:
     # its 503 (the same report, with Retry-After) is not declared: every declared error of
     # this API is a problem+json, and a probe reads the status code
 )
-def healthz(sm: SessionmakerDep, dispatcher: DispatcherDep, settings: SettingsDep) -> Response:
+async def healthz(
+    sm: SessionmakerDep, dispatcher: DispatcherDep, settings: SettingsDep
+) -> Response:
     """Ask the database (``SELECT 1``) and the queue (its length), each within its timeout.
 
     200 with ``status: ok`` when both answer; otherwise 503 with Retry-After and this same
     report, ``degraded`` (the queue is down) or ``down`` (the database is), naming the error
     class of each (and its message, except in production).
     """
-    report = health(sm, dispatcher)
+    # its own threads: never queued behind the computations that hold the request threads
+    # (app.main: request_threads), so a probe answers while the service is busy
+    report = await anyio.to_thread.run_sync(health, sm, dispatcher, limiter=_health_limiter())
     detail = settings.environment != "production"
     answer = Health(
         status=report.status,
