@@ -39,6 +39,7 @@ __all__ = [
     "RankEnv",
     "RankWarning",
     "WarnedRanks",
+    "check_limits",
     "ladder_applies",
     "numerical",
     "rank_answer",
