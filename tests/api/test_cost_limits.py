@@ -51,6 +51,20 @@ def sphere(n: int, m: int, seed: int = 0) -> list[list[float]]:
     return (x / np.linalg.norm(x, axis=1, keepdims=True)).tolist()
 
 
+def count_checks(monkeypatch: pytest.MonkeyPatch, seconds: float = 0.0) -> list[int]:
+    """Count :meth:`WorkControl.check` calls (``[n]``), each "taking" ``seconds`` first."""
+    checks = [0]
+    real = WorkControl.check
+
+    def counted(self: WorkControl, done: float | None = None, total: float | None = None) -> None:
+        checks[0] += 1
+        time.sleep(seconds)
+        real(self, done, total)
+
+    monkeypatch.setattr(WorkControl, "check", counted)
+    return checks
+
+
 def test_the_issue_s_hypervolume_is_refused_before_it_starts(client: TestClient) -> None:
     """200 points × 10 objectives: no answer after 120 s in the issue; now a 422 at once."""
     t0 = time.perf_counter()
@@ -170,15 +184,7 @@ def test_a_synchronous_request_past_its_deadline_stops(
     with Retry-After at the deadline, and its worker thread stops checking (it has ended)."""
     settings = api_settings(tmp_path, sync_cpu_limit_seconds=0.1, sync_deadline_factor=1.0)
     monkeypatch.setattr(costs, "pareto_cost", lambda body, s: CostEstimate("pareto", 0.001))
-    checks = [0]
-    real = WorkControl.check
-
-    def counted(self: WorkControl, done: float | None = None, total: float | None = None) -> None:
-        checks[0] += 1
-        time.sleep(0.05)  # each front "takes" 50 ms
-        real(self, done, total)
-
-    monkeypatch.setattr(WorkControl, "check", counted)
+    checks = count_checks(monkeypatch, 0.05)  # each front "takes" 50 ms
     fronts = [
         {"problem": "p", "algorithm": f"a{a % 2}", "run": a, "front": [[0.1 * (a % 7), 0.5]]}
         for a in range(400)  # 400 × 50 ms = 20 s unbounded
@@ -218,15 +224,7 @@ def test_a_synchronous_rank_past_its_deadline_stops(
     )
     # sphere d10 is analytic (no table build in the request): the deadline applies as served
     monkeypatch.setattr(InlineDispatcher, "runs_in_request", False)
-    checks = [0]
-    real = WorkControl.check
-
-    def counted(self: WorkControl, done: float | None = None, total: float | None = None) -> None:
-        checks[0] += 1
-        time.sleep(0.05)
-        real(self, done, total)
-
-    monkeypatch.setattr(WorkControl, "check", counted)
+    checks = count_checks(monkeypatch, 0.05)
     body = {
         "function_id": "classic/sphere/d10",
         "values_are": "error",
@@ -250,14 +248,7 @@ def test_a_rank_without_a_deadline_checks_its_control(
     """The same ``runs_by_algorithm`` request with room answers 200, having checked its
     control along the way (between the aggregates and inside their convolutions)."""
     settings = api_settings(tmp_path, sync_cpu_limit_seconds=100.0, sync_deadline_factor=100.0)
-    checks = [0]
-    real = WorkControl.check
-
-    def counted(self: WorkControl, done: float | None = None, total: float | None = None) -> None:
-        checks[0] += 1
-        real(self, done, total)
-
-    monkeypatch.setattr(WorkControl, "check", counted)
+    checks = count_checks(monkeypatch)
     body = {"function_id": "classic/sphere/d10", "values_are": "error", "aggregate": "mean"}
     for c in _client(settings):
         r = c.post("/v1/absolute-ranks", json=body | _rank_body("runs_by_algorithm"))
@@ -408,15 +399,7 @@ def test_a_client_gone_stops_its_request_s_thread_over_real_http(
 
     settings = api_settings(tmp_path, sync_cpu_limit_seconds=10.0, sync_deadline_factor=100.0)
     monkeypatch.setattr(costs, "pareto_cost", lambda body, s: CostEstimate("pareto", 0.001))
-    checks = [0]
-    real = WorkControl.check
-
-    def counted(self: WorkControl, done: float | None = None, total: float | None = None) -> None:
-        checks[0] += 1
-        time.sleep(0.05)
-        real(self, done, total)
-
-    monkeypatch.setattr(WorkControl, "check", counted)
+    checks = count_checks(monkeypatch, 0.05)
     migrate(settings.database_url)
     server = uvicorn.Server(
         uvicorn.Config(create_app(settings), host="127.0.0.1", port=0, log_level="warning")
