@@ -21,7 +21,7 @@ from app.domain.cost import Cancelled, CostEstimate, WorkControl
 from app.main import create_app
 from app.services import costs
 from tests.api.conftest import api_settings, app_client
-from tests.support import migrate
+from tests.support import count_checks, migrate
 from workers.inline import InlineDispatcher
 
 PROBLEM = "application/problem+json"
@@ -49,20 +49,6 @@ def roomy(tmp_path: Path) -> Iterator[TestClient]:
 def sphere(n: int, m: int, seed: int = 0) -> list[list[float]]:
     x = np.random.default_rng(seed).random((n, m)) + 1e-3
     return (x / np.linalg.norm(x, axis=1, keepdims=True)).tolist()
-
-
-def count_checks(monkeypatch: pytest.MonkeyPatch, seconds: float = 0.0) -> list[int]:
-    """Count :meth:`WorkControl.check` calls (``[n]``), each "taking" ``seconds`` first."""
-    checks = [0]
-    real = WorkControl.check
-
-    def counted(self: WorkControl, done: float | None = None, total: float | None = None) -> None:
-        checks[0] += 1
-        time.sleep(seconds)
-        real(self, done, total)
-
-    monkeypatch.setattr(WorkControl, "check", counted)
-    return checks
 
 
 def test_the_issue_s_hypervolume_is_refused_before_it_starts(client: TestClient) -> None:
