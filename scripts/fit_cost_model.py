@@ -113,6 +113,9 @@ def smooth_curve() -> Any:
 
 
 def fit_aggregates() -> dict[str, tuple[float, float]]:
+    """a + b · r per value on a smooth table curve: the median's constants. The mean's are the
+    envelope of its worst case instead (costs.MEAN_AGGREGATE_SECONDS: a value in v's
+    transition refines its convolutions most); its fit here is a floor, printed to compare."""
     from app.domain.aggregates import aggregate_ranks
 
     curve = smooth_curve()

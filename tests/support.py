@@ -236,3 +236,20 @@ def pair_rows(pairs: Any, algorithms: Any = None) -> list[dict[str, Any]]:
     from absrank_client.models import pair_rows as client_pair_rows
 
     return client_pair_rows(pairs, algorithms)
+
+
+def count_checks(monkeypatch: Any, seconds: float = 0.0) -> list[int]:
+    """Count :meth:`WorkControl.check` calls (``[n]``), each "taking" ``seconds`` first
+    (``monkeypatch``: pytest's fixture)."""
+    from app.domain.cost import WorkControl
+
+    checks = [0]
+    real = WorkControl.check
+
+    def counted(self: WorkControl, done: float | None = None, total: float | None = None) -> None:
+        checks[0] += 1
+        time.sleep(seconds)
+        real(self, done, total)
+
+    monkeypatch.setattr(WorkControl, "check", counted)
+    return checks

@@ -28,7 +28,7 @@ from app.schemas.common import (
 from app.schemas.ranks import RankRequest, RankResponse
 from app.schemas.spread import RankSpreadRead, RankSpreadRequest
 from app.services import costs, job_kinds
-from app.services.ranks import RankAnswer, rank_answer, reads_database
+from app.services.ranks import RankAnswer, check_limits, rank_answer, reads_database
 from app.services.spread import rank_spread
 
 RANKS_PATH = "/v1/absolute-ranks"
@@ -158,6 +158,9 @@ async def absolute_ranks(
     def answer() -> Response:
         return rank_response(rank_answer(env, body))
 
+    # the request's size limits first (counts): a request over them is a 422 now, not a job
+    # that fails with it (the cost of a mean makes many of them jobs)
+    check_limits(body, env.settings)
     estimate = costs.rank_cost(body)  # microseconds: counts of the request's lists
     field = estimate.operation.rsplit(".", 1)[1]
     if admit_sync(estimate, env.settings, field=field, job=True) is Mode.JOB:

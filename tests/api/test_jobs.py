@@ -21,9 +21,9 @@ from app.main import create_app
 from app.repositories.jobs import JobRepository
 from app.services import jobs
 from app.services._table_specs import utc_now
-from app.services.job_kinds import COMPARISONS
+from app.services.job_kinds import COMPARISONS, EXECUTORS
 from tests.api.conftest import BACKENDS, api_settings
-from tests.support import migrate
+from tests.support import count_checks, migrate
 from workers.inline import InlineDispatcher
 
 ASYNC = {"Prefer": "respond-async"}
@@ -376,3 +376,32 @@ def test_the_control_of_a_job_is_throttled() -> None:
         now[0] = step * 0.01  # 10 s of checks, 100 per second
         control.check()
     assert calls.count("poll") == 10
+
+
+def test_a_cancelled_rank_job_stops_inside_its_aggregates(
+    make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An absolute-ranks job of means over ``runs_by_algorithm`` (each check of its
+    convolutions "takes" 20 ms): DELETE stops it at its next check, not after its 50 means."""
+    app = make_app(hold=True, job_check_seconds=0.02)
+    checks = count_checks(monkeypatch, 0.02)
+    body = {
+        "function_id": "classic/sphere/d10",
+        "values_are": "error",
+        "aggregate": "mean",
+        "runs_by_algorithm": {f"a{i}": [60.0 + 0.4 * i] * 8 for i in range(50)},
+    }
+    job = accepted(app.client.post("/v1/absolute-ranks", json=body, headers=ASYNC))
+    outcome: list[str] = []
+    worker = threading.Thread(
+        target=lambda: outcome.append(jobs.run_job(app.env(), job["id"], EXECUTORS))
+    )
+    worker.start()
+    _until(lambda: checks[0] >= 5)
+    assert app.client.delete(job["location"]).status_code == 202
+    worker.join(10)
+    assert outcome == ["cancelled"]
+    seen = checks[0]
+    assert seen < 50
+    time.sleep(0.3)
+    assert checks[0] == seen

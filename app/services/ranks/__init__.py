@@ -39,6 +39,7 @@ __all__ = [
     "RankEnv",
     "RankWarning",
     "WarnedRanks",
+    "check_limits",
     "ladder_applies",
     "numerical",
     "rank_answer",
@@ -110,7 +111,7 @@ def _rank(env: RankEnv, req: RankRequest) -> tuple[RankAnswer, list[RankWarning]
     # the values as float64, converted once: ranked, and hashed into the provenance
     sent = None if req.values is None else np.asarray(req.values, dtype=np.float64)
     if req.runs_by_algorithm is not None:
-        body, warnings = rank_runs(fn, source, ctx, req, req.runs_by_algorithm)
+        body, warnings = rank_runs(fn, source, ctx, req, req.runs_by_algorithm, control=env.control)
     else:
         body, warnings = rank_value_list(
             fn, source, ctx, req, env.cache, sent, control=env.control

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from app.domain import absrank, aggregates, notices
+from app.domain.cost import NO_CONTROL, Cancelled, DeadlineExceeded, WorkControl
 from app.domain.errors import DomainError
 from app.domain.functions import BenchmarkFunction
 from app.errors import (
@@ -86,11 +87,13 @@ def _batched_numerical(
     curve: absrank.V1Curve,
     req: RankRequest,
     offset: float,
+    control: WorkControl = NO_CONTROL,
 ) -> dict[str, absrank.RankResult]:
     """The ranks of every mean or even median, one batch per ``r`` (one convolution chain per
     grid level for all of them: :func:`app.domain.aggregates.aggregate_ranks_each`), bit for
     bit each algorithm's own :func:`_rank_algorithm`. A batch that raises is left to the
-    algorithms' own calls, which raise the same error for the first algorithm, named."""
+    algorithms' own calls, which raise the same error for the first algorithm, named; a
+    batch stopped by ``control`` (deadline, cancel) stops the request."""
     groups: dict[tuple[str, int], list[tuple[str, float]]] = {}
     for name, runs in runs_by_algorithm.items():
         aggregate, value = _aggregate_of(runs, req)
@@ -109,7 +112,10 @@ def _batched_numerical(
                 runs=r,
                 aggregate=aggregate,
                 values_are=req.values_are,
+                control=control,
             )
+        except (DeadlineExceeded, Cancelled):
+            raise
         except DomainError:
             continue
         out |= {name: res for (name, _), res in zip(members, each, strict=True)}
@@ -123,10 +129,12 @@ def _rank_algorithm(
     req: RankRequest,
     offset: float,
     res: absrank.RankResult | None = None,
+    control: WorkControl = NO_CONTROL,
 ) -> tuple[dict[str, Any], list[notices.Warning]]:
     """The rank of one algorithm's aggregate (``runs = len(runs)``) and its domain warnings
     (about ``values[0]``, the aggregate: :func:`_for_algorithms` names the algorithm); ``res``:
-    that rank, computed in a batch (:func:`_batched_numerical`)."""
+    that rank, computed in a batch (:func:`_batched_numerical`); ``control``: checked by the
+    aggregate's convolutions or quadrature."""
     r = len(runs)
     aggregate, value = _aggregate_of(runs, req)
     if res is None:
@@ -138,6 +146,7 @@ def _rank_algorithm(
                 runs=r,
                 aggregate=aggregate,
                 values_are=req.values_are,
+                control=control,
             )
     item = rank_items([value], res)[0]
     entry = {"algorithm": name, "runs": r, "aggregate": aggregate} | item
@@ -160,8 +169,11 @@ def rank_runs(
     ctx: absrank.RankContext,
     req: RankRequest,
     runs_by_algorithm: dict[str, list[float]],
+    *,
+    control: WorkControl = NO_CONTROL,
 ) -> WarnedRanks:
-    """``runs_by_algorithm``: each algorithm's aggregate, and each run alone."""
+    """``runs_by_algorithm``: each algorithm's aggregate, and each run alone (``control``:
+    checked between and within the aggregates' convolutions, as the ``values`` path does)."""
     offset = value_offset(fn, req)
     names = list(runs_by_algorithm)
     flat = [x for name in names for x in runs_by_algorithm[name]]
@@ -181,11 +193,12 @@ def rank_runs(
     # a domain warning's text -> the warning and the algorithms that got it
     by_warning: dict[str, tuple[notices.Warning, list[str]]] = {}
     with domain_errors_as_problems():
-        batched = _batched_numerical(runs_by_algorithm, curve, req, offset)
+        batched = _batched_numerical(runs_by_algorithm, curve, req, offset, control)
     start = 0
     for name in names:
         runs = runs_by_algorithm[name]
-        entry, extra = _rank_algorithm(name, runs, curve, req, offset, batched.get(name))
+        control.check()
+        entry, extra = _rank_algorithm(name, runs, curve, req, offset, batched.get(name), control)
         entry["per_run"] = per_run[start : start + len(runs)]
         if deep is not None and _aggregate_awaits(entry, deep[start : start + len(runs)]):
             entry["interval"] |= {"log10_lo": None, "v_lo": 0.0}
