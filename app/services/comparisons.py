@@ -266,16 +266,22 @@ def _relative_niia(
 # NIIA
 
 
+def _check_subset_count(body: ComparisonCreate, settings: Settings) -> None:
+    """At most ``max_niia_subsets`` named subsets (checked before the cost admission too, so
+    an over-long list is a 422 at once, not a job that fails with it)."""
+    if body.niia_subsets is not None and len(body.niia_subsets) > settings.max_niia_subsets:
+        raise errors.InvalidInput(
+            f"at most {settings.max_niia_subsets} NIIA subsets", field="niia_subsets"
+        )
+
+
 def _subsets(
     body: ComparisonCreate, algorithms: tuple[str, ...], settings: Settings
 ) -> list[list[int]]:
     if body.niia_subsets is None:
         k = len(algorithms)
         return [[i, j] for i in range(k) for j in range(i + 1, k)]
-    if len(body.niia_subsets) > settings.max_niia_subsets:
-        raise errors.InvalidInput(
-            f"at most {settings.max_niia_subsets} NIIA subsets", field="niia_subsets"
-        )
+    _check_subset_count(body, settings)
     out = []
     for s, subset in enumerate(body.niia_subsets):
         unknown = [a for a in subset if a not in algorithms]
@@ -543,6 +549,7 @@ def create_comparison(
         if stored is not None and stored.status == "complete":
             return Stored(_read(cid, stored.status, stored.result, view), False)
     if admission is not None:
+        _check_subset_count(body, settings)
         admission(
             costs.comparison_cost(
                 body, costs.ComparisonShape.of_rows(rows, body.reduction), settings

@@ -422,3 +422,15 @@ def test_a_client_gone_stops_its_request_s_thread_over_real_http(
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+def test_too_many_subsets_are_a_422_at_once_not_a_failed_job(tmp_path: Path) -> None:
+    """Over max_niia_subsets, a comparison above the synchronous budget is refused at once
+    (the size limit comes before the cost admission), not queued as a job that fails."""
+    body = _costly_comparison()
+    body["niia_subsets"] = body["niia_subsets"] * 2  # type: ignore[operator]
+    for c in _client(api_settings(tmp_path)):
+        r = c.post("/v1/comparisons", json=body)
+        assert r.status_code == 422, r.text[:300]
+        assert r.json()["field"] == "niia_subsets"
+        assert "at most 100 NIIA subsets" in r.json()["detail"]
