@@ -123,8 +123,14 @@ def submit_job_response(
     )
     job = submitted.job
     headers = {"Location": job.location, "Vary": "Prefer"}
-    if prefers_async(request):  # RFC 7240: applied only where it was asked for
+    asked = prefers_async(request)
+    if asked:  # RFC 7240: applied only where it was asked for
         headers["Preference-Applied"] = RESPOND_ASYNC
+    elif job.status == "done" and not submitted.queued:
+        # a request the server made a job of, sent again once that job is done: its answer
+        content, final = service.answer(state.sessionmaker, job.id)
+        if final:
+            return Response(content, 200, media_type="application/json", headers=headers)
     return _status_response(job, 202, **headers)
 
 

@@ -434,3 +434,26 @@ def test_too_many_subsets_are_a_422_at_once_not_a_failed_job(tmp_path: Path) -> 
         assert r.status_code == 422, r.text[:300]
         assert r.json()["field"] == "niia_subsets"
         assert "at most 100 NIIA subsets" in r.json()["detail"]
+
+
+def test_a_request_made_a_job_before_is_answered_at_once_when_sent_again(
+    client: TestClient,
+) -> None:
+    """The job the server made of a request above the budget is done (inline here): the same
+    request again gets the job's answer (200, the same bytes), not its status; with Prefer,
+    the status."""
+    body = {
+        "function_id": "classic/sphere/d2",
+        "values": [0.1 + i * 1e-3 for i in range(200)],
+        "runs": 64,
+        "aggregate": "mean",
+    }
+    first = client.post("/v1/absolute-ranks", json=body)
+    assert first.status_code == 202, first.text[:300]
+    job = first.headers["location"]
+    again = client.post("/v1/absolute-ranks", json=body)
+    assert again.status_code == 200, again.text[:300]
+    assert again.content == client.get(job + "/answer").content
+    asked = client.post("/v1/absolute-ranks", json=body, headers={"prefer": "respond-async"})
+    assert asked.status_code == 202
+    assert asked.json()["status"] == "done"
