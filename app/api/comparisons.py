@@ -348,9 +348,13 @@ async def create_comparison(
                 ladder_cache=ladder_cache,
                 admission=admission,
             )
-        except RunAsJob:
+        except RunAsJob as above:
             return await submit_as_job(
-                request, job_kinds.COMPARISONS, job, may_queue_builds=may_queue_builds
+                request,
+                job_kinds.COMPARISONS,
+                job,
+                may_queue_builds=may_queue_builds,
+                cost_seconds=above.estimate.cpu_seconds,
             )
     if fmt != "json":
         return _table_response(out, fmt, 201 if created else 200, {"Location": out["location"]})

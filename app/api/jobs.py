@@ -17,6 +17,7 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 
 from app.api.deps import SessionmakerDep, stored_id_path
+from app.api.quotas import charge_cpu
 from app.api.responses import JSON, model_response
 from app.errors import JobFinished, JobNotDone
 from app.schemas.common import PROBLEM_BASE, ProblemExample, problem_responses, unknown_id
@@ -112,6 +113,13 @@ def submit_job_response(
 ) -> Response:
     """Submit ``body`` as a job of ``kind`` and answer ``202`` (blocking: call it from a
     synchronous route, or through :func:`submit_as_job`)."""
+    return _submitted(request, kind, body, may_queue_builds=may_queue_builds)[0]
+
+
+def _submitted(
+    request: Request, kind: str, body: BaseModel, *, may_queue_builds: bool
+) -> tuple[Response, bool]:
+    """The answer to a job's submission, and whether this submission queued it."""
     state = request.app.state
     submitted = service.submit(
         state.sessionmaker,
@@ -130,18 +138,30 @@ def submit_job_response(
         # a request the server made a job of, sent again once that job is done: its answer
         content, final = service.answer(state.sessionmaker, job.id)
         if final:
-            return Response(content, 200, media_type="application/json", headers=headers)
-    return _status_response(job, 202, **headers)
+            return Response(content, 200, media_type="application/json", headers=headers), False
+    return _status_response(job, 202, **headers), submitted.queued
 
 
 async def submit_as_job(
-    request: Request, kind: str, body: BaseModel, *, may_queue_builds: bool
+    request: Request,
+    kind: str,
+    body: BaseModel,
+    *,
+    may_queue_builds: bool,
+    cost_seconds: float | None = None,
 ) -> Response:
     """:func:`submit_job_response` off the event loop (the request's canonical bytes and
-    the database)."""
-    return await run_in_threadpool(
-        submit_job_response, request, kind, body, may_queue_builds=may_queue_builds
+    the database). A job this call queues is charged to its sender's CPU-seconds quota
+    (:mod:`app.api.quotas`): ``cost_seconds``, its estimate, or where the route has none yet
+    (a comparison's rows are read by the worker) the synchronous limit."""
+    response, queued = await run_in_threadpool(
+        _submitted, request, kind, body, may_queue_builds=may_queue_builds
     )
+    if queued:
+        settings = request.app.state.settings
+        charge = cost_seconds if cost_seconds is not None else settings.sync_cpu_limit_seconds
+        await charge_cpu(request, charge)
+    return response
 
 
 if TYPE_CHECKING:

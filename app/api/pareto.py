@@ -85,7 +85,11 @@ async def create_ranking(request: Request, sm: SessionmakerDep, settings: Settin
     mode = admit_sync(estimate, settings, field=costs.pareto_field(body), job=True)
     if mode is Mode.JOB or prefers_async(request):  # README "Jobs"
         return await submit_as_job(
-            request, job_kinds.PARETO_RANKINGS, body, may_queue_builds=False
+            request,
+            job_kinds.PARETO_RANKINGS,
+            body,
+            may_queue_builds=False,
+            cost_seconds=estimate.cpu_seconds,
         )
     out, created = await run_controlled(
         request, sync_control(settings), service.create, sm, settings, body

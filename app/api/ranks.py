@@ -146,10 +146,6 @@ async def absolute_ranks(
     env: RankEnvDep,
 ) -> Response:
     """Turn metric values into absolute ranks v (lower is better; log10_v is authoritative)."""
-    if prefers_async(request):  # a job (README "Jobs"): one header lookup otherwise
-        return await submit_as_job(
-            request, job_kinds.ABSOLUTE_RANKS, body, may_queue_builds=env.queues_builds
-        )
     # The service returns plain JSON types in RankResponse's shape, checked by the model
     # (the per-value items as columns, see rank_response) and sent as built. A light request
     # whose tables are all cached (asked before starting) does no I/O: it runs on the event
@@ -163,9 +159,14 @@ async def absolute_ranks(
     check_limits(body, env.settings)
     estimate = costs.rank_cost(body)  # microseconds: counts of the request's lists
     field = estimate.operation.rsplit(".", 1)[1]
-    if admit_sync(estimate, env.settings, field=field, job=True) is Mode.JOB:
-        return await submit_as_job(  # above the synchronous budget: the workers answer
-            request, job_kinds.ABSOLUTE_RANKS, body, may_queue_builds=env.queues_builds
+    mode = admit_sync(estimate, env.settings, field=field, job=True)
+    if mode is Mode.JOB or prefers_async(request):  # a job (README "Jobs")
+        return await submit_as_job(
+            request,
+            job_kinds.ABSOLUTE_RANKS,
+            body,
+            may_queue_builds=env.queues_builds,
+            cost_seconds=estimate.cpu_seconds,
         )
     if _light(body) and not reads_database(env, body):
         return answer()

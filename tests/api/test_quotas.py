@@ -252,6 +252,27 @@ def test_charge_cpu_counts_a_jobs_estimate(tmp_path: Path) -> None:
         assert c.get(CHEAP).status_code == 200  # anonymous: another quota
 
 
+def test_a_queued_job_is_charged_to_its_senders_cpu_seconds(tmp_path: Path) -> None:
+    """A job's work is charged when it is queued (its estimate; a comparison asked for as a
+    job, whose rows the worker reads: the synchronous limit), so jobs cannot get round the
+    hour's CPU-seconds; the same request again queues nothing and costs nothing."""
+    rows = [
+        {"algorithm": a, "problem": p, "run": 0, "value": v}
+        for a, v in (("A", 0.1), ("B", 0.2))
+        for p in ("p1", "p2", "p3")
+    ]
+    prefer = {"prefer": "respond-async"}
+    with _client(tmp_path, anonymous_cpu_seconds_per_hour=3.0) as c:
+        first = c.post("/v1/comparisons", json={"results": rows}, headers=prefer)
+        assert first.status_code == 202, first.text  # charged 2 s (sync_cpu_limit_seconds)
+        again = c.post("/v1/comparisons", json={"results": rows}, headers=prefer)
+        assert again.status_code == 202  # the same job: nothing queued, nothing charged
+        other = [{**r, "value": r["value"] * 2} for r in rows]
+        second = c.post("/v1/comparisons", json={"results": other}, headers=prefer)
+        assert second.status_code == 202  # admitted (1 s left), then charged: 4 s used
+        _assert_429(c.get(CHEAP), "cpu_seconds", 3.0, 3600, "anonymous_cpu_seconds_per_hour")
+
+
 def test_queued_chunks_are_limited_and_nothing_is_stored_over_the_quota(tmp_path: Path) -> None:
     # test settings: 2^12 points a table in chunks of 2^10, so 4 chunks a table
     with _client(tmp_path, anonymous_chunks_per_hour=6) as c:
