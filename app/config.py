@@ -491,11 +491,12 @@ class Settings(BaseSettings):
         "most max_request_bytes / 28 (the longest JSON coordinate): 200,000 fit 8 MiB",
     )
     request_threads: int = Field(
-        default_factory=lambda: max(2, os.cpu_count() or 2),
+        default_factory=lambda: max(1, (os.cpu_count() or 2) - 1),
         ge=1,
         le=1000,
         description="threads that run requests' synchronous work at once (the computations, "
-        "database reads; default: the machine's cores, at least 2); more requests wait their "
+        "database reads; default: the machine's cores less one, at least 1: the event loop keeps "
+        "a core); more requests wait their "
         "turn without holding Python's interpreter lock, so the event loop and /healthz (its "
         "own threads) keep answering under load",
     )
