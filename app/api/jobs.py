@@ -21,7 +21,7 @@ from app.api.quotas import charge_cpu
 from app.api.responses import JSON, model_response
 from app.errors import JobFinished, JobNotDone
 from app.schemas.common import PROBLEM_BASE, ProblemExample, problem_responses, unknown_id
-from app.schemas.jobs import JobRead
+from app.schemas.jobs import JobProblemRead, JobProgressRead, JobRead
 from app.services import jobs as service
 
 #: FastAPI's type of a route's ``responses``.
@@ -71,34 +71,34 @@ def job_owner(request: Request) -> str:
     return "addr:" + (request.client.host if request.client else "unknown")[:60]
 
 
-def job_read(job: service.JobStatus) -> dict[str, Any]:
-    """The body of :class:`JobRead` for a job's status."""
+def job_read(job: service.JobStatus) -> JobRead:
+    """The :class:`JobRead` of a job's status."""
     problem = job.problem
-    return {
-        "id": job.id,
-        "kind": job.kind,
-        "status": job.status,
-        "location": job.location,
-        "answer": job.location + "/answer",
-        "progress": None
+    return JobRead(
+        id=job.id,
+        kind=job.kind,  # type: ignore[arg-type]  # a kind the executors know
+        status=job.status,  # type: ignore[arg-type]
+        location=job.location,
+        answer=job.location + "/answer",
+        progress=None
         if job.progress is None
-        else {"done": job.progress[0], "total": job.progress[1]},
-        "eta_seconds": job.eta_seconds,
-        "attempt": job.attempt,
-        "created_at": job.created_at,
-        "started_at": job.started_at,
-        "finished_at": job.finished_at,
-        "problem": None
+        else JobProgressRead(done=job.progress[0], total=job.progress[1]),
+        eta_seconds=job.eta_seconds,
+        attempt=job.attempt,
+        created_at=job.created_at,
+        started_at=job.started_at,
+        finished_at=job.finished_at,
+        problem=None
         if problem is None
-        else {
-            "type": PROBLEM_BASE + problem.type,
-            "title": problem.title,
-            "status": problem.status,
-            "detail": problem.detail,
-            "field": problem.field,
-            "extra": dict(problem.extra),
-        },
-    }
+        else JobProblemRead(
+            type=PROBLEM_BASE + problem.type,
+            title=problem.title,
+            status=problem.status,
+            detail=problem.detail,
+            field=problem.field,
+            extra=dict(problem.extra),
+        ),
+    )
 
 
 def _status_response(job: service.JobStatus, status_code: int = 200, **headers: str) -> Response:
