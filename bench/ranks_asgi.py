@@ -90,7 +90,9 @@ async def block(app: Asgi, body: bytes, n: int, path: str = RANKS) -> float:
     time the other processes hold the cores is not counted, their share of the caches is)."""
     t0 = time.thread_time()
     for _ in range(n):
-        await call(app, body, path)
+        status, out = await call(app, body, path)
+        if status != 200:  # a refusal (a quota, a limit) would be a fast non-answer
+            raise RuntimeError(f"{path}: {status} {out[:300]!r}")
     return (time.thread_time() - t0) / n
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import struct
+from collections.abc import Sequence
+
 import numpy as np
 
 from app.domain.errors import InvalidInput
@@ -19,12 +22,20 @@ def positive_int(value: object, name: str, *, minimum: int = 1) -> int:
     return int(value)
 
 
+def float64_array(values: Sequence[float]) -> np.ndarray:
+    """A list of Python floats as a float64 array, read-only, converted in one C call
+    (``struct.pack``: each entry is ``PyFloat_AsDouble`` of it, as ``np.asarray`` does; about
+    half of ``np.asarray``'s time on a list of floats)."""
+    packed = struct.pack(f"{len(values)}d", *values)
+    return np.frombuffer(packed, dtype=np.float64)
+
+
 def finite_1d(values: object, name: str) -> np.ndarray:
     """``values`` as a finite one-dimensional float64 array."""
     arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
     if arr.ndim != 1:
         raise InvalidInput(f"{name} must be one-dimensional, got shape {arr.shape}", field=name)
-    if not np.all(np.isfinite(arr)):
+    if np.count_nonzero(np.isfinite(arr)) != arr.size:
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
         raise InvalidInput(f"{name} must be finite; entry {bad} is {arr[bad]}", field=name)
     return arr

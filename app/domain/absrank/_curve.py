@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 
@@ -82,12 +81,18 @@ def _apply_atom(
 def _selection(mask: np.ndarray) -> slice | np.ndarray | None:
     """The entries of ``mask`` as a slice where they are contiguous (always for sorted values:
     each piece of ``v1`` is a range of ``t``; a slice is a view, and reads and writes no
-    index), else the mask itself; ``None`` where none is set."""
-    at = np.flatnonzero(mask)
-    if at.size == 0:
+    index), else the mask itself; ``None`` where none is set (counts, not index arrays: a
+    few passes over bytes)."""
+    count = np.count_nonzero(mask)
+    if count == 0:
         return None
-    first, last = int(at[0]), int(at[-1])
-    return slice(first, last + 1) if last - first + 1 == at.size else mask
+    if count == mask.size:
+        return slice(None)
+    first = int(mask.argmax())
+    end = first + count
+    if np.count_nonzero(mask[first:end]) == count:
+        return slice(first, end)
+    return mask
 
 
 def _assemble(
@@ -108,19 +113,22 @@ def _assemble(
     up = t > eq.y_max
     if upper == "linear-to-f_max" and ctx.f_max is not None:
         up |= t >= float(ctx.f_max)  # v(f_max) = 1 even when y_N = f_max (not N/(N+1))
-    masks = {"low": low, "up": ~low & up}
-    masks["mid"] = ~(masks["low"] | masks["up"])
-    makers: dict[str, Callable[[np.ndarray, np.ndarray | None], Piece]] = {
-        "low": lower.piece,
-        "mid": eq.piece,
-        "up": lambda x, _: upper_piece(x, eq, ctx, upper),
-    }
-    ln_v, lo, hi = (np.empty(t.shape) for _ in range(3))
+    above: np.ndarray | None = None  # most requests: nothing above the samples
+    if np.count_nonzero(up):
+        above = up & ~low
+        mid = ~(low | above)
+    else:
+        mid = ~low
+    ln_v, lo, hi = np.empty(t.shape), np.empty(t.shape), np.empty(t.shape)
     method = np.empty(t.shape, dtype=object)
-    for name, mask in masks.items():
-        where = _selection(mask)
+    for mask, make in (
+        (low, lower.piece),
+        (mid, eq.piece),
+        (above, lambda x, _: upper_piece(x, eq, ctx, upper)),
+    ):
+        where = None if mask is None else _selection(mask)
         if where is not None:
-            part = makers[name](t[where], None if gap is None else gap[where])
+            part = make(t[where], None if gap is None else gap[where])
             ln_v[where], lo[where], hi[where], method[where] = (
                 part.ln_v,
                 part.ln_lo,
@@ -146,7 +154,7 @@ def _zero_at_minimum(t: np.ndarray, est: Piece, ctx: RankContext, gap: np.ndarra
         zero = t <= f_opt if at_zero else t < f_opt
     else:
         zero = gap <= 0 if at_zero else gap < 0
-    if not np.any(zero):
+    if not np.count_nonzero(zero):
         return est
     out = [np.where(zero, -np.inf, x) for x in (est.ln_v, est.ln_lo, est.ln_hi)]
     return Piece(out[0], out[1], out[2], "")
@@ -166,14 +174,17 @@ def _result(
     tail: RankTail,
     warnings: list[notices.Warning],
 ) -> RankResult:
-    ln_v, lo, hi = (_transform(x, budget, runs, k) for x in (est.ln_v, est.ln_lo, est.ln_hi))
+    if budget == 1 and runs == 1:  # v = v1: the logs as they are (read, never written)
+        ln_v, lo, hi = est.ln_v, est.ln_lo, est.ln_hi
+    else:
+        ln_v, lo, hi = (_transform(x, budget, runs, k) for x in (est.ln_v, est.ln_lo, est.ln_hi))
     with np.errstate(under="ignore"):
         v = np.exp(ln_v)
     # v is exactly 0 (t below f*, or at f* without an atom): say so instead of naming a tail
     # (a new object array either way: the caller's is not changed)
-    zero = np.isneginf(ln_v)
+    zero = ln_v == -np.inf
     method = np.array(method, dtype=object)
-    if zero.any():
+    if np.count_nonzero(zero):
         method[zero] = "at-or-below-minimum"
     return RankResult(
         log10_v=ln_v / LN10,

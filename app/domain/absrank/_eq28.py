@@ -73,6 +73,13 @@ class Eq28:
         # the last knot at or below exact_upto: values[i] <= exact_upto iff i <= this (sorted
         # knots), so bracket() compares indices instead of reading the knots again
         self._upto = int(np.searchsorted(table.values, self.exact_upto, side="right")) - 1
+        # per knot j: whether the count in [y_j, y_next) is known exactly whatever t is there
+        # (the next knot is within the exact range, or holds one sample more): bracket()'s
+        # test on j and nxt, computed once per curve instead of five passes per request
+        m = table.values.size
+        nxt = np.minimum(np.arange(1, m + 1), m - 1)
+        self.static_exact = (nxt <= self._upto) | (self.counts[nxt] - self.counts <= 1)
+        self.static_exact.flags.writeable = False
         self.f_opt = f_opt
         self._gaps: _GapKnots | None = None
 
@@ -140,14 +147,18 @@ class Eq28:
         return Piece(ln_v, lo, hi, "interpolated")
 
     def _piece(self, t: np.ndarray, knots: np.ndarray) -> Piece:
-        ln_v = self._ln_v(t, knots)
-        j, nxt, exact = self.bracket(t, knots)
-        cp_hi = np.empty(t.shape)
-        cp_hi[exact] = self.cp.upper(j[exact])
-        cp_hi[~exact] = self.cp.upper_below(nxt[~exact])
-        lo = np.minimum(self.cp.lower(j), ln_v)
-        hi = np.maximum(cp_hi, ln_v)
-        return Piece(ln_v, lo, hi, "interpolated")
+        """Eq. 28 at ``t`` on ``knots``: :meth:`bracket`'s count bounds and their limits, in
+        few passes (one search, the per-knot test :attr:`static_exact`, the limits of both
+        ends read by :meth:`CPLimits.at`); the same numbers as the bracket spelt out."""
+        ln_v = np.log(np.interp(t, knots, self.counts[: knots.size]))
+        ln_v -= self.ln_n1
+        j = knots.searchsorted(t, side="right")
+        j -= 1
+        np.maximum(j, 0, out=j)  # searchsorted is at most knots.size: no upper clip
+        exact = knots[j] == t
+        exact |= self.static_exact[j]
+        lower, upper = self.cp.at(j, exact)
+        return Piece(ln_v, np.minimum(lower, ln_v), np.maximum(upper, ln_v), "interpolated")
 
     def ln_cp_upper_zero(self) -> float:
         """Upper confidence limit of ``v1(t)`` for ``t < y_1`` (no sample at or below ``t``)."""
@@ -202,20 +213,31 @@ class LinearTail:
         table, read once per curve instead of once per request)."""
         return max(self.atom, self.eq.count_at(self.eq.y_min) / (self.eq.n + 1.0))
 
-    def piece(self, t: np.ndarray, gap: np.ndarray | None = None) -> Piece:
-        """``gap``: exact ``t − f*`` (errors), used for the ramp ``(t − f*)/(y_1 − f*)``."""
+    @cached_property
+    def _constants(self) -> tuple[float, float, float, float]:
+        """``ln v_top``, ``ln(y_1 − f*)`` (NaN if not positive), ``ln atom`` and
+        ``ln(1 − atom/v_top)``: the line's constants, computed once per curve."""
         ln_top = math.log(self.v_top)
         span = self.eq.y_min - self.f_opt
         ln_atom = ln_or_neg_inf(self.atom)
+        ln_rest = float(ln1m_exp(np.array(ln_atom - ln_top)))
+        return ln_top, math.log(span) if span > 0 else math.nan, ln_atom, ln_rest
+
+    def piece(self, t: np.ndarray, gap: np.ndarray | None = None) -> Piece:
+        """``gap``: exact ``t − f*`` (errors), used for the ramp ``(t − f*)/(y_1 − f*)``."""
+        ln_top, ln_span, ln_atom, ln_rest = self._constants
         rise = t - self.f_opt if gap is None else gap
         with np.errstate(divide="ignore", invalid="ignore"):
-            frac_ln = np.log(rise) - math.log(span) if span > 0 else np.zeros(t.shape)
+            frac_ln = np.log(rise) - ln_span if not math.isnan(ln_span) else np.zeros(t.shape)
             ramp = ln_top + frac_ln  # ln of the linear part above the atom
-            ln_v = np.logaddexp(ln_atom, ln1m_exp(np.array(ln_atom - ln_top)) + ramp)
+            ln_v = np.logaddexp(ln_atom, ln_rest + ramp)
         below, at = (t < self.f_opt, t == self.f_opt) if gap is None else (gap < 0, gap == 0)
+        cap = self.eq.ln_cp_upper_zero()
+        if not (np.count_nonzero(below) or np.count_nonzero(at)):  # all above f*
+            return Piece(ln_v, np.minimum(ln_atom, ln_v), np.maximum(cap, ln_v), "tail-linear")
         ln_v = np.where(below, NEG_INF, np.where(at, ln_atom, ln_v))
         lo = np.where(below, NEG_INF, ln_atom)
-        hi = np.where(below | at, ln_v, np.maximum(self.eq.ln_cp_upper_zero(), ln_v))
+        hi = np.where(below | at, ln_v, np.maximum(cap, ln_v))
         return Piece(ln_v, np.minimum(lo, ln_v), hi, "tail-linear")
 
 

@@ -196,6 +196,25 @@ class CPLimits:
     def lower(self, j: np.ndarray) -> np.ndarray:
         return self._memo(self._lower, j, ln_cp_lower, 0)
 
+    def at(self, j: np.ndarray, exact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Limits of a count bracketed at knot ``j`` (:meth:`Eq28.bracket`): ``lower(j)``, and
+        ``upper(j)`` where ``exact``, else ``upper_below(min(j + 1, m − 1))`` (the count is at
+        most the next knot's less one). The same memo entries as those methods; the misses
+        (a table's first requests) are filled by them."""
+        lower = self._lower[j]
+        upper = np.where(exact, self._upper[j], self._upper_below[self._next(j)])
+        if np.count_nonzero(np.isnan(lower)):
+            lower = self.lower(j)
+        if np.count_nonzero(np.isnan(upper)):
+            upper = np.empty(j.shape)
+            upper[exact] = self.upper(j[exact])
+            upper[~exact] = self.upper_below(self._next(j[~exact]))
+        return lower, upper
+
+    def _next(self, j: np.ndarray) -> np.ndarray:
+        out: np.ndarray = np.minimum(j + 1, self.counts.size - 1)
+        return out
+
     def upper(self, j: np.ndarray) -> np.ndarray:
         return self._memo(self._upper, j, ln_cp_upper, 0)
 

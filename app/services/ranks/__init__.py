@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from app.domain.validation import float64_array
 from app.schemas.ranks import RankRequest
 from app.services.provenance import float64_sha256, provenance
 from app.services.ranks._columns import RankAnswer, RankColumns
@@ -109,7 +110,7 @@ def _rank(env: RankEnv, req: RankRequest) -> tuple[RankAnswer, list[RankWarning]
     fn, source = resolve(env, req)
     ctx = rank_context(fn, source.lower, source.upper, whole_domain=source.whole_domain)
     # the values as float64, converted once: ranked, and hashed into the provenance
-    sent = None if req.values is None else np.asarray(req.values, dtype=np.float64)
+    sent = None if req.values is None else float64_array(req.values)
     if req.runs_by_algorithm is not None:
         body, warnings = rank_runs(fn, source, ctx, req, req.runs_by_algorithm, control=env.control)
     else:

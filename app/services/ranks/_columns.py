@@ -22,6 +22,7 @@ import orjson
 from pydantic_core import to_json
 
 from app.domain import absrank
+from app.domain.validation import float64_array
 from app.schemas.ranks import RankResponse
 
 _METHOD = re.compile(r"[a-z][a-z-]*")
@@ -146,7 +147,7 @@ class RankColumns:
         n = len(self.value)
         value = self.value64
         if value is None:
-            value = np.asarray(self.value, dtype=np.float64)
+            value = float64_array(self.value)
         elif not isinstance(value, np.ndarray) or value.dtype != np.float64:
             raise TypeError("RankColumns.value64: float64 array")
         if value.shape != (n,) or not np.isfinite(value).all():
@@ -158,7 +159,7 @@ class RankColumns:
         names = self.method.tolist() if isinstance(self.method, np.ndarray) else None
         if names is None or self.method.shape != (n,):
             raise TypeError("RankColumns.method: method names")
-        distinct = dict.fromkeys(names)
+        distinct = set(names)  # json() writes the same bytes in any order of these
         if not all(isinstance(m, str) and _METHOD.fullmatch(m) for m in distinct):
             raise TypeError("RankColumns.method: method names")
         p = self.provisional
@@ -168,7 +169,7 @@ class RankColumns:
             raise TypeError(f"RankColumns.provisional: bool array of shape ({n},)")
         object.__setattr__(self, "_value64", value)
         object.__setattr__(self, "_names", names)
-        object.__setattr__(self, "_distinct", list(distinct))
+        object.__setattr__(self, "_distinct", sorted(distinct))
 
     @classmethod
     def of(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -169,13 +168,14 @@ def _ranks_in_order(
         out[order] = sorted_
         return out
 
-    return replace(
-        res,
-        log10_v=back(res.log10_v),
-        v=back(res.v),
-        method=back(res.method),
-        log10_lo=back(res.log10_lo),
-        log10_hi=back(res.log10_hi),
+    return absrank.RankResult(
+        back(res.log10_v),
+        back(res.v),
+        back(res.method),
+        back(res.log10_lo),
+        back(res.log10_hi),
+        res.tail,
+        res.warnings,
     )
 
 

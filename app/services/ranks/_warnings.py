@@ -109,8 +109,10 @@ def resolution_warnings(
     t = np.asarray(sent, dtype=np.float64)
     gap = t - fn.f_opt
     with np.errstate(invalid="ignore"):
-        lossy = (gap > 0) & np.isfinite(t) & (0.5 * np.spacing(np.abs(t)) > GAP_RESOLUTION * gap)
-    if not lossy.any():
+        lossy = 0.5 * np.spacing(np.abs(t)) > GAP_RESOLUTION * gap
+        lossy &= gap > 0
+        lossy &= np.isfinite(t)
+    if not np.count_nonzero(lossy):
         return []
     ulp = float(np.spacing(abs(fn.f_opt)))
     first = float(t[lossy][0])
