@@ -114,9 +114,7 @@ def _rank(env: RankEnv, req: RankRequest) -> tuple[RankAnswer, list[RankWarning]
     if req.runs_by_algorithm is not None:
         body, warnings = rank_runs(fn, source, ctx, req, req.runs_by_algorithm, control=env.control)
     else:
-        body, warnings = rank_value_list(
-            fn, source, ctx, req, env.cache, sent, control=env.control
-        )
+        body, warnings = rank_value_list(fn, source, ctx, req, env.cache, sent, control=env.control)
     warnings += ladder_hint(fn, source, req)
     if req.regions == "nested" and source.kind == "analytic":
         warnings.append(

@@ -150,7 +150,7 @@ class RankColumns:
             value = float64_array(self.value)
         elif not isinstance(value, np.ndarray) or value.dtype != np.float64:
             raise TypeError("RankColumns.value64: float64 array")
-        if value.shape != (n,) or not np.isfinite(value).all():
+        if value.shape != (n,) or np.count_nonzero(np.isfinite(value)) != n:
             raise TypeError("RankColumns.value: finite floats")
         for name in ("v", "log10_v", "log10_lo", "log10_hi"):
             col = getattr(self, name)
@@ -183,7 +183,7 @@ class RankColumns:
         """The columns of ``res`` for ``values``; ``provisional`` (a mask) marks the ranks
         that await the ladder (``None`` or no mark: none do); ``value64``: ``values`` as
         float64, if the caller has them."""
-        marked = None if provisional is None or not provisional.any() else provisional
+        marked = None if provisional is None or not np.count_nonzero(provisional) else provisional
         return cls(
             list(values),
             np.asarray(res.v, dtype=np.float64),
