@@ -207,7 +207,12 @@ def servers(
     }
     if absrank_cmd:
         argv["absrank"] = shlex.split(absrank_cmd.format(python=c.PYTHON, port=ports["absrank"]))
-    env = dep.env() | {"ABSRANK_TABLE_READY_CACHE_SIZE": str(CACHE_SIZE)}
+    # no figure preload: the rank route never draws, and matplotlib's import (a few seconds of
+    # CPU in a background thread from 2 s after the start) would fall into the first loads
+    env = dep.env() | {
+        "ABSRANK_TABLE_READY_CACHE_SIZE": str(CACHE_SIZE),
+        "ABSRANK_PRELOAD_FIGURES": "false",
+    }
     with contextlib.ExitStack() as stack:
         out: dict[str, dict[str, Any]] = {}
         for name in ("absrank", "bare"):
