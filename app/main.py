@@ -44,7 +44,7 @@ from app.api.quotas import QuotaMiddleware, Quotas
 from app.config import Settings, get_settings
 from app.db import engine_for, make_sessionmaker
 from app.errors import PayloadTooLarge, ServiceUnavailable
-from app.heap import settle_after_imports
+from app.heap import keep_large_blocks, settle_after_imports
 from app.services import table_cache
 from app.web.pages import install_pages
 
@@ -255,6 +255,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any | None = None) 
         app.state.table_caches = caches.tables
         app.state.ladder_caches = caches.ladders
         settle_after_imports()  # the imports' heap collected once and frozen (app.heap)
+        keep_large_blocks()  # large answers' buffers from the heap, not fresh pages (app.heap)
         preload: threading.Thread | None = None
         stopping = threading.Event()
         if settings.preload_figures:  # matplotlib warmed off the event loop (plots.preload)

@@ -36,6 +36,7 @@ from pydantic import ValidationError
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.domain import absrank
+from app.heap import keep_large_blocks
 from app.schemas.ranks import RankRequest
 from app.services.ranks import RankAnswer, RankColumns
 
@@ -102,6 +103,7 @@ def main() -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, required=True)
     args = p.parse_args()
+    keep_large_blocks()  # as the real API's start does (app.heap): the same allocator
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
 
 

@@ -356,8 +356,14 @@ def _clock(fn: Callable[[], object], reps: int) -> list[float]:
 
 def inprocess(dep: c.Deployment, view: Any, sm: Any, reps: int) -> dict[str, Any]:
     """10^5 values in this process: the endpoint's work vs the numpy limit, cold and warm; the
-    per-value implementation it replaced; the response check's cost at 10^3 and 10^5."""
+    per-value implementation it replaced; the response check's cost at 10^3 and 10^5. This
+    process's allocator is set as the API's start sets it (``app.heap.keep_large_blocks``):
+    both sides run with it."""
     import orjson
+
+    from app.heap import keep_large_blocks
+
+    keep_large_blocks()
     from pydantic_core import to_json
 
     from app.api.ranks import rank_response
