@@ -16,17 +16,26 @@ Like for like with the real endpoint, minus its work:
 
 It is the framework's floor for this payload: what absrank costs above it is its own work.
 
+With ``--floor`` (and ``/v1/absolute-ranks-floor`` in any mode, for ``bench/ranks_asgi.py``)
+the same endpoint also ranks the values at the numpy limit (``bench/_floor.py``: the table
+read from the deployment's database once, then one ``searchsorted`` and one ``interp`` over
+its knots per request) and answers those ranks: what absrank would cost if the ranking were
+all it did.
+
 Run it exactly as ``absrank serve`` runs the real app (``uvicorn.run(app, host, port,
 log_level="info")``, one process)::
 
     .venv/bin/python bench/bare_app.py --port 8001
+    .venv/bin/python bench/bare_app.py --port 8002 --floor  # ABSRANK_DATABASE_URL's tables
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from fastapi import FastAPI, Request, Response
@@ -35,12 +44,53 @@ from pydantic import ValidationError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from _floor import Floor
+
 from app.domain import absrank
+from app.domain.validation import float64_array
 from app.heap import keep_large_blocks
 from app.schemas.ranks import RankRequest
 from app.services.ranks import RankAnswer, RankColumns
 
 app = FastAPI(title="bare peer")
+
+FloorLoader = Callable[[str], Floor]
+_floor: dict[str, FloorLoader] = {}
+"""The floor mode's table loader (``"load"``), set by :func:`use_floor`."""
+_floors: dict[str, Floor] = {}
+FLOOR_MODE = False
+"""``--floor``: ``/v1/absolute-ranks`` ranks at the numpy limit too."""
+
+
+def use_floor(load: FloorLoader) -> None:
+    """Rank on the floor endpoints with tables from ``load(table_id)`` (kept per id)."""
+    _floor["load"] = load
+    _floors.clear()
+
+
+def floor_loader(sm: Any, settings: Any) -> FloorLoader:
+    """Tables read through ``sm`` (a sessionmaker), cached as ``settings`` size the ready
+    tables' cache."""
+    from app.domain.functions import get_function
+    from app.services.table_cache import TableCaches
+    from app.services.tables import load_table_data
+
+    caches = TableCaches.from_settings(settings)
+
+    def load(table_id: str) -> Floor:
+        ready = load_table_data(sm, table_id, cache=caches)
+        return Floor.of(ready.data, float(get_function(ready.view.function_id).f_opt or 0.0))
+
+    return load
+
+
+def database_floor_loader() -> FloorLoader:
+    """Tables read from the database of this process's settings (``ABSRANK_DATABASE_URL``)."""
+    from app.config import Settings
+    from app.db import make_engine, make_sessionmaker
+
+    settings = Settings()
+    return floor_loader(make_sessionmaker(make_engine(settings.database_url)), settings)
 
 
 @app.get("/healthz")
@@ -48,22 +98,31 @@ def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-def answer(body: RankRequest) -> RankAnswer:
+def answer(body: RankRequest, floor: bool = False) -> RankAnswer:
     """Made-up ranks for ``body.values`` (full-length floats, as real ranks have), in the
-    real answer's shape."""
+    real answer's shape; with ``floor``, the ranks at the numpy limit (``bench/_floor.py``)."""
     values = body.values or []
     n = len(values)
-    log10_v = np.log10(np.arange(1, n + 1) / (n + 1.5))
-    res = absrank.RankResult(
-        log10_v=log10_v,
-        v=10.0**log10_v,
-        # an object array of method names, as absrank's ranks carry (a fixed-width text
-        # array would cost the peer ~28 µs more a request in RankColumns' check)
-        method=np.full(n, "interpolated", dtype=object),
-        log10_lo=log10_v - 0.1,
-        log10_hi=log10_v + 0.1,
-        tail=None,  # type: ignore[arg-type]
-    )
+    if floor:
+        table_id = body.table_id or ""
+        fl = _floors.get(table_id)
+        if fl is None:
+            fl = _floors[table_id] = _floor["load"](table_id)
+        value64 = float64_array(values)
+        res = fl.rank(value64)
+    else:
+        value64 = None
+        log10_v = np.log10(np.arange(1, n + 1) / (n + 1.5))
+        res = absrank.RankResult(
+            log10_v=log10_v,
+            v=10.0**log10_v,
+            # an object array of method names, as absrank's ranks carry (a fixed-width text
+            # array would cost the peer ~28 µs more a request in RankColumns' check)
+            method=np.full(n, "interpolated", dtype=object),
+            log10_lo=log10_v - 0.1,
+            log10_hi=log10_v + 0.1,
+            tail=None,  # type: ignore[arg-type]
+        )
     return RankAnswer(
         {
             "function_id": body.function_id or body.table_id or "",
@@ -71,7 +130,7 @@ def answer(body: RankRequest) -> RankAnswer:
             "budget": body.budget,
             "runs": body.runs,
             "aggregate": body.aggregate or "best",
-            "results": RankColumns.of(values, res),
+            "results": RankColumns.of(values, res, value64=value64),
             "algorithms": None,
             "tail": {},
             "warnings": [],
@@ -82,11 +141,23 @@ def answer(body: RankRequest) -> RankAnswer:
 
 @app.post("/v1/absolute-ranks")
 async def absolute_ranks(request: Request) -> Response:
+    body = await _request(request)
+    return Response(answer(body, FLOOR_MODE).json(), media_type="application/json")
+
+
+async def _request(request: Request) -> RankRequest:
+    """The body validated from its bytes, as absrank's route does (422 as FastAPI's)."""
     try:
-        body = RankRequest.model_validate_json(await request.body())
+        return RankRequest.model_validate_json(await request.body())
     except ValidationError as exc:
         raise RequestValidationError(exc.errors(include_url=False)) from None
-    return Response(answer(body).json(), media_type="application/json")
+
+
+@app.post("/v1/absolute-ranks-floor")
+async def absolute_ranks_floor(request: Request) -> Response:
+    """``/v1/absolute-ranks`` with the ranking at the numpy limit (after :func:`use_floor`)."""
+    body = await _request(request)
+    return Response(answer(body, True).json(), media_type="application/json")
 
 
 @app.post("/v1/absolute-ranks-framework")
@@ -102,7 +173,16 @@ def main() -> None:
     p = argparse.ArgumentParser(description="serve the bare peer app")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, required=True)
+    p.add_argument(
+        "--floor",
+        action="store_true",
+        help="rank at the numpy limit on the tables of ABSRANK_DATABASE_URL (bench/_floor.py)",
+    )
     args = p.parse_args()
+    if args.floor:
+        global FLOOR_MODE
+        FLOOR_MODE = True
+        use_floor(database_floor_loader())
     keep_large_blocks()  # as the real API's start does (app.heap): the same allocator
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
 

@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import cProfile
 import io
-import math
 import pstats
 import statistics
 import time
@@ -84,6 +83,8 @@ async def call(app: Asgi, body: bytes, path: str = "/v1/absolute-ranks") -> tupl
 RANKS = "/v1/absolute-ranks"
 FRAMEWORK = "/v1/absolute-ranks-framework"
 """The bare peer's endpoint whose body FastAPI parses (``json.loads``, then the model)."""
+FLOOR = "/v1/absolute-ranks-floor"
+"""The bare peer's endpoint that ranks at the numpy limit (``bench/_floor.py``)."""
 
 
 async def block(app: Asgi, body: bytes, n: int, path: str = RANKS) -> float:
@@ -98,6 +99,7 @@ async def block(app: Asgi, body: bytes, n: int, path: str = RANKS) -> float:
 
 
 async def run(blocks: int, per_block: int, profile: bool) -> dict[str, Any]:
+    import bare_app
     from bare_app import app as bare
 
     from app.main import create_app
@@ -111,17 +113,13 @@ async def run(blocks: int, per_block: int, profile: bool) -> dict[str, Any]:
         async with app.router.lifespan_context(app):
             # the peers: bare (the body validated from its bytes, as absrank's route does) and
             # bare-framework (FastAPI's own body handling: what absrank's route did before)
-            floor = ranking_floor(views[0], sm, settings, rl.payload(views[0])["values"])
-
-            async def bare_plus_floor(scope: Any, receive: Any, send: Any) -> None:
-                floor()  # the ranking at the numpy limit, then the peer's whole request
-                await bare(scope, receive, send)
-
+            # and bare+floor: the peer ranking at the numpy limit (bench/_floor.py)
+            bare_app.use_floor(bare_app.floor_loader(sm, settings))
             apps: dict[str, tuple[Asgi, str]] = {
                 "absrank": (app, RANKS),
                 "bare": (bare, RANKS),
                 "bare-framework": (bare, FRAMEWORK),
-                "bare+floor": (bare_plus_floor, RANKS),
+                "bare+floor": (bare, FLOOR),
             }
             for name, (a, path) in apps.items():
                 status, out = await call(a, body, path)
@@ -169,47 +167,6 @@ async def run(blocks: int, per_block: int, profile: bool) -> dict[str, Any]:
         f"throughput would be {med['bare'] / med['bare+floor']:.2f} of the peer's"
     )
     return {"us": med, "ratios": ratios}
-
-
-def ranking_floor(view: Any, sm: Any, settings: Any, values: list[float]) -> Callable[[], None]:
-    """The least numpy work that ranks ``values`` on the table as absrank does: sorted, one
-    ``searchsorted`` and one ``interp`` over the stored knots, ``log``, the interval ends read
-    per knot (arrays of the table's size), the linear tail below ``y_1``, ``exp`` and
-    ``log10`` of the three columns, put back in the order sent. No checks, no provenance, no
-    warnings, no object per value: a floor, not an implementation."""
-    import numpy as np
-
-    from app.domain.functions import get_function
-    from app.services.table_cache import AppCaches
-    from app.services.tables import load_table_data
-
-    data = load_table_data(sm, view.id, cache=AppCaches.from_settings(settings).tables).data
-    knots, counts = data.values, data.counts.astype(np.float64)
-    lower = np.log(np.maximum(counts - 1.0, 0.5) / (data.n + 1.0))
-    upper = np.log(np.minimum(counts + 1.0, data.n) / (data.n + 1.0))
-    f_opt = float(get_function(view.function_id).f_opt or 0.0)
-    y_1, ln_n1 = float(knots[0]), math.log(data.n + 1.0)
-    ln_top, ln_span = math.log(float(counts[0]) / (data.n + 1.0)), math.log(y_1 - f_opt)
-    t = np.asarray(values, dtype=np.float64)
-    ln10 = math.log(10.0)
-
-    def floor() -> None:
-        order = np.argsort(t)
-        x = t[order]
-        a = int(x.searchsorted(y_1))
-        j = knots.searchsorted(x, side="right") - 1
-        np.maximum(j, 0, out=j)
-        ln_v = np.log(np.interp(x, knots, counts)) - ln_n1
-        lo = np.minimum(lower[j], ln_v)
-        hi = np.maximum(upper[j], ln_v)
-        if a:
-            ln_v[:a] = ln_top + (np.log(x[:a] - f_opt) - ln_span)
-            lo[:a] = -np.inf
-            hi[:a] = ln_v[:a]
-        cols = np.empty((4, x.size))
-        cols[:, order] = (ln_v / ln10, np.exp(ln_v), lo / ln10, hi / ln10)
-
-    return floor
 
 
 def main() -> None:

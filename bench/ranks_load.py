@@ -74,6 +74,9 @@ GOAL_FIXED_MS = 2.0
 GOAL_LARGE_SECONDS = 0.100
 GOAL_LARGE_RATIO = 5.0
 CONCURRENCY = (32, 4)
+SERVERS = ("absrank", "bare", "floor")
+"""The real API, the bare peer, and the bare peer ranking at the numpy limit (``--floor``:
+measured at 10^3 values and 32 clients only, the ceiling of any implementation's ratio)."""
 
 WRK_SCRIPT = """
 local bodies = { %s }
@@ -184,7 +187,7 @@ def servers(
     import shlex
     import signal
 
-    ports = {"absrank": c.free_port(), "bare": c.free_port()}
+    ports = {"absrank": c.free_port(), "bare": c.free_port(), "floor": c.free_port()}
     argv = {
         "absrank": [
             c.ABSRANK,
@@ -204,6 +207,16 @@ def servers(
             "--port",
             str(ports["bare"]),
         ],
+        # the peer ranking at the numpy limit on the same tables (bench/_floor.py)
+        "floor": [
+            c.PYTHON,
+            str(c.BENCH / "bare_app.py"),
+            "--floor",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(ports["floor"]),
+        ],
     }
     if absrank_cmd:
         argv["absrank"] = shlex.split(absrank_cmd.format(python=c.PYTHON, port=ports["absrank"]))
@@ -215,7 +228,7 @@ def servers(
     }
     with contextlib.ExitStack() as stack:
         out: dict[str, dict[str, Any]] = {}
-        for name in ("absrank", "bare"):
+        for name in SERVERS:
             log = dep.root / f"{name}.log"
             proc = stack.enter_context(
                 c.child(argv[name], env=env, log=log, stop_signal=signal.SIGINT)
@@ -249,7 +262,12 @@ def check(url: str, body: dict[str, Any]) -> dict[str, Any]:
     methods: dict[str, int] = {}
     for item in data["results"]:
         methods[item["method"]] = methods.get(item["method"], 0) + 1
-    return {"bytes_out": len(r.content), "keys": list(data), "methods": methods}
+    return {
+        "bytes_out": len(r.content),
+        "keys": list(data),
+        "methods": methods,
+        "results": data["results"],
+    }
 
 
 # ---------------------------------------------------------------------------- load
@@ -549,15 +567,22 @@ def measure(
     runs: dict[str, list[dict[str, Any]]] = {
         f"{name}-{w}-{k}": [] for name in ("absrank", "bare") for w, k in plan
     }
+    runs["floor-main-32"] = []
     with servers(dep, absrank_cmd) as srv:
         # cold: the first request per table in a fresh server (one value each)
         cold = {
             name: [_first(s["url"], {"table_id": v.id, "values": one["values"]}) for v in views]
             for name, s in srv.items()
+            if name != "floor"
         }
         sanity = {name: check(s["url"], main_body) for name, s in srv.items()}
-        if sanity["absrank"]["keys"] != sanity["bare"]["keys"]:
-            raise RuntimeError(f"the peer's answer has other keys: {sanity}")
+        for name in ("bare", "floor"):
+            if sanity["absrank"]["keys"] != sanity[name]["keys"]:
+                raise RuntimeError(f"the {name} peer's answer has other keys: {sanity}")
+        if sanity["floor"].pop("results") != sanity["absrank"]["results"]:
+            raise RuntimeError("the floor peer's ranks are not absrank's")
+        for x in sanity.values():
+            x.pop("results", None)
         print(
             f"  response bytes for {N_VALUES} values: absrank {sanity['absrank']['bytes_out']}, "
             f"bare {sanity['bare']['bytes_out']}; methods {sanity['absrank']['methods']}"
@@ -566,7 +591,8 @@ def measure(
             loads["main"](s["url"], 8, min(2.0, seconds))
         for rep in range(repeats):
             for what, k in plan:
-                order = ("absrank", "bare") if rep % 2 == 0 else ("bare", "absrank")
+                names = SERVERS if (what, k) == ("main", 32) else SERVERS[:2]
+                order = names if rep % 2 == 0 else names[::-1]
                 for name in order:
                     r = loads[what](srv[name]["url"], k, seconds)
                     if r["errors"]:
@@ -589,8 +615,10 @@ def report(m: dict[str, Any]) -> dict[str, Any]:
         f"{'max ms':>9}{'requests':>10}"
     )
     for what, k in plan:
-        for name in ("absrank", "bare"):
+        for name in SERVERS:
             key = f"{name}-{what}-{k}"
+            if not runs.get(key):
+                continue
             label = f"{what} x{k}"
             print(
                 f"  {name:<9}{label:<15}{med(key, 'rps'):>9.1f}{med(key, 'p50') * 1e3:>9.2f}"
@@ -603,6 +631,10 @@ def report(m: dict[str, Any]) -> dict[str, Any]:
         return [a[field] / b[field] for a, b in pairs]
 
     thr, p99r = ratios("main", 32, "rps"), ratios("main", 32, "p99")
+    floor = runs["floor-main-32"]
+    floor_thr = [f["rps"] / b["rps"] for f, b in zip(floor, runs["bare-main-32"], strict=True)]
+    over_floor = [a["rps"] / f["rps"] for a, f in zip(runs["absrank-main-32"], floor, strict=True)]
+    floor_p99 = [f["p99"] / b["p99"] for f, b in zip(floor, runs["bare-main-32"], strict=True)]
     fixed = [
         (a["p50"] - b["p50"]) * 1e3
         for a, b in zip(runs["absrank-one-1"], runs["bare-one-1"], strict=True)
@@ -618,6 +650,11 @@ def report(m: dict[str, Any]) -> dict[str, Any]:
     print(
         f"  {N_VALUES} values, 32 clients: p99 absrank/bare = {c.spread(p99r)}  goal <= "
         f"{GOAL_P99_RATIO}x  {c.verdict(ok_p99)}"
+    )
+    print(
+        f"  {N_VALUES} values, 32 clients: the peer ranking at the numpy limit (floor, the same "
+        f"ranks) / bare = {c.spread(floor_thr)} (p99 {c.spread(floor_p99)}x): the ceiling of "
+        f"any implementation's ratio; absrank / floor = {c.spread(over_floor)}"
     )
     print(
         f"  {N_VALUES} values,  4 clients: throughput {c.spread(ratios('main', 4, 'rps'))}, "
@@ -646,6 +683,10 @@ def report(m: dict[str, Any]) -> dict[str, Any]:
         "throughput_ratios_32": thr,
         "p99_ratio_32": c.median(p99r),
         "p99_ratios_32": p99r,
+        "floor_throughput_ratio_32": c.median(floor_thr),
+        "floor_throughput_ratios_32": floor_thr,
+        "floor_p99_ratio_32": c.median(floor_p99),
+        "absrank_over_floor_32": c.median(over_floor),
         "fixed_cost_ms": c.median(fixed),
         "fixed_cost_ms_all": fixed,
         "bare_one_p50_ms": med("bare-one-1", "p50") * 1e3,

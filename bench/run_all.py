@@ -89,13 +89,18 @@ def _ranks_load(mode: str) -> list[Row]:
     return [
         (
             "absolute-ranks / like-for-like bare peer throughput, 10^3 values, 32 clients",
-            f"{rl['throughput_ratio_32']:.2f}",
+            f"{rl['throughput_ratio_32']:.2f} [{min(rl['throughput_ratios_32']):.2f}-"
+            f"{max(rl['throughput_ratios_32']):.2f}] (the peer ranking at the numpy limit: "
+            f"{rl['floor_throughput_ratio_32']:.2f}; absrank / it "
+            f"{rl['absrank_over_floor_32']:.2f})",
             ">= 0.80",
             g["throughput_32"],
         ),
         (
             "absolute-ranks / bare peer p99, 10^3 values, 32 clients",
-            f"{rl['p99_ratio_32']:.2f}x",
+            f"{rl['p99_ratio_32']:.2f}x [{min(rl['p99_ratios_32']):.2f}-"
+            f"{max(rl['p99_ratios_32']):.2f}] (the numpy-limit peer: "
+            f"{rl['floor_p99_ratio_32']:.2f}x)",
             "<= 1.5x",
             g["p99_ratio_32"],
         ),
