@@ -17,7 +17,9 @@ seeds 0..ROTATION-1). Figures, each a ratio against a peer or a limit measured i
   --no-embedded-worker --no-default-tables``, uvicorn, 1 process; table cache
   ``ABSRANK_TABLE_READY_CACHE_SIZE=CACHE_SIZE``) and ``bench/bare_app.py`` (same uvicorn
   settings, same request model validated the same way from the body's bytes, the same
-  answer bytes' shape from the same encoder, no response_model on either side, no work):
+  answer bytes' shape from the same encoder, no response_model on either side, no work; and
+  ``bare_app.py --floor``, the same peer ranking at the numpy limit, ``bench/_floor.py``: the
+  same ranks, checked, at 10^3 values and 32 clients only, the ceiling of any implementation):
   cold first calls (the first request per table in a fresh server), one-value requests at 1
   client (the fixed cost of a request), 10^3 values at 32 and 4 clients (throughput and
   p99), and a rotation over more tables than the cache holds (every request reads and decodes
