@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,17 +56,34 @@ from app.services.ranks import RankAnswer, RankColumns
 app = FastAPI(title="bare peer")
 
 FloorLoader = Callable[[str], Floor]
-_floor: dict[str, FloorLoader] = {}
-"""The floor mode's table loader (``"load"``), set by :func:`use_floor`."""
-_floors: dict[str, Floor] = {}
-FLOOR_MODE = False
-"""``--floor``: ``/v1/absolute-ranks`` ranks at the numpy limit too."""
 
 
-def use_floor(load: FloorLoader) -> None:
+@dataclass
+class _FloorState:
+    """The floor endpoints' tables: ``load(table_id)`` (set by :func:`use_floor`), each kept
+    once loaded; ``everywhere``: ``--floor``, ``/v1/absolute-ranks`` ranks at the numpy limit
+    too."""
+
+    load: FloorLoader | None = None
+    floors: dict[str, Floor] = field(default_factory=dict)
+    everywhere: bool = False
+
+    def floor(self, table_id: str) -> Floor:
+        got = self.floors.get(table_id)
+        if got is None:
+            if self.load is None:
+                raise RuntimeError("bare_app.use_floor() was not called")
+            got = self.floors[table_id] = self.load(table_id)
+        return got
+
+
+FLOOR = _FloorState()
+
+
+def use_floor(load: FloorLoader, *, everywhere: bool = False) -> None:
     """Rank on the floor endpoints with tables from ``load(table_id)`` (kept per id)."""
-    _floor["load"] = load
-    _floors.clear()
+    FLOOR.load, FLOOR.everywhere = load, everywhere
+    FLOOR.floors.clear()
 
 
 def floor_loader(sm: Any, settings: Any) -> FloorLoader:
@@ -104,12 +122,8 @@ def answer(body: RankRequest, floor: bool = False) -> RankAnswer:
     values = body.values or []
     n = len(values)
     if floor:
-        table_id = body.table_id or ""
-        fl = _floors.get(table_id)
-        if fl is None:
-            fl = _floors[table_id] = _floor["load"](table_id)
         value64 = float64_array(values)
-        res = fl.rank(value64)
+        res = FLOOR.floor(body.table_id or "").rank(value64)
     else:
         value64 = None
         log10_v = np.log10(np.arange(1, n + 1) / (n + 1.5))
@@ -142,7 +156,7 @@ def answer(body: RankRequest, floor: bool = False) -> RankAnswer:
 @app.post("/v1/absolute-ranks")
 async def absolute_ranks(request: Request) -> Response:
     body = await _request(request)
-    return Response(answer(body, FLOOR_MODE).json(), media_type="application/json")
+    return Response(answer(body, FLOOR.everywhere).json(), media_type="application/json")
 
 
 async def _request(request: Request) -> RankRequest:
@@ -180,9 +194,7 @@ def main() -> None:
     )
     args = p.parse_args()
     if args.floor:
-        global FLOOR_MODE
-        FLOOR_MODE = True
-        use_floor(database_floor_loader())
+        use_floor(database_floor_loader(), everywhere=True)
     keep_large_blocks()  # as the real API's start does (app.heap): the same allocator
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
 
