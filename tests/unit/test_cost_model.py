@@ -374,6 +374,66 @@ def test_aggregates_stop_at_their_next_check(aggregate: str, runs: int) -> None:
     assert live.log10_v.tobytes() == plain.log10_v.tobytes()
 
 
+@pytest.mark.parametrize(
+    ("n", "runs", "aggregate", "order"),
+    [(2000, 9999, "order", 5000), (20_000, 9, "median", None), (200, 5000, "best", None)],
+)
+def test_order_statistic_estimate_matches_measured(
+    n: int, runs: int, aggregate: str, order: int | None
+) -> None:
+    """An order statistic of r runs (the binomial tail's r − k + 1 terms per value, for the
+    value and both interval ends): the request's estimate within 4× either way of the ranking's
+    CPU on a table curve."""
+    from app.domain.absrank import ranks_from_curve
+
+    curve = smooth_curve()
+    t = np.sort(np.random.default_rng(5).uniform(0.01, 1.5, n))
+    req = RankRequest(
+        function_id="classic/sphere/d3",
+        values=t.tolist(),
+        runs=runs,
+        aggregate=aggregate,
+        order=order,
+    )
+    estimate = costs.rank_cost(req)
+    measured = cpu(lambda: ranks_from_curve(t, curve, runs=runs, aggregate=aggregate, order=order))
+    within(estimate.cpu_seconds, measured)
+
+
+def test_the_fresh_user_s_order_statistic_is_a_job() -> None:
+    """10^5 values of the 5000th of 9999 runs ran 65 s synchronously before the order
+    statistic was estimated: now above the synchronous limit (a job), within the job limit."""
+    req = RankRequest(
+        function_id="bbob/f15/i1/d10",
+        values=[1000.0 + 1e-3 * i for i in range(100_000)],
+        runs=9999,
+        aggregate="order",
+        order=5000,
+        budget=10**15,
+    )
+    seconds = costs.rank_cost(req).cpu_seconds
+    s = Settings()
+    assert s.sync_cpu_limit_seconds < seconds <= s.job_cpu_limit_seconds
+
+
+def test_order_statistics_stop_at_their_next_block() -> None:
+    """A cancelled control stops an order statistic's sums before their next block; a live
+    one changes no number."""
+    from app.domain.absrank import ranks_from_curve
+    from app.domain.cost import Cancelled, WorkControl
+
+    curve = smooth_curve()
+    t = np.sort(np.random.default_rng(6).uniform(0.05, 1.0, 500))
+    options: dict[str, Any] = {"runs": 999, "aggregate": "order", "order": 17}
+    control = WorkControl()
+    control.cancel()
+    with pytest.raises(Cancelled):
+        ranks_from_curve(t, curve, control=control, **options)
+    live = ranks_from_curve(t, curve, control=WorkControl(), **options)
+    plain = ranks_from_curve(t, curve, **options)
+    assert live.log10_v.tobytes() == plain.log10_v.tobytes()
+
+
 # --- result sets -----------------------------------------------------------------------------
 
 

@@ -58,6 +58,7 @@ from app.domain.absrank._context import (
     RankResult,
     RankTail,
     Transform,
+    check_transform,
 )
 from app.domain.absrank._curve import (
     absolute_ranks,
@@ -101,6 +102,7 @@ __all__ = [
     "analytic_curve",
     "analytic_ranks",
     "build_table_data",
+    "check_transform",
     "curve_warnings",
     "decode_table_data",
     "encode_table_data",

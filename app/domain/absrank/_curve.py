@@ -160,9 +160,11 @@ def _zero_at_minimum(t: np.ndarray, est: Piece, ctx: RankContext, gap: np.ndarra
     return Piece(out[0], out[1], out[2], "")
 
 
-def _transform(ln: np.ndarray, budget: int, runs: int, k: int) -> np.ndarray:
+def _transform(
+    ln: np.ndarray, budget: int, runs: int, k: int, control: WorkControl = NO_CONTROL
+) -> np.ndarray:
     out = ln_best_of_c(ln, budget)
-    return ln_binom_sf(out, runs, k) if runs > 1 else out
+    return ln_binom_sf(out, runs, k, control=control) if runs > 1 else out
 
 
 def _result(
@@ -173,11 +175,14 @@ def _result(
     k: int,
     tail: RankTail,
     warnings: list[notices.Warning],
+    control: WorkControl = NO_CONTROL,
 ) -> RankResult:
     if budget == 1 and runs == 1:  # v = v1: the logs as they are (read, never written)
         ln_v, lo, hi = est.ln_v, est.ln_lo, est.ln_hi
     else:
-        ln_v, lo, hi = (_transform(x, budget, runs, k) for x in (est.ln_v, est.ln_lo, est.ln_hi))
+        ln_v, lo, hi = (
+            _transform(x, budget, runs, k, control) for x in (est.ln_v, est.ln_lo, est.ln_hi)
+        )
     with np.errstate(under="ignore"):
         v = np.exp(ln_v)
     # v is exactly 0 (t below f*, or at f* without an atom): say so instead of naming a tail
@@ -327,7 +332,8 @@ def ranks_from_curve(
         (:meth:`V1Curve.evaluate_errors`): an error far below the float64 resolution of ``f*``
         keeps its digits, where ``f* + e`` would round them away.
     control : WorkControl, optional
-        Passed to :func:`app.domain.aggregates.aggregate_ranks` (checked between its steps).
+        Passed to :func:`app.domain.aggregates.aggregate_ranks` (checked between its steps),
+        and checked between the blocks of an order statistic's sums (:func:`ln_binom_sf`).
 
     Returns
     -------
@@ -360,7 +366,7 @@ def ranks_from_curve(
     ln_v, lo, hi, method = curve.evaluate_errors(values) if gaps else curve.evaluate(values)
     info = RankTail(curve.info, Transform(int(budget), int(runs), aggregate, k))
     est = Piece(ln_v, lo, hi, "")
-    return _result(est, method, int(budget), int(runs), k, info, curve_warnings(curve))
+    return _result(est, method, int(budget), int(runs), k, info, curve_warnings(curve), control)
 
 
 def curve_warnings(curve: V1Curve) -> list[notices.Warning]:

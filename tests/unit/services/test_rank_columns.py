@@ -304,6 +304,11 @@ def test_a_warm_request_runs_on_the_event_loop(
     mean.pop("tail_k")
     r = client.post("/v1/absolute-ranks", json=mean)
     assert len(hops) == 3, r.text
+    # nor does an order statistic of r runs (up to r terms per value), warm or not
+    order = payload | {"values": [3.0], "runs": 9, "aggregate": "order", "order": 3}
+    r = client.post("/v1/absolute-ranks", json=order)
+    assert r.status_code == 200, r.text
+    assert len(hops) == 4, r.text
 
 
 # ------------------------------------------------------------------ the rewritten encoder's parts
