@@ -150,7 +150,7 @@ async def run(blocks: int, per_block: int, profile: bool) -> dict[str, Any]:
     for k, v in med.items():
         hi = max(times[k]) * 1e6
         mid = statistics.median(times[k]) * 1e6
-        print(f"  {k:<11} {v:8.0f} CPU µs/request, fastest block (median {mid:.0f}, max {hi:.0f})")
+        print(f"  {k:<14} {v:8.0f} CPU µs/request, fastest block (median {mid:.0f}, max {hi:.0f})")
     print(
         f"  absrank - bare = {med['absrank'] - med['bare']:.0f} µs; absrank/bare time "
         f"{c.spread(ratios)} (throughput ratio at saturation ~ "

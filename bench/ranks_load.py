@@ -583,6 +583,7 @@ def measure(
                 raise RuntimeError(f"the {name} peer's answer has other keys: {sanity}")
         if sanity["floor"].pop("results") != sanity["absrank"]["results"]:
             raise RuntimeError("the floor peer's ranks are not absrank's")
+        print(f"  the floor peer's {N_VALUES} ranks: the same as absrank's (checked)")
         for x in sanity.values():
             x.pop("results", None)
         print(

@@ -69,8 +69,8 @@ def sorted_samples(samples: object, *, field: str = "samples", at_most: int) -> 
         span = y[-1] - y[0]
     if not math.isfinite(span):  # Eq. 28 interpolates over differences of samples
         raise InvalidInput(
-            f"{field} span {y[0]!r} to {y[-1]!r}, a range wider than the largest float64: "
-            "divide the values by a power of two (ranks do not change)",
+            f"{field} span {float(y[0])!r} to {float(y[-1])!r}, a range wider than the largest "
+            "float64: divide the values by a power of two (ranks do not change)",
             field=field,
         )
     return y

@@ -174,6 +174,16 @@ def test_rank_values_and_runs(cli_app: object, tmp_path: Path) -> None:
     assert invoke(cli_app, "rank", "classic/sphere/d2").exit_code == 2
 
 
+def test_rank_takes_negative_values(cli_app: object) -> None:
+    """f of many functions is negative: ``rank F -300`` ranks -300 (no ``--`` needed); a
+    mistyped option is an invalid value, not a silent one."""
+    r = invoke(cli_app, "rank", "classic/sphere/d2", "-0.5", "0.25", "-f", "csv")
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert [float(row["value"]) for row in rows] == [-0.5, 0.25]
+    assert invoke(cli_app, "rank", "classic/sphere/d2", "1.0", "--tabel-id", "x").exit_code == 2
+
+
 def test_test_commands(cli_app: object, tmp_path: Path) -> None:
     matrix = tmp_path / "matrix.csv"
     matrix.write_text(

@@ -109,7 +109,9 @@ for _name, _command in (
     ("profiles", profiles),
     ("job", job),
 ):
-    app.command(_name)(_command)
+    # rank: negative values (f of many functions is negative) are values, not options
+    settings = {"ignore_unknown_options": True} if _name == "rank" else None
+    app.command(_name, context_settings=settings)(_command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

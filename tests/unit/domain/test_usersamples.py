@@ -90,4 +90,6 @@ def test_samples_whose_range_overflows_are_refused() -> None:
         usersamples.sorted_samples([1e308, -1e308], at_most=10)
     assert exc.value.field == "samples"
     assert "power of two" in str(exc.value)
+    # the ends as plain numbers (not numpy's repr: np.float64(-1e+308))
+    assert "span -1e+308 to 1e+308," in str(exc.value)
     assert usersamples.sorted_samples([1e307, -1e307], at_most=10).tolist() == [-1e307, 1e307]
