@@ -429,9 +429,17 @@ def test_order_statistics_stop_at_their_next_block() -> None:
     control.cancel()
     with pytest.raises(Cancelled):
         ranks_from_curve(t, curve, control=control, **options)
-    live = ranks_from_curve(t, curve, control=WorkControl(), **options)
+    seen: list[tuple[float, float]] = []
+    live = ranks_from_curve(
+        t, curve, control=WorkControl(on_progress=lambda d, n: seen.append((d, n))), **options
+    )
     plain = ranks_from_curve(t, curve, **options)
     assert live.log10_v.tobytes() == plain.log10_v.tobytes()
+    # a job's progress: the three passes (the value, the interval's ends) in one count
+    done = [d for d, _ in seen]
+    assert done == sorted(done)
+    assert len(set(done)) == len(done) >= 3
+    assert {n for _, n in seen} == {3.0 * t.size}
 
 
 # --- result sets -----------------------------------------------------------------------------

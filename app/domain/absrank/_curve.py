@@ -161,10 +161,19 @@ def _zero_at_minimum(t: np.ndarray, est: Piece, ctx: RankContext, gap: np.ndarra
 
 
 def _transform(
-    ln: np.ndarray, budget: int, runs: int, k: int, control: WorkControl = NO_CONTROL
+    ln: np.ndarray,
+    budget: int,
+    runs: int,
+    k: int,
+    control: WorkControl = NO_CONTROL,
+    part: int = 0,
 ) -> np.ndarray:
+    """Best of ``budget``, then the ``k``-th of ``runs``; ``part`` (0, 1, 2: the value, the
+    interval's ends) places the order statistic's progress in the request's three passes."""
     out = ln_best_of_c(ln, budget)
-    return ln_binom_sf(out, runs, k, control=control) if runs > 1 else out
+    if runs == 1:
+        return out
+    return ln_binom_sf(out, runs, k, control=control, progress=(part * ln.size, 3.0 * ln.size))
 
 
 def _result(
@@ -181,7 +190,8 @@ def _result(
         ln_v, lo, hi = est.ln_v, est.ln_lo, est.ln_hi
     else:
         ln_v, lo, hi = (
-            _transform(x, budget, runs, k, control) for x in (est.ln_v, est.ln_lo, est.ln_hi)
+            _transform(x, budget, runs, k, control, part)
+            for part, x in enumerate((est.ln_v, est.ln_lo, est.ln_hi))
         )
     with np.errstate(under="ignore"):
         v = np.exp(ln_v)

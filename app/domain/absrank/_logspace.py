@@ -77,13 +77,20 @@ runs need neither gigabytes nor a pass over memory that misses the caches on eve
 
 
 def ln_binom_sf(
-    ln_p: np.ndarray, r: int, k: int, *, control: WorkControl | None = None
+    ln_p: np.ndarray,
+    r: int,
+    k: int,
+    *,
+    control: WorkControl | None = None,
+    progress: tuple[float, float] | None = None,
 ) -> np.ndarray:
     """``ln P(Bin(r, p) >= k)`` by log-sum-exp of the log-pmfs (``binom.sf`` underflows).
 
     The ``r − k + 1`` terms of each value are summed row by row, in blocks of values of at
     most :data:`BINOM_BLOCK_TERMS` entries (every row's sum is the same whatever the block);
-    ``control`` is checked before each block (a deadline, a cancel)."""
+    ``control`` is checked before each block (a deadline, a cancel), with the values done as
+    its progress: ``progress = (done before, total)`` places this call in a larger task
+    (default: ``(0, ln_p.size)``)."""
     if k <= 0:
         return np.zeros_like(ln_p)
     j = np.arange(k, r + 1, dtype=np.float64)
@@ -92,9 +99,10 @@ def ln_binom_sf(
     last = j == r
     rows = max(1, BINOM_BLOCK_TERMS // j.size)
     out = np.empty(ln_p.shape)
+    before, total = (0.0, float(ln_p.size)) if progress is None else progress
     for start in range(0, ln_p.size, rows):
         if control is not None:
-            control.check(start, ln_p.size)
+            control.check(before + start, total)
         block = slice(start, start + rows)
         with np.errstate(invalid="ignore"):
             fail = np.where(last[None, :], 0.0, (r - j)[None, :] * ln_q[block, None])
