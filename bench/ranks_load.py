@@ -629,15 +629,15 @@ def report(m: dict[str, Any]) -> dict[str, Any]:
                 f"{med(key, 'max') * 1e3:>9.1f}{sum(r['requests'] for r in runs[key]):>10}"
             )
 
-    def ratios(what: str, k: int, field: str) -> list[float]:
-        pairs = zip(runs[f"absrank-{what}-{k}"], runs[f"bare-{what}-{k}"], strict=True)
+    def ratios(
+        what: str, k: int, field: str, top: str = "absrank", bottom: str = "bare"
+    ) -> list[float]:
+        pairs = zip(runs[f"{top}-{what}-{k}"], runs[f"{bottom}-{what}-{k}"], strict=True)
         return [a[field] / b[field] for a, b in pairs]
 
     thr, p99r = ratios("main", 32, "rps"), ratios("main", 32, "p99")
-    floor = runs["floor-main-32"]
-    floor_thr = [f["rps"] / b["rps"] for f, b in zip(floor, runs["bare-main-32"], strict=True)]
-    over_floor = [a["rps"] / f["rps"] for a, f in zip(runs["absrank-main-32"], floor, strict=True)]
-    floor_p99 = [f["p99"] / b["p99"] for f, b in zip(floor, runs["bare-main-32"], strict=True)]
+    floor_thr, floor_p99 = ratios("main", 32, "rps", "floor"), ratios("main", 32, "p99", "floor")
+    over_floor = ratios("main", 32, "rps", bottom="floor")
     fixed = [
         (a["p50"] - b["p50"]) * 1e3
         for a, b in zip(runs["absrank-one-1"], runs["bare-one-1"], strict=True)

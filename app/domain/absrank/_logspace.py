@@ -96,7 +96,7 @@ def ln_binom_sf(
     j = np.arange(k, r + 1, dtype=np.float64)
     ln_comb = special.gammaln(r + 1.0) - special.gammaln(j + 1.0) - special.gammaln(r - j + 1.0)
     ln_q = ln1m_exp(ln_p)
-    last = j == r
+    last, left = j == r, (r - j)[None, :]  # the failures' count, per term
     rows = max(1, BINOM_BLOCK_TERMS // j.size)
     out = np.empty(ln_p.shape)
     before, total = (0.0, float(ln_p.size)) if progress is None else progress
@@ -105,7 +105,7 @@ def ln_binom_sf(
             control.check(before + start, total)
         block = slice(start, start + rows)
         with np.errstate(invalid="ignore"):
-            fail = np.where(last[None, :], 0.0, (r - j)[None, :] * ln_q[block, None])
+            fail = np.where(last[None, :], 0.0, left * ln_q[block, None])
             terms = ln_comb[None, :] + j[None, :] * ln_p[block, None] + fail
         out[block] = np.minimum(_log_sum_rows(terms), 0.0)
     return out

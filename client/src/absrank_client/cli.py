@@ -110,8 +110,8 @@ for _name, _command in (
     ("job", job),
 ):
     # rank: negative values (f of many functions is negative) are values, not options
-    settings = {"ignore_unknown_options": True} if _name == "rank" else None
-    app.command(_name, context_settings=settings)(_command)
+    _context = {"ignore_unknown_options": True} if _name == "rank" else None
+    app.command(_name, context_settings=_context)(_command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
